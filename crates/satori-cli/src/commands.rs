@@ -1,0 +1,244 @@
+//! Running a parsed command against the server.
+//!
+//! Everything that can be checked without the server (arguments, the server
+//! path) is checked first, so a usage error never starts a process.
+
+use std::io::{IsTerminal, Read};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use crate::args::{ArgsSource, Command, Format, Globals, Invocation};
+use crate::exit::ErrorCode;
+use crate::help;
+use crate::output::{self, debug};
+use crate::progress::Progress;
+use crate::report::{Failure, Report};
+use satori_client::{
+    Classification, Client, MANAGE_INDEX, SpawnOptions, classify, envelope, first_text,
+    index_state, is_index_success, resolve_server_bin, wait_for_index,
+};
+
+/// How often a waiting `manage_index create|reindex` polls `status`.
+const POLL_EVERY: Duration = Duration::from_millis(500);
+
+/// Resolve the arguments of `tool call` into a JSON object. Runs before the
+/// async part because it may block on stdin.
+pub fn load_args(source: &ArgsSource) -> Result<Map<String, Value>, Failure> {
+    let (text, origin) = match source {
+        ArgsSource::Empty => return Ok(Map::new()),
+        ArgsSource::Inline(json) => (json.clone(), "--args-json".to_owned()),
+        ArgsSource::Stdin => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| usage(format!("cannot read --args-json @- from stdin: {e}")))?;
+            (text, "--args-json @- (stdin)".to_owned())
+        }
+        ArgsSource::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                usage(format!("cannot read --args-file {}: {e}", path.display()))
+            })?;
+            (text, format!("--args-file {}", path.display()))
+        }
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(usage(format!(
+            "{origin} must be a JSON object, got {}",
+            kind(&other)
+        ))),
+        Err(e) => Err(usage(format!("{origin} is not valid JSON: {e}"))),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn usage(message: String) -> Failure {
+    Failure::new(ErrorCode::Usage, message)
+}
+
+/// What `execute` needs beyond the parsed command line.
+pub enum Prepared {
+    /// Answered without a server.
+    Done(Report),
+    /// Needs the server.
+    Remote(Remote),
+}
+
+pub enum Remote {
+    ToolsList,
+    Call { tool: String, args: Map<String, Value> },
+}
+
+/// Everything that can fail without a server, done synchronously.
+pub fn prepare(invocation: &Invocation) -> Prepared {
+    match &invocation.command {
+        Command::Help => {
+            output::stderr_line(&help::help_text());
+            Prepared::Done(Report::success(help::help()))
+        }
+        Command::Version => Prepared::Done(Report::success(help::version())),
+        Command::ToolsList => Prepared::Remote(Remote::ToolsList),
+        Command::ToolCall { tool, args } => match load_args(args) {
+            Ok(args) => Prepared::Remote(Remote::Call {
+                tool: tool.clone(),
+                args,
+            }),
+            Err(failure) => Prepared::Done(Report::failure(failure)),
+        },
+        Command::Wrapper { tool, .. } => Prepared::Done(Report::failure(usage(format!(
+            "'{tool}' is not a command, and schema-derived tool flags are not supported yet; \
+             use 'satori-cli tool call {tool} --args-json <json>'"
+        )))),
+    }
+}
+
+/// Run a command that needs the server. The client is shut down (child
+/// reaped, stderr drained) before this returns, on every path.
+pub async fn execute(globals: &Globals, remote: Remote) -> Report {
+    let server_bin = match resolve_server_bin() {
+        Ok(path) => path,
+        Err(e) => return Report::failure(Failure::from_client(&e)),
+    };
+    debug(globals.debug, &format!("server executable: {}", server_bin.display()));
+
+    let mut options = SpawnOptions::new(server_bin);
+    options.startup_timeout = globals.startup_timeout;
+    options.client_name = help::NAME.to_owned();
+    options.client_version = help::VERSION.to_owned();
+
+    let started = Instant::now();
+    let mut client = match Client::spawn(options).await {
+        Ok(client) => client,
+        Err(e) => return Report::failure(Failure::from_client(&e)),
+    };
+    if globals.debug {
+        let pid = client.pid().map_or_else(|| "?".to_owned(), |p| p.to_string());
+        let info = client.server_info().map(Value::to_string).unwrap_or_default();
+        debug(
+            true,
+            &format!("server pid {pid} ready in {} ms: {info}", started.elapsed().as_millis()),
+        );
+    }
+
+    let report = match remote {
+        Remote::ToolsList => match client.list_tools(globals.call_timeout).await {
+            Ok(tools) => {
+                if globals.format == Format::Text {
+                    summarize_tools(&tools);
+                }
+                Report::success(tools)
+            }
+            Err(e) => Report::failure(Failure::from_client(&e)),
+        },
+        Remote::Call { tool, args } => call(globals, &mut client, &tool, args).await,
+    };
+    client.shutdown().await;
+    report
+}
+
+async fn call(globals: &Globals, client: &mut Client, tool: &str, args: Map<String, Value>) -> Report {
+    let waits = tool == MANAGE_INDEX
+        && matches!(args.get("action").and_then(Value::as_str), Some("create" | "reindex"));
+    let arg_path = args.get("path").and_then(Value::as_str).map(str::to_owned);
+
+    let started = Instant::now();
+    let result = match client.call_tool(tool, args, globals.call_timeout).await {
+        Ok(result) => result,
+        Err(e) => return Report::failure(Failure::from_client(&e)),
+    };
+    debug(globals.debug, &format!("{tool} answered in {} ms", started.elapsed().as_millis()));
+
+    if let Classification::ToolError(error) = classify(&result) {
+        summarize_call(globals, &result);
+        return Report::tool_error(result, &error, None);
+    }
+    if !waits {
+        summarize_call(globals, &result);
+        return Report::success(result);
+    }
+
+    // The server may have normalized the path; poll the one it reports.
+    let path = envelope(&result)
+        .and_then(|e| e.get("path").and_then(Value::as_str).map(str::to_owned))
+        .or(arg_path);
+    let Some(path) = path else {
+        return Report::failure(usage(
+            "manage_index create|reindex needs a 'path' argument to wait for".to_owned(),
+        ));
+    };
+    debug(globals.debug, &format!("waiting for the index of {path}"));
+    let mut progress = Progress::new(std::io::stderr().is_terminal());
+    let waited = wait_for_index(client, &path, POLL_EVERY, globals.call_timeout, |status| {
+        progress.update(status)
+    })
+    .await;
+    progress.finish();
+    let last = match waited {
+        Ok(last) => last,
+        Err(e) => return Report::failure(Failure::from_client(&e)),
+    };
+
+    summarize_call(globals, &last);
+    if is_index_success(&last) {
+        return Report::success(last);
+    }
+    let state = index_state(&last);
+    let error = match classify(&last) {
+        Classification::ToolError(error) => error,
+        // status ok, but the build ended in a state other than indexed.
+        Classification::Ok => {
+            let env = envelope(&last).unwrap_or_default();
+            let text = |key: &str| env.get(key).and_then(Value::as_str).map(str::to_owned);
+            satori_client::ToolError {
+                status: text("status").unwrap_or_else(|| "error".to_owned()),
+                reason: text("reason").or_else(|| state.clone()),
+                hint_status: None,
+                message: text("message").or_else(|| text("humanText")),
+            }
+        }
+    };
+    Report::tool_error(last, &error, Some(state.as_deref().unwrap_or("unknown")))
+}
+
+/// `--format text`: the tool's own human text, on stderr.
+fn summarize_call(globals: &Globals, result: &Value) {
+    if globals.format != Format::Text {
+        return;
+    }
+    let env = envelope(result);
+    let human = env
+        .as_ref()
+        .and_then(|e| e.get("humanText").or_else(|| e.get("message")))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| match env {
+            Some(_) => None,
+            None => first_text(result).map(str::to_owned),
+        });
+    output::stderr_line(human.as_deref().unwrap_or("(the result has no text)"));
+}
+
+fn summarize_tools(tools: &Value) {
+    let list = tools.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
+    output::stderr_line(&format!("{} tools:", list.len()));
+    for tool in &list {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+        let description = tool
+            .get("description")
+            .and_then(Value::as_str)
+            .and_then(|d| d.lines().next())
+            .unwrap_or("");
+        output::stderr_line(&format!("  {name}  {description}"));
+    }
+}

@@ -1,0 +1,131 @@
+//! Exit statuses and stable error tokens: the only place they are mapped.
+//!
+//! Scripts branch on the exit status and grep stderr for the tokens, so both
+//! are a contract. Every failure in the CLI is expressed as an [`ErrorCode`];
+//! this module alone decides which exit status and which token it gets.
+
+use std::process::ExitCode;
+
+use satori_client::ClientError;
+
+/// The process exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// The command did what was asked (for `manage_index create|reindex`: the
+    /// index was completed).
+    Success = 0,
+    /// The server answered, and the answer is a failure: `isError: true`, an
+    /// envelope whose `status` is not `ok`, an index build that did not end
+    /// `indexed`, or a JSON-RPC error.
+    ToolError = 1,
+    /// The command line was wrong or the environment is misconfigured (bad
+    /// JSON, unknown flag, unreadable args file, server executable not found).
+    Usage = 2,
+    /// Talking to the server failed: startup or call timeout, garbage on the
+    /// server's stdout, the server died or could not be started.
+    Transport = 3,
+    /// SIGINT/SIGTERM (128 + signal number for SIGINT, as shells do). The
+    /// server child is killed before we exit.
+    Interrupted = 130,
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(status: ExitStatus) -> ExitCode {
+        ExitCode::from(status as u8)
+    }
+}
+
+/// A stable error token, printed at the start of a stderr line and used as
+/// `error.code` in the JSON error object on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    Usage,
+    SchemaUnsupported,
+    ProtocolFailure,
+    StartupTimeout,
+    CallTimeout,
+    ToolError,
+    Interrupted,
+}
+
+impl ErrorCode {
+    pub fn token(self) -> &'static str {
+        match self {
+            ErrorCode::Usage => "E_USAGE",
+            ErrorCode::SchemaUnsupported => "E_SCHEMA_UNSUPPORTED",
+            ErrorCode::ProtocolFailure => "E_PROTOCOL_FAILURE",
+            ErrorCode::StartupTimeout => "E_STARTUP_TIMEOUT",
+            ErrorCode::CallTimeout => "E_CALL_TIMEOUT",
+            ErrorCode::ToolError => "E_TOOL_ERROR",
+            ErrorCode::Interrupted => "E_INTERRUPTED",
+        }
+    }
+
+    pub fn exit_status(self) -> ExitStatus {
+        match self {
+            ErrorCode::Usage | ErrorCode::SchemaUnsupported => ExitStatus::Usage,
+            ErrorCode::ProtocolFailure | ErrorCode::StartupTimeout | ErrorCode::CallTimeout => {
+                ExitStatus::Transport
+            }
+            ErrorCode::ToolError => ExitStatus::ToolError,
+            ErrorCode::Interrupted => ExitStatus::Interrupted,
+        }
+    }
+
+    /// Which token a client-library error is reported under.
+    pub fn of_client_error(error: &ClientError) -> ErrorCode {
+        match error {
+            // Not finding the server is a configuration problem the user fixes
+            // by installing it or setting SATORI_SERVER_BIN, like a bad flag.
+            ClientError::ServerNotFound(_) => ErrorCode::Usage,
+            ClientError::StartupTimeout(_) => ErrorCode::StartupTimeout,
+            ClientError::CallTimeout { .. } => ErrorCode::CallTimeout,
+            ClientError::Spawn { .. } | ClientError::Protocol(_) => ErrorCode::ProtocolFailure,
+            ClientError::Rpc { .. } => ErrorCode::ToolError,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn client_errors_map_to_the_documented_exit_statuses() {
+        let cases = [
+            (ClientError::ServerNotFound("x".into()), "E_USAGE", 2),
+            (ClientError::StartupTimeout(Duration::ZERO), "E_STARTUP_TIMEOUT", 3),
+            (
+                ClientError::CallTimeout {
+                    method: "m".into(),
+                    timeout: Duration::ZERO,
+                },
+                "E_CALL_TIMEOUT",
+                3,
+            ),
+            (ClientError::Protocol("p".into()), "E_PROTOCOL_FAILURE", 3),
+            (
+                ClientError::Spawn {
+                    path: "s".into(),
+                    source: std::io::Error::other("e"),
+                },
+                "E_PROTOCOL_FAILURE",
+                3,
+            ),
+            (
+                ClientError::Rpc {
+                    code: -32602,
+                    message: "m".into(),
+                    data: None,
+                },
+                "E_TOOL_ERROR",
+                1,
+            ),
+        ];
+        for (error, token, status) in cases {
+            let code = ErrorCode::of_client_error(&error);
+            assert_eq!((code.token(), code.exit_status() as u8), (token, status), "{error}");
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! What a command produced: the stdout document, the exit status, and the
+//! stderr lines that go with them.
+//!
+//! Commands build a [`Report`] instead of writing anything, so stdout is
+//! written exactly once, at the end, by the output module, whatever path the
+//! command took.
+
+use serde_json::{Value, json};
+
+use crate::exit::{ErrorCode, ExitStatus};
+use satori_client::{ClientError, ToolError};
+
+/// A failure that is not a tool result: usage, transport, timeouts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub code: ErrorCode,
+    pub message: String,
+    /// Extra machine-readable detail for the JSON error object.
+    pub detail: Option<Value>,
+}
+
+impl Failure {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    pub fn from_client(error: &ClientError) -> Failure {
+        let code = ErrorCode::of_client_error(error);
+        let detail = match error {
+            ClientError::Rpc {
+                code, message, data, ..
+            } => Some(json!({"rpc": {"code": code, "message": message, "data": data}})),
+            _ => None,
+        };
+        Failure {
+            code,
+            message: error.to_string(),
+            detail,
+        }
+    }
+}
+
+/// The complete result of one invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub stdout: Value,
+    pub exit: ExitStatus,
+    /// Lines for stderr, each starting with a stable token where it is an error.
+    pub stderr: Vec<String>,
+}
+
+impl Report {
+    pub fn success(stdout: Value) -> Report {
+        Report {
+            stdout,
+            exit: ExitStatus::Success,
+            stderr: Vec::new(),
+        }
+    }
+
+    /// A tool answered with a failure: its result still goes to stdout.
+    pub fn tool_error(stdout: Value, error: &ToolError, state: Option<&str>) -> Report {
+        let mut line = format!("{} status={}", ErrorCode::ToolError.token(), field(&error.status));
+        if let Some(reason) = &error.reason {
+            line.push_str(&format!(" reason={}", field(reason)));
+        }
+        if let Some(state) = state {
+            line.push_str(&format!(" state={}", field(state)));
+        }
+        if let Some(hint) = &error.hint_status {
+            line.push_str(&format!(" hints.status={hint}"));
+        }
+        let mut stderr = vec![line];
+        if let Some(message) = &error.message {
+            stderr.push(message.clone());
+        }
+        Report {
+            stdout,
+            exit: ErrorCode::ToolError.exit_status(),
+            stderr,
+        }
+    }
+
+    pub fn failure(failure: Failure) -> Report {
+        let mut error = json!({"code": failure.code.token(), "message": &failure.message});
+        if let (Some(Value::Object(extra)), Value::Object(obj)) = (failure.detail, &mut error) {
+            obj.extend(extra);
+        }
+        let stderr = if failure.code == ErrorCode::ToolError {
+            // Keep the `status=` shape of tool errors so one grep handles both.
+            vec![
+                format!("{} status=error reason=rpc_error", failure.code.token()),
+                failure.message,
+            ]
+        } else {
+            vec![format!("{}: {}", failure.code.token(), failure.message)]
+        };
+        Report {
+            stdout: json!({ "error": error }),
+            exit: failure.code.exit_status(),
+            stderr,
+        }
+    }
+}
+
+/// A `key=value` value: bare when it is a simple word, JSON-quoted otherwise,
+/// so the line stays splittable on spaces.
+fn field(value: &str) -> String {
+    let simple = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':'));
+    if simple {
+        value.to_owned()
+    } else {
+        Value::from(value).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_error_line_format() {
+        let error = ToolError {
+            status: "not_ready".into(),
+            reason: Some("still indexing".into()),
+            hint_status: Some(json!({"tool":"manage_index","args":{"action":"status"}})),
+            message: Some("wait".into()),
+        };
+        let report = Report::tool_error(json!({}), &error, Some("indexing"));
+        assert_eq!(
+            report.stderr,
+            vec![
+                r#"E_TOOL_ERROR status=not_ready reason="still indexing" state=indexing hints.status={"tool":"manage_index","args":{"action":"status"}}"#
+                    .to_owned(),
+                "wait".to_owned(),
+            ]
+        );
+        assert_eq!(report.exit, ExitStatus::ToolError);
+    }
+
+    #[test]
+    fn failure_object_carries_detail() {
+        let report = Report::failure(Failure::from_client(&ClientError::Rpc {
+            code: -32602,
+            message: "no such tool".into(),
+            data: None,
+        }));
+        assert_eq!(
+            report.stdout,
+            json!({"error":{"code":"E_TOOL_ERROR","message":"server returned JSON-RPC error -32602: no such tool",
+                   "rpc":{"code":-32602,"message":"no such tool","data":null}}})
+        );
+        assert_eq!(report.exit, ExitStatus::ToolError);
+    }
+}

@@ -1,0 +1,25 @@
+//! MCP client plumbing for Satori's command-line clients.
+//!
+//! Clients reach the engine only through the `satori` server's MCP tools. This
+//! crate spawns that server as a child over stdio, performs the handshake,
+//! lists and calls tools under timeouts, and guarantees the child never
+//! outlives the [`Client`]. It also knows how to read Satori's tool results:
+//! [`classify`] separates successes from tool errors (including `isError:
+//! false` envelopes with a non-ok `status`), and [`wait_for_index`] follows a
+//! background index build to its end.
+
+mod classify;
+mod client;
+mod error;
+mod resolve;
+mod stdout_guard;
+mod wait;
+
+pub use classify::{
+    Classification, SUCCESS_STATES, ToolError, classify, envelope, first_text, index_state,
+    is_index_success, is_terminal,
+};
+pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions};
+pub use error::ClientError;
+pub use resolve::{SERVER_BIN_ENV, SERVER_BIN_NAME, resolve_server_bin, resolve_server_bin_from};
+pub use wait::{MANAGE_INDEX, wait_for_index};

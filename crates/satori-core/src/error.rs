@@ -1,0 +1,65 @@
+//! The one error type of the engine. Variants carry the context a user needs (usually a path).
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong inside the engine.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A filesystem operation failed on `path`.
+    #[error("{op} '{path}': {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The path given as a codebase root does not exist.
+    #[error("path '{0}' does not exist")]
+    NotFound(PathBuf),
+    /// The path given as a codebase root is not a directory.
+    #[error("path '{0}' is not a directory")]
+    NotADirectory(PathBuf),
+    /// An on-disk file (state, manifest, index) could not be understood.
+    #[error("corrupt {what} at '{path}': {reason}")]
+    Corrupt {
+        what: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+    /// The codebase has no complete index.
+    #[error("no complete index for '{0}'")]
+    IndexMissing(PathBuf),
+    /// The lexical index library failed.
+    #[error("lexical index: {0}")]
+    Lexical(String),
+    /// An ignore pattern or path glob could not be parsed.
+    #[error("invalid pattern '{pattern}': {reason}")]
+    Pattern { pattern: String, reason: String },
+    /// Another process or task is building this codebase's index right now.
+    #[error("an index build for '{0}' is already running")]
+    Busy(PathBuf),
+    /// Indexing was cancelled (the codebase was cleared or the process is shutting down).
+    #[error("indexing was cancelled")]
+    Cancelled,
+}
+
+/// Engine result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps an I/O error with the operation and the path it concerned.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<tantivy::TantivyError> for Error {
+    fn from(e: tantivy::TantivyError) -> Self {
+        Error::Lexical(e.to_string())
+    }
+}

@@ -1,0 +1,340 @@
+//! One index generation on disk: the tantivy index with the code-aware tokenizer, plus the
+//! compact chunk table that ranking reads without touching the document store.
+//!
+//! A generation directory is written once by [`GenerationWriter`] and then only read through
+//! [`Generation`]. The engine owns everything around it (manifest, completion marker, the
+//! `CURRENT` pointer); this module owns only what is inside `<gen>/lexical/` and `<gen>/chunks*`.
+//! `<gen>/vectors/` is reserved for the dense matrix.
+
+pub mod table;
+pub mod tokenizer;
+
+use std::path::{Path, PathBuf};
+
+use tantivy::collector::TopDocs;
+use tantivy::query::Query;
+use tantivy::schema::{
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::{DocAddress, Index, IndexWriter, ReloadPolicy, Searcher, TantivyDocument};
+
+use crate::chunk::ChunkedFile;
+use crate::lang::Language;
+use crate::search::{FileFacts, SearchOutcome, SearchRequest};
+use crate::{Error, Result};
+
+use self::table::{ChunkEntry, ChunkTable, FileEntry, TABLE_VERSION};
+use self::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
+
+/// Sub-directory of a generation holding the tantivy index.
+pub const LEXICAL_DIR: &str = "lexical";
+
+/// Sub-directory reserved for the dense matrix (row = chunk ordinal); not created here.
+pub const VECTORS_DIR: &str = "vectors";
+
+/// Indexing memory budget shared by tantivy's indexing threads: big enough that a typical
+/// repository is indexed in one flush per thread, small enough for small machines.
+const WRITER_MEMORY_BYTES: usize = 96 * 1024 * 1024;
+
+/// Name of the fast field carrying the chunk ordinal.
+const ORD_FIELD: &str = "ord";
+
+/// The fields of the lexical index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields {
+    pub ord: Field,
+    /// Chunk text; the only stored field (content is fetched for the final hits only).
+    pub content: Field,
+    /// Symbol name and label, defined names and breadcrumbs.
+    pub symbols: Field,
+    /// The root-relative path.
+    pub path: Field,
+}
+
+impl Fields {
+    fn schema() -> (Schema, Fields) {
+        let mut b = Schema::builder();
+        let indexing = TextFieldIndexing::default()
+            .set_tokenizer(CODE_TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+        let indexed = TextOptions::default().set_indexing_options(indexing);
+        let ord = b.add_u64_field(ORD_FIELD, NumericOptions::default().set_fast());
+        let content = b.add_text_field("content", indexed.clone().set_stored());
+        let symbols = b.add_text_field("symbols", indexed.clone());
+        let path = b.add_text_field("path", indexed);
+        (
+            b.build(),
+            Fields {
+                ord,
+                content,
+                symbols,
+                path,
+            },
+        )
+    }
+
+    fn from_schema(schema: &Schema, dir: &Path) -> Result<Fields> {
+        let get = |name: &str| {
+            schema.get_field(name).map_err(|_| Error::Corrupt {
+                what: "lexical index",
+                path: dir.to_path_buf(),
+                reason: format!("missing field '{name}'"),
+            })
+        };
+        Ok(Fields {
+            ord: get(ORD_FIELD)?,
+            content: get("content")?,
+            symbols: get("symbols")?,
+            path: get("path")?,
+        })
+    }
+}
+
+fn register_tokenizer(index: &Index) {
+    index
+        .tokenizers()
+        .register(CODE_TOKENIZER, CodeTokenizer::default());
+}
+
+/// What the engine knows of a file when it hands its chunks to the writer.
+#[derive(Debug, Clone)]
+pub struct FileRecord {
+    /// Root-relative path with `/` separators.
+    pub path: String,
+    pub language: Language,
+    pub size: u64,
+    pub mtime_ms: u64,
+    /// When this file's chunks were produced (ms since the Unix epoch).
+    pub indexed_at_ms: u64,
+}
+
+/// Counts reported when a generation is finished.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GenerationStats {
+    pub files: u64,
+    pub chunks: u64,
+}
+
+/// Writes a new generation into an empty directory.
+pub struct GenerationWriter {
+    dir: PathBuf,
+    writer: IndexWriter<TantivyDocument>,
+    fields: Fields,
+    table: ChunkTable,
+}
+
+impl GenerationWriter {
+    /// Creates the writer; `dir` must exist and be empty.
+    pub fn create(dir: &Path) -> Result<Self> {
+        let lexical = dir.join(LEXICAL_DIR);
+        std::fs::create_dir(&lexical).map_err(|e| Error::io("create directory", &lexical, e))?;
+        let (schema, fields) = Fields::schema();
+        let index = Index::create_in_dir(&lexical, schema)?;
+        register_tokenizer(&index);
+        let writer = index.writer(WRITER_MEMORY_BYTES)?;
+        Ok(GenerationWriter {
+            dir: dir.to_path_buf(),
+            writer,
+            fields,
+            table: ChunkTable {
+                version: TABLE_VERSION,
+                ..ChunkTable::default()
+            },
+        })
+    }
+
+    /// Adds one file's chunks. Called from one thread, in any file order.
+    pub fn add_file(&mut self, file: &FileRecord, chunked: &ChunkedFile) -> Result<()> {
+        let file_id = u32::try_from(self.table.files.len())
+            .map_err(|_| Error::Lexical("too many files in one generation".into()))?;
+        self.table.files.push(FileEntry {
+            path: file.path.clone(),
+            language: file.language,
+            size: file.size,
+            mtime_ms: file.mtime_ms,
+            indexed_at_ms: file.indexed_at_ms,
+        });
+        for chunk in &chunked.chunks {
+            let ordinal = self.table.chunks.len() as u64;
+            let mut doc = TantivyDocument::new();
+            doc.add_u64(self.fields.ord, ordinal);
+            doc.add_text(self.fields.content, &chunk.content);
+            doc.add_text(self.fields.symbols, symbol_text(chunk));
+            doc.add_text(self.fields.path, &file.path);
+            self.writer.add_document(doc)?;
+            self.table.chunks.push(ChunkEntry {
+                file: file_id,
+                start_line: chunk.start_line,
+                end_line: chunk.end_line,
+                symbol: chunk.symbol.clone(),
+                defines: chunk.defines.clone(),
+                breadcrumbs: chunk.breadcrumbs.clone(),
+                content_hash: chunk.content_hash.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Commits and fsyncs everything; the directory is complete when this returns.
+    pub fn finish(mut self) -> Result<GenerationStats> {
+        self.writer.commit()?;
+        // Merges run in the background after a commit; the generation must be final (and its
+        // files no longer touched) before the engine publishes it.
+        self.writer.wait_merging_threads()?;
+        self.table.save(&self.dir)?;
+        crate::util::sync_dir(&self.dir.join(LEXICAL_DIR));
+        crate::util::sync_dir(&self.dir);
+        Ok(GenerationStats {
+            files: self.table.files.len() as u64,
+            chunks: self.table.chunks.len() as u64,
+        })
+    }
+}
+
+/// The text indexed in the `symbols` field: what a chunk defines and where it sits.
+fn symbol_text(chunk: &crate::chunk::Chunk) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if let Some(sym) = &chunk.symbol {
+        parts.push(&sym.name);
+        parts.push(&sym.label);
+    }
+    parts.extend(chunk.defines.iter().map(String::as_str));
+    parts.extend(chunk.breadcrumbs.iter().map(String::as_str));
+    parts.join("\n")
+}
+
+/// A finished generation opened for reading. Cheap to share between threads.
+pub struct Generation {
+    pub(crate) table: ChunkTable,
+    /// Per-file facts derived once at open (category, path words) for ranking.
+    pub(crate) facts: Vec<FileFacts>,
+    pub(crate) searcher: Searcher,
+    pub(crate) fields: Fields,
+    /// Segment ordinal → doc id → chunk ordinal.
+    pub(crate) ord_of: Vec<Vec<u32>>,
+    /// Chunk ordinal → where its document lives in the index.
+    pub(crate) addr_of: Vec<DocAddress>,
+}
+
+impl Generation {
+    /// Opens a finished generation directory.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let table = ChunkTable::load(dir)?;
+        let lexical = dir.join(LEXICAL_DIR);
+        let index = Index::open_in_dir(&lexical)?;
+        register_tokenizer(&index);
+        let fields = Fields::from_schema(&index.schema(), &lexical)?;
+        // The generation never changes once written: no reload thread is needed.
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let searcher = reader.searcher();
+        let corrupt = |reason: String| Error::Corrupt {
+            what: "lexical index",
+            path: lexical.clone(),
+            reason,
+        };
+        let n = table.chunks.len();
+        let mut addr_of = vec![DocAddress::new(u32::MAX, 0); n];
+        let mut ord_of = Vec::with_capacity(searcher.segment_readers().len());
+        for (seg, reader) in searcher.segment_readers().iter().enumerate() {
+            let column = reader.fast_fields().u64(ORD_FIELD)?;
+            let mut ords = Vec::with_capacity(reader.max_doc() as usize);
+            for doc in 0..reader.max_doc() {
+                let ord = column
+                    .first(doc)
+                    .filter(|&o| (o as usize) < n)
+                    .ok_or_else(|| corrupt(format!("document {seg}/{doc} has no valid ordinal")))?;
+                if addr_of[ord as usize].segment_ord != u32::MAX {
+                    return Err(corrupt(format!("ordinal {ord} is indexed twice")));
+                }
+                addr_of[ord as usize] = DocAddress::new(seg as u32, doc);
+                ords.push(ord as u32);
+            }
+            ord_of.push(ords);
+        }
+        if let Some(missing) = addr_of.iter().position(|a| a.segment_ord == u32::MAX) {
+            return Err(corrupt(format!("chunk {missing} is missing from the index")));
+        }
+        let mut tokenizer = CodeTokenizer::default();
+        let facts = table
+            .files
+            .iter()
+            .map(|f| FileFacts::of(f, &mut tokenizer))
+            .collect();
+        Ok(Generation {
+            table,
+            facts,
+            searcher,
+            fields,
+            ord_of,
+            addr_of,
+        })
+    }
+
+    /// Counts of the generation.
+    pub fn stats(&self) -> GenerationStats {
+        GenerationStats {
+            files: self.table.files.len() as u64,
+            chunks: self.table.chunks.len() as u64,
+        }
+    }
+
+    /// Runs one search (see `crate::search`).
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome> {
+        crate::search::execute(self, req)
+    }
+
+    /// The files of the generation, in file-id order.
+    pub fn files(&self) -> &[FileEntry] {
+        &self.table.files
+    }
+
+    /// The chunk metadata, in ordinal order (ordinal = index = row of the dense matrix).
+    pub fn chunks(&self) -> &[ChunkEntry] {
+        &self.table.chunks
+    }
+
+    /// The content of one chunk, read from the document store.
+    pub fn chunk_content(&self, ordinal: usize) -> Result<String> {
+        let addr = *self
+            .addr_of
+            .get(ordinal)
+            .ok_or_else(|| Error::Lexical(format!("no chunk with ordinal {ordinal}")))?;
+        let doc: TantivyDocument = self.searcher.doc(addr)?;
+        Ok(doc
+            .get_first(self.fields.content)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// Top `limit` chunks for a tantivy query, as (score, ordinal), best first.
+    pub(crate) fn top_ordinals(&self, query: &dyn Query, limit: usize) -> Result<Vec<(f32, u32)>> {
+        let top = self
+            .searcher
+            .search(query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+        Ok(top
+            .into_iter()
+            .map(|(score, addr)| (score, self.ordinal(addr)))
+            .collect())
+    }
+
+    /// The chunk ordinal of a document.
+    pub(crate) fn ordinal(&self, addr: DocAddress) -> u32 {
+        self.ord_of[addr.segment_ord as usize][addr.doc_id as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn generation_is_shareable() {
+        assert_send_sync::<Generation>();
+    }
+}

@@ -1,0 +1,237 @@
+//! Path categories (runtime code, tests, fixtures, docs, examples, generated, vendored,
+//! compat/legacy, benchmarks) and how much each one counts under a search scope.
+//!
+//! A category comes from the path alone (plus the language for prose formats), so it is
+//! computed once per file when a generation is opened.
+
+use crate::lang::Language;
+use crate::search::Scope;
+
+/// What part of a codebase a file belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    Runtime,
+    Tests,
+    Fixtures,
+    Docs,
+    Examples,
+    Generated,
+    Vendored,
+    Compat,
+    Bench,
+}
+
+impl Category {
+    /// The stable id reported in score components and noise reports.
+    pub fn id(self) -> &'static str {
+        match self {
+            Category::Runtime => "runtime",
+            Category::Tests => "tests",
+            Category::Fixtures => "fixtures",
+            Category::Docs => "docs",
+            Category::Examples => "examples",
+            Category::Generated => "generated",
+            Category::Vendored => "vendored",
+            Category::Compat => "compat",
+            Category::Bench => "bench",
+        }
+    }
+
+    /// Categories that, when they dominate the top results, suggest ignore rules.
+    pub fn is_noise(self) -> bool {
+        matches!(
+            self,
+            Category::Tests | Category::Fixtures | Category::Docs | Category::Generated
+        )
+    }
+}
+
+/// Directory names per category. Checked in the order of [`categorize`].
+const GENERATED_DIRS: &[&str] = &["__generated__", "coverage", "dist", "gen", "generated"];
+const VENDORED_DIRS: &[&str] = &[
+    "bower_components",
+    "node_modules",
+    "third-party",
+    "third_party",
+    "thirdparty",
+    "vendor",
+    "vendored",
+];
+const FIXTURE_DIRS: &[&str] = &[
+    "__fixtures__",
+    "__snapshots__",
+    "fixture",
+    "fixtures",
+    "test_data",
+    "testdata",
+];
+const TEST_DIRS: &[&str] = &[
+    "__mocks__",
+    "__tests__",
+    "e2e",
+    "spec",
+    "specs",
+    "test",
+    "testing",
+    "tests",
+];
+const DOC_DIRS: &[&str] = &["doc", "docs", "documentation"];
+const EXAMPLE_DIRS: &[&str] = &["demo", "demos", "example", "examples", "sample", "samples"];
+const BENCH_DIRS: &[&str] = &["bench", "benches", "benchmark", "benchmarks"];
+const COMPAT_DIRS: &[&str] = &["compat", "deprecated", "legacy"];
+
+/// Categorises a root-relative path (`/` separated). The first matching rule wins, most
+/// specific first: generated and vendored code stay so wherever they live, and fixtures
+/// under `tests/` are fixtures.
+pub fn categorize(path: &str, language: Language) -> Category {
+    let mut components: Vec<&str> = path.split('/').collect();
+    let name = components.pop().unwrap_or(path);
+    let dirs: Vec<String> = components.iter().map(|d| d.to_ascii_lowercase()).collect();
+    let in_dir = |set: &[&str]| dirs.iter().any(|d| set.contains(&d.as_str()));
+    let lower = name.to_ascii_lowercase();
+    let stem = name.split('.').next().unwrap_or(name);
+
+    if in_dir(GENERATED_DIRS) || is_generated_name(&lower) {
+        Category::Generated
+    } else if in_dir(VENDORED_DIRS) {
+        Category::Vendored
+    } else if in_dir(FIXTURE_DIRS) || lower.ends_with(".snap") {
+        Category::Fixtures
+    } else if in_dir(TEST_DIRS) || is_test_name(&lower, stem) {
+        Category::Tests
+    } else if language.is_docs()
+        || in_dir(DOC_DIRS)
+        || ["readme", "changelog", "contributing", "license"]
+            .iter()
+            .any(|p| lower.starts_with(p))
+    {
+        Category::Docs
+    } else if in_dir(EXAMPLE_DIRS) {
+        Category::Examples
+    } else if in_dir(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
+        Category::Bench
+    } else if in_dir(COMPAT_DIRS) {
+        Category::Compat
+    } else {
+        Category::Runtime
+    }
+}
+
+fn is_generated_name(lower: &str) -> bool {
+    lower.contains(".generated.")
+        || lower.contains(".gen.")
+        || lower.ends_with("_pb2.py")
+        || lower.ends_with("_pb2_grpc.py")
+        || lower.ends_with(".pb.go")
+        || lower.ends_with(".pb.cc")
+        || lower.ends_with(".pb.h")
+        || lower.ends_with("_generated.go")
+        || lower.ends_with(".min.js")
+        || lower.ends_with(".min.css")
+}
+
+fn is_test_name(lower: &str, stem: &str) -> bool {
+    let lower_stem = stem.to_ascii_lowercase();
+    lower.contains(".test.")
+        || lower.contains(".spec.")
+        || lower_stem.starts_with("test_")
+        || lower_stem.ends_with("_test")
+        || lower_stem.ends_with("_tests")
+        || lower_stem.ends_with("_spec")
+        || lower_stem == "conftest"
+        // JVM and .NET conventions are case-sensitive: `UserServiceTest.java`, not `latest`.
+        || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
+}
+
+/// The weight of a category under a scope; `None` when the scope leaves it out.
+pub fn multiplier(scope: Scope, category: Category) -> Option<f32> {
+    use Category::*;
+    match scope {
+        Scope::Runtime => match category {
+            Tests | Fixtures | Docs => None,
+            Runtime => Some(1.0),
+            Compat => Some(0.7),
+            Bench => Some(0.7),
+            Examples => Some(0.6),
+            Vendored => Some(0.5),
+            Generated => Some(0.4),
+        },
+        Scope::Mixed => Some(match category {
+            Runtime => 1.0,
+            Compat | Bench => 0.9,
+            Tests | Docs | Examples => 0.85,
+            Fixtures => 0.75,
+            Vendored => 0.7,
+            Generated => 0.6,
+        }),
+        // Fixtures are the data of the tests, so they stay (below the tests themselves).
+        Scope::Docs => match category {
+            Docs => Some(1.0),
+            Tests => Some(0.9),
+            Fixtures => Some(0.8),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(path: &str, expected: Category) {
+        let lang = Language::from_path(path).unwrap_or(Language::Text);
+        assert_eq!(categorize(path, lang), expected, "{path}");
+    }
+
+    #[test]
+    fn categories() {
+        use Category::*;
+        check("src/auth/session.ts", Runtime);
+        check("src/latest.ts", Runtime);
+        check("src/contest/score.py", Runtime);
+        check("tests/test_session.py", Tests);
+        check("src/__tests__/session.ts", Tests);
+        check("pkg/session_test.go", Tests);
+        check("lib/test_utils.py", Tests);
+        check("src/session.test.ts", Tests);
+        check("src/session.spec.js", Tests);
+        check("src/main/java/UserServiceTest.java", Tests);
+        check("spec/models/user_spec.rb", Tests);
+        check("conftest.py", Tests);
+        check("tests/fixtures/users.json", Fixtures);
+        check("src/__fixtures__/a.ts", Fixtures);
+        check("pkg/testdata/input.go", Fixtures);
+        check("README.md", Docs);
+        check("docs/guide/setup.py", Docs);
+        check("notes.txt", Docs);
+        check("examples/basic.rs", Examples);
+        check("samples/app.py", Examples);
+        check("api/user.pb.go", Generated);
+        check("proto/user_pb2.py", Generated);
+        check("src/schema.generated.ts", Generated);
+        check("gen/client.ts", Generated);
+        check("coverage/lcov-report/index.js", Generated);
+        check("vendor/github.com/x/y.go", Vendored);
+        check("node_modules/lodash/index.js", Vendored);
+        check("third_party/zlib/inflate.c", Vendored);
+        check("src/compat/v1.ts", Compat);
+        check("legacy/old.py", Compat);
+        check("benches/search.rs", Bench);
+    }
+
+    #[test]
+    fn scope_multipliers() {
+        use Category::*;
+        assert_eq!(multiplier(Scope::Runtime, Tests), None);
+        assert_eq!(multiplier(Scope::Runtime, Docs), None);
+        assert_eq!(multiplier(Scope::Runtime, Fixtures), None);
+        assert_eq!(multiplier(Scope::Runtime, Runtime), Some(1.0));
+        assert!(multiplier(Scope::Runtime, Generated) < multiplier(Scope::Runtime, Examples));
+        assert_eq!(multiplier(Scope::Docs, Runtime), None);
+        assert_eq!(multiplier(Scope::Docs, Docs), Some(1.0));
+        for c in [Runtime, Tests, Fixtures, Docs, Examples, Generated, Vendored, Compat, Bench] {
+            assert!(multiplier(Scope::Mixed, c).is_some_and(|m| m > 0.0 && m <= 1.0));
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Search over one generation: operator parsing, query classification, retrieval, code-aware
+//! ranking, filters, grouping and diversity. Deterministic: same generation + same request =
+//! same outcome.
+
+pub mod category;
+mod pipeline;
+pub mod query;
+
+use serde::Serialize;
+
+use crate::chunk::Symbol;
+use crate::lang::Language;
+
+pub(crate) use self::pipeline::execute;
+pub use self::pipeline::{FileFacts, language_has_symbols};
+
+/// Which part of a codebase a search looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Source code: no docs, no tests, no generated files.
+    #[default]
+    Runtime,
+    /// Everything.
+    Mixed,
+    /// Documentation and tests only.
+    Docs,
+}
+
+/// Grouped results (one entry per symbol or file) or raw chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResultMode {
+    #[default]
+    Grouped,
+    Raw,
+}
+
+/// What grouped results are keyed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupBy {
+    #[default]
+    Symbol,
+    File,
+}
+
+/// A search as the engine sees it (already validated by the caller).
+#[derive(Debug, Clone, Default)]
+pub struct SearchRequest {
+    /// The raw query, operator prefix block included (`lang:rust path:src/** retry backoff`).
+    pub query: String,
+    pub scope: Scope,
+    pub result_mode: ResultMode,
+    pub group_by: GroupBy,
+    /// 1..=50.
+    pub limit: usize,
+    pub debug: bool,
+    /// Root-relative paths modified in the working tree, when `auto_changed_first` ranking is
+    /// on and the caller could list them; `None` disables the boost.
+    pub changed_files: Option<Vec<String>>,
+    /// Restrict results to this root-relative directory prefix (the caller searched a
+    /// subdirectory of an indexed root). Empty or `None` = the whole codebase.
+    pub path_prefix: Option<String>,
+}
+
+/// Per-result score components, filled when `debug` is on.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreComponents {
+    /// Raw BM25 score of the chunk.
+    pub bm25: f32,
+    /// Rank of the chunk in the BM25 candidate list (0-based).
+    pub lexical_rank: usize,
+    /// Multiplier (or additive bonus, see `final_score`) for defining the queried identifier.
+    pub definition_boost: f32,
+    /// Bonus for file-stem / path matches.
+    pub path_boost: f32,
+    /// Multiplier for the path category under the scope (tests, docs, generated, ...).
+    pub category_multiplier: f32,
+    /// The path category (`runtime`, `tests`, `docs`, `generated`, `vendored`, `examples`, ...).
+    pub category: String,
+    /// Multiplier for git-changed files under `auto_changed_first`.
+    pub changed_multiplier: f32,
+    pub final_score: f32,
+}
+
+/// One ranked result: a group (grouped mode) or a chunk (raw mode).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Deterministic id: the symbol id in symbol grouping, else `grp_` + hash of file (+ span).
+    pub group_id: String,
+    /// Root-relative path, `/` separated.
+    pub file: String,
+    pub language: Language,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub score: f32,
+    pub symbol: Option<Symbol>,
+    pub breadcrumbs: Vec<String>,
+    /// Raw mode: the chunk content capped at 4,000 characters. Grouped mode: a short preview
+    /// (at most ~8 lines / 400 characters) of the best chunk, starting at its most relevant line.
+    pub text: String,
+    /// When the file's chunks were indexed (ms since the Unix epoch).
+    pub indexed_at_ms: u64,
+    /// Grouped mode: how many matching chunks were folded into this group (>= 1).
+    pub collapsed_chunk_count: usize,
+    /// True when the file's language has a grammar that gives symbols (call-graph-capable later).
+    pub language_has_symbols: bool,
+    pub components: Option<ScoreComponents>,
+}
+
+/// Counts and details that `debug:true` and telemetry report.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchDiagnostics {
+    /// `identifier`, `natural_language` or `mixed`.
+    pub query_kind: String,
+    /// The query text after the operator block.
+    pub semantic_query: String,
+    /// Lexical terms actually searched.
+    pub terms: Vec<String>,
+    /// `lexical` for now; `hybrid` once dense retrieval exists.
+    pub retrieval_mode: String,
+    pub candidates: usize,
+    /// Candidates left after each filter, in order: scope, lang, path, -path, must, exclude.
+    pub filter_counts: Vec<(String, usize)>,
+    pub after_filters: usize,
+    pub skipped_by_file_cap: usize,
+    pub skipped_by_symbol_cap: usize,
+    pub used_relaxed_cap: bool,
+    /// Parsed operators: lang, path, -path, must, exclude.
+    pub operators: serde_json::Value,
+}
+
+/// Suggestion when most of the visible top results are tests / fixtures / docs / generated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NoiseReport {
+    pub top_k: usize,
+    /// Share of the top results per category (`tests`, `fixtures`, `docs`, `generated`, `runtime`).
+    pub ratios: Vec<(String, f32)>,
+    /// `.satoriignore` patterns to consider, in a fixed order.
+    pub suggested_ignore_patterns: Vec<String>,
+}
+
+/// What a search returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOutcome {
+    pub hits: Vec<Hit>,
+    /// Sorted, stable codes (`FILTER_MUST_UNSATISFIED`, `UNKNOWN_LANGUAGE_FILTER:<id>`, ...).
+    pub warnings: Vec<String>,
+    pub diagnostics: SearchDiagnostics,
+    pub noise: Option<NoiseReport>,
+}

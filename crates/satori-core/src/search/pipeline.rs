@@ -1,0 +1,905 @@
+//! The search pipeline over one generation: retrieval from the lexical index, the filter
+//! chain, code-aware scoring, per-file saturation, grouping with diversity caps, previews and
+//! the noise report.
+//!
+//! Candidates are ranked from the in-memory chunk table; the document store is read only for
+//! the hits that are returned.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocSet, TERMINATED, Term};
+
+use super::category::{self, Category};
+use super::query::{self, Analysis, ParsedQuery, QueryKind};
+use super::{
+    GroupBy, Hit, NoiseReport, ResultMode, ScoreComponents, SearchDiagnostics, SearchOutcome,
+    SearchRequest,
+};
+use crate::lang::Language;
+use crate::lexical::Generation;
+use crate::lexical::table::{ChunkEntry, FileEntry};
+use crate::lexical::tokenizer::{CodeTokenizer, TokenKind};
+use crate::util::hash_parts;
+use crate::{Error, Result};
+
+/// Field boosts: a match in what a chunk defines says more than a match in its path, which
+/// says more than a match somewhere in its body.
+const SYMBOLS_BOOST: f32 = 2.5;
+const PATH_BOOST: f32 = 1.5;
+const CONTENT_BOOST: f32 = 1.0;
+
+/// Candidate pool sizes: the first attempt, and the ceiling of the retries that happen when
+/// filters leave too little.
+const POOL_MIN: usize = 100;
+const POOL_FIRST_MAX: usize = 300;
+const POOL_MAX: usize = 2000;
+
+/// Added to the normalised BM25 score (which is at most 1) of a chunk that defines a queried
+/// identifier, so the definition outranks every chunk that merely mentions it.
+const DEFINITION_EXACT: f32 = 1.0;
+/// A plain query word that is exactly a defined name.
+const DEFINITION_WORD: f32 = 0.3;
+/// Scaled by the share of query parts found among the parts of the defined names.
+const DEFINITION_PARTS: f32 = 0.3;
+/// A query term names the file (its stem), or one of its directories.
+const PATH_STEM_BONUS: f32 = 0.2;
+const PATH_STEM_EXACT_BONUS: f32 = 0.1;
+const PATH_DIR_BONUS: f32 = 0.1;
+
+/// Each further chunk of the same file keeps this share of the previous one's weight.
+const FILE_SATURATION: f32 = 0.7;
+
+/// The changed-files boost applies only to small working-tree changes.
+const CHANGED_BOOST: f32 = 1.1;
+const CHANGED_MAX_FILES: usize = 50;
+
+/// Diversity caps of grouped results.
+const GROUPS_PER_FILE: usize = 2;
+const GROUPS_PER_FILE_RELAXED: usize = 3;
+const GROUPS_PER_SYMBOL: usize = 1;
+
+/// Output bounds.
+const RAW_MAX_CHARS: usize = 4000;
+const PREVIEW_MAX_LINES: usize = 8;
+const PREVIEW_MAX_CHARS: usize = 400;
+
+/// The noise report looks at this many top results and triggers at this share.
+const NOISE_TOP_K: usize = 5;
+const NOISE_THRESHOLD: f32 = 0.6;
+
+/// What ranking needs of a file, derived once when the generation is opened.
+#[derive(Debug, Clone)]
+pub struct FileFacts {
+    pub category: Category,
+    /// Tokens of the file name before its first dot (whole and stemmed parts).
+    pub stem_tokens: Vec<String>,
+    /// The stem lower-cased without `_`/`-`, for `UserService` ~ `user_service.ts`.
+    pub stem_norm: String,
+    /// Tokens of the directory names.
+    pub dir_tokens: Vec<String>,
+}
+
+impl FileFacts {
+    /// Derives the facts of one file.
+    pub fn of(file: &FileEntry, tokenizer: &mut CodeTokenizer) -> FileFacts {
+        let (dirs, name) = file.path.rsplit_once('/').unwrap_or(("", &file.path));
+        let stem = name.split('.').next().unwrap_or(name);
+        let texts = |tok: &mut CodeTokenizer, s: &str| {
+            let mut v: Vec<String> = tok.analyze(s).into_iter().map(|t| t.text).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        FileFacts {
+            category: category::categorize(&file.path, file.language),
+            stem_tokens: texts(tokenizer, stem),
+            stem_norm: normalize_identifier(stem),
+            dir_tokens: texts(tokenizer, dirs),
+        }
+    }
+}
+
+/// Lower-cases and drops separators so `parse_header`, `parseHeader` and `ParseHeader` meet.
+fn normalize_identifier(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '$'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// A set of chunk ordinals.
+struct OrdSet(Vec<u64>);
+
+impl OrdSet {
+    fn new(n: usize) -> OrdSet {
+        OrdSet(vec![0; n.div_ceil(64)])
+    }
+    fn insert(&mut self, ord: u32) {
+        self.0[ord as usize / 64] |= 1 << (ord % 64);
+    }
+    fn contains(&self, ord: u32) -> bool {
+        self.0
+            .get(ord as usize / 64)
+            .is_some_and(|w| w & (1 << (ord % 64)) != 0)
+    }
+    fn intersect(&mut self, other: &OrdSet) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a &= b;
+        }
+    }
+}
+
+/// One `must:`/`exclude:` value: every identifier run it contains, each with the spellings
+/// that count as that run (exact and stemmed).
+type TokenRuns = Vec<Vec<String>>;
+
+fn token_runs(value: &str, tokenizer: &mut CodeTokenizer) -> TokenRuns {
+    tokenizer
+        .analyze(value)
+        .into_iter()
+        .filter(|t| t.kind == TokenKind::Whole)
+        .map(|t| {
+            let stem = tokenizer.stem(&t.text);
+            if stem == t.text {
+                vec![t.text]
+            } else {
+                vec![t.text, stem]
+            }
+        })
+        .collect()
+}
+
+/// Names of the filter stages, in the order they run.
+const STAGES: [&str; 7] = ["scope", "lang", "path", "-path", "must", "exclude", "path_prefix"];
+
+/// The filter chain of one request.
+struct Filters {
+    scope: super::Scope,
+    langs: Vec<Language>,
+    include: Option<Gitignore>,
+    exclude_path: Option<Gitignore>,
+    must: Option<OrdSet>,
+    exclude: Option<OrdSet>,
+    prefix: Option<String>,
+    /// Per file: the first stage it fails (`STAGES.len()` = passes), cached.
+    file_verdicts: HashMap<u32, usize>,
+}
+
+impl Filters {
+    /// The index of the first stage that rejects the chunk, or `STAGES.len()`.
+    fn first_failure(&mut self, g: &Generation, ord: u32) -> usize {
+        let chunk = &g.table.chunks[ord as usize];
+        let verdict = match self.file_verdicts.get(&chunk.file) {
+            Some(&v) => v,
+            None => {
+                let v = self.file_stage(g, chunk.file);
+                self.file_verdicts.insert(chunk.file, v);
+                v
+            }
+        };
+        if verdict < 4 {
+            return verdict;
+        }
+        if self.must.as_ref().is_some_and(|m| !m.contains(ord)) {
+            return 4;
+        }
+        if self.exclude.as_ref().is_some_and(|x| x.contains(ord)) {
+            return 5;
+        }
+        verdict
+    }
+
+    /// File-level stages: scope, lang, path, -path (0..4), then path_prefix (6).
+    fn file_stage(&self, g: &Generation, file_id: u32) -> usize {
+        let file = &g.table.files[file_id as usize];
+        let path = file.path.trim_start_matches('/');
+        if category::multiplier(self.scope, g.facts[file_id as usize].category).is_none() {
+            return 0;
+        }
+        if !self.langs.is_empty() && !self.langs.contains(&file.language) {
+            return 1;
+        }
+        if let Some(inc) = &self.include
+            && !matches!(inc.matched_path_or_any_parents(Path::new(path), false), Match::Ignore(_))
+        {
+            return 2;
+        }
+        if let Some(exc) = &self.exclude_path
+            && matches!(exc.matched_path_or_any_parents(Path::new(path), false), Match::Ignore(_))
+        {
+            return 3;
+        }
+        if let Some(prefix) = &self.prefix
+            && !(path == prefix || path.starts_with(&format!("{prefix}/")))
+        {
+            return 6;
+        }
+        STAGES.len()
+    }
+}
+
+/// Builds a gitignore-style matcher from globs; invalid globs become warnings.
+fn glob_matcher(globs: &[String], warnings: &mut BTreeSet<String>) -> Option<Gitignore> {
+    if globs.is_empty() {
+        return None;
+    }
+    let mut b = GitignoreBuilder::new("");
+    let mut any = false;
+    for glob in globs {
+        match b.add_line(None, glob) {
+            Ok(_) => any = true,
+            Err(_) => {
+                warnings.insert(format!("INVALID_PATH_FILTER:{glob}"));
+            }
+        }
+    }
+    if !any {
+        return None;
+    }
+    match b.build() {
+        Ok(g) => Some(g),
+        Err(_) => {
+            for glob in globs {
+                warnings.insert(format!("INVALID_PATH_FILTER:{glob}"));
+            }
+            None
+        }
+    }
+}
+
+/// The ordinals of chunks that contain every run of `runs` in some field.
+fn ord_set_for(g: &Generation, runs: &TokenRuns) -> Result<OrdSet> {
+    let n = g.table.chunks.len();
+    let mut all: Option<OrdSet> = None;
+    for spellings in runs {
+        let mut set = OrdSet::new(n);
+        for field in [g.fields.content, g.fields.symbols, g.fields.path] {
+            for spelling in spellings {
+                let term = Term::from_field_text(field, spelling);
+                for (seg, reader) in g.searcher.segment_readers().iter().enumerate() {
+                    let inverted = reader.inverted_index(field)?;
+                    let postings = inverted
+                        .read_postings(&term, IndexRecordOption::Basic)
+                        .map_err(|e| Error::Lexical(e.to_string()))?;
+                    if let Some(mut postings) = postings {
+                        let mut doc = postings.doc();
+                        while doc != TERMINATED {
+                            set.insert(g.ord_of[seg][doc as usize]);
+                            doc = postings.advance();
+                        }
+                    }
+                }
+            }
+        }
+        match &mut all {
+            Some(a) => a.intersect(&set),
+            None => all = Some(set),
+        }
+    }
+    // A value with no identifier characters (`must:--`) matches nothing.
+    Ok(all.unwrap_or_else(|| OrdSet::new(n)))
+}
+
+/// One `must:` value as a query clause: each run must appear in some field.
+fn must_clause(g: &Generation, runs: &TokenRuns) -> Box<dyn Query> {
+    let per_run: Vec<(Occur, Box<dyn Query>)> = runs
+        .iter()
+        .map(|spellings| {
+            let alternatives: Vec<(Occur, Box<dyn Query>)> = fields(g)
+                .into_iter()
+                .flat_map(|(field, boost)| {
+                    spellings.iter().map(move |s| {
+                        (Occur::Should, term_query(field, s, boost))
+                    })
+                })
+                .collect();
+            (Occur::Must, Box::new(BooleanQuery::new(alternatives)) as Box<dyn Query>)
+        })
+        .collect();
+    Box::new(BooleanQuery::new(per_run))
+}
+
+fn fields(g: &Generation) -> [(Field, f32); 3] {
+    [
+        (g.fields.symbols, SYMBOLS_BOOST),
+        (g.fields.path, PATH_BOOST),
+        (g.fields.content, CONTENT_BOOST),
+    ]
+}
+
+fn term_query(field: Field, text: &str, boost: f32) -> Box<dyn Query> {
+    let q = TermQuery::new(
+        Term::from_field_text(field, text),
+        IndexRecordOption::WithFreqs,
+    );
+    Box::new(BoostQuery::new(Box::new(q), boost))
+}
+
+/// A candidate after filtering, with its score parts.
+#[derive(Debug, Clone)]
+struct Scored {
+    ord: u32,
+    bm25: f32,
+    lexical_rank: usize,
+    definition: f32,
+    path: f32,
+    category: Category,
+    category_mult: f32,
+    changed_mult: f32,
+    score: f32,
+}
+
+/// Runs one search.
+pub(crate) fn execute(g: &Generation, req: &SearchRequest) -> Result<SearchOutcome> {
+    let limit = req.limit.clamp(1, 50);
+    let parsed = query::parse(&req.query);
+    let mut tokenizer = CodeTokenizer::default();
+    let analysis = query::analyze(&parsed.text, &mut tokenizer);
+    let mut warnings = BTreeSet::new();
+    let mut diagnostics = SearchDiagnostics {
+        query_kind: analysis.kind.id().to_string(),
+        semantic_query: parsed.text.clone(),
+        terms: analysis.terms.iter().map(|t| t.text.clone()).collect(),
+        retrieval_mode: "lexical".to_string(),
+        operators: parsed.summary(),
+        ..SearchDiagnostics::default()
+    };
+
+    let must_runs: Vec<TokenRuns> = parsed
+        .must
+        .iter()
+        .map(|v| token_runs(v, &mut tokenizer))
+        .collect();
+    let mut filters = build_filters(g, req, &parsed, &must_runs, &mut tokenizer, &mut warnings)?;
+
+    let has_text = !analysis.terms.is_empty();
+    if !has_text && !parsed.can_rank_without_text() {
+        warnings.insert("EMPTY_QUERY".to_string());
+        return Ok(finish(Vec::new(), warnings, diagnostics, None));
+    }
+
+    // Retrieval with pool growth: filters run over the pool, and a pool that filters starve
+    // is retried larger while the index still has more to give.
+    let query = build_query(g, &analysis, &must_runs);
+    let needed = limit * 3;
+    let mut pool = (limit * 10).clamp(POOL_MIN, POOL_FIRST_MAX);
+    let (candidates, survivors) = loop {
+        let candidates: Vec<(f32, u32)> = match &query {
+            Some(q) => g.top_ordinals(q.as_ref(), pool)?,
+            // Operator-only (`path:`/`lang:`): every chunk is a candidate, ranked by the
+            // signals that do not need text.
+            None => (0..g.table.chunks.len() as u32).map(|o| (0.0, o)).collect(),
+        };
+        let mut counts = [0usize; STAGES.len()];
+        let mut survivors = Vec::new();
+        for (rank, &(bm25, ord)) in candidates.iter().enumerate() {
+            let failed_at = filters.first_failure(g, ord);
+            for c in counts.iter_mut().take(failed_at) {
+                *c += 1;
+            }
+            if failed_at == STAGES.len() {
+                survivors.push((rank, bm25, ord));
+            }
+        }
+        diagnostics.filter_counts = STAGES
+            .iter()
+            .zip(counts)
+            .map(|(s, c)| (s.to_string(), c))
+            .collect();
+        let exhausted = query.is_none() || candidates.len() < pool || pool >= POOL_MAX;
+        if survivors.len() >= needed || exhausted {
+            break (candidates, survivors);
+        }
+        pool = (pool * 4).min(POOL_MAX);
+    };
+    diagnostics.candidates = candidates.len();
+    diagnostics.after_filters = survivors.len();
+    if !parsed.must.is_empty() && survivors.is_empty() {
+        warnings.insert("FILTER_MUST_UNSATISFIED".to_string());
+    }
+
+    let changed: HashSet<&str> = match &req.changed_files {
+        Some(list) if !list.is_empty() && list.len() <= CHANGED_MAX_FILES => list
+            .iter()
+            .map(|p| p.trim_start_matches("./").trim_start_matches('/'))
+            .collect(),
+        _ => HashSet::new(),
+    };
+    let scored = score(g, req, &analysis, &survivors, &changed, &mut tokenizer);
+    let hits = match req.result_mode {
+        ResultMode::Raw => raw_hits(g, req, &scored, limit)?,
+        ResultMode::Grouped => {
+            grouped_hits(g, req, &scored, limit, &analysis, &mut tokenizer, &mut diagnostics)?
+        }
+    };
+    let noise = noise_report(&hits);
+    Ok(finish(hits, warnings, diagnostics, noise))
+}
+
+fn finish(
+    hits: Vec<Hit>,
+    warnings: BTreeSet<String>,
+    diagnostics: SearchDiagnostics,
+    noise: Option<NoiseReport>,
+) -> SearchOutcome {
+    SearchOutcome {
+        hits,
+        warnings: warnings.into_iter().collect(),
+        diagnostics,
+        noise,
+    }
+}
+
+fn build_filters(
+    g: &Generation,
+    req: &SearchRequest,
+    parsed: &ParsedQuery,
+    must_runs: &[TokenRuns],
+    tokenizer: &mut CodeTokenizer,
+    warnings: &mut BTreeSet<String>,
+) -> Result<Filters> {
+    let mut langs = Vec::new();
+    for value in &parsed.lang {
+        match Language::from_id(value) {
+            Some(l) => {
+                if !langs.contains(&l) {
+                    langs.push(l);
+                }
+            }
+            None => {
+                warnings.insert(format!("UNKNOWN_LANGUAGE_FILTER:{value}"));
+            }
+        }
+    }
+    let must = if must_runs.is_empty() {
+        None
+    } else {
+        let mut all: Option<OrdSet> = None;
+        for runs in must_runs {
+            let set = ord_set_for(g, runs)?;
+            match &mut all {
+                Some(a) => a.intersect(&set),
+                None => all = Some(set),
+            }
+        }
+        all
+    };
+    let exclude = if parsed.exclude.is_empty() {
+        None
+    } else {
+        let mut any = OrdSet::new(g.table.chunks.len());
+        for value in &parsed.exclude {
+            let set = ord_set_for(g, &token_runs(value, tokenizer))?;
+            for (a, b) in any.0.iter_mut().zip(&set.0) {
+                *a |= b;
+            }
+        }
+        Some(any)
+    };
+    let prefix = req
+        .path_prefix
+        .as_deref()
+        .map(|p| p.trim_start_matches("./").trim_matches('/').to_string())
+        .filter(|p| !p.is_empty() && p != ".");
+    Ok(Filters {
+        scope: req.scope,
+        langs,
+        include: glob_matcher(&parsed.path, warnings),
+        exclude_path: glob_matcher(&parsed.exclude_path, warnings),
+        must,
+        exclude,
+        prefix,
+        file_verdicts: HashMap::new(),
+    })
+}
+
+/// The BM25 query: every term in every field (weighted), plus each `must:` value as a
+/// required clause so that must-heavy searches are not starved by a small pool.
+fn build_query(
+    g: &Generation,
+    analysis: &Analysis,
+    must_runs: &[TokenRuns],
+) -> Option<Box<dyn Query>> {
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for term in &analysis.terms {
+        for (field, boost) in fields(g) {
+            clauses.push((Occur::Should, term_query(field, &term.text, boost * term.weight)));
+        }
+    }
+    for runs in must_runs {
+        clauses.push((Occur::Must, must_clause(g, runs)));
+    }
+    if clauses.is_empty() {
+        None
+    } else {
+        Some(Box::new(BooleanQuery::new(clauses)))
+    }
+}
+
+/// Scores the surviving candidates and orders them (file saturation included).
+fn score(
+    g: &Generation,
+    req: &SearchRequest,
+    analysis: &Analysis,
+    survivors: &[(usize, f32, u32)],
+    changed: &HashSet<&str>,
+    tokenizer: &mut CodeTokenizer,
+) -> Vec<Scored> {
+    let top = survivors.iter().map(|s| s.1).fold(0.0f32, f32::max);
+    let idents: Vec<String> = analysis
+        .identifiers
+        .iter()
+        .map(|i| normalize_identifier(i))
+        .collect();
+    let parts: HashSet<&str> = analysis.parts.iter().map(String::as_str).collect();
+    let mut scored: Vec<Scored> = survivors
+        .iter()
+        .map(|&(rank, bm25, ord)| {
+            let chunk = &g.table.chunks[ord as usize];
+            let file = &g.table.files[chunk.file as usize];
+            let facts = &g.facts[chunk.file as usize];
+            let norm = if top > 0.0 { bm25 / top } else { 0.0 };
+            let definition = definition_boost(chunk, analysis, &idents, &parts, tokenizer);
+            let path = path_boost(facts, &idents, &parts);
+            let category_mult = category::multiplier(req.scope, facts.category).unwrap_or(0.0);
+            let changed_mult = if changed.contains(file.path.as_str()) {
+                CHANGED_BOOST
+            } else {
+                1.0
+            };
+            // Operator-only searches have no BM25: every candidate starts equal.
+            let base = if top > 0.0 { norm } else { 1.0 };
+            Scored {
+                ord,
+                bm25,
+                lexical_rank: rank,
+                definition,
+                path,
+                category: facts.category,
+                category_mult,
+                changed_mult,
+                score: (base + definition + path) * category_mult * changed_mult,
+            }
+        })
+        .collect();
+    sort_scored(g, &mut scored);
+    // Per-file saturation: the k-th chunk of a file keeps FILE_SATURATION^k of its score.
+    let mut seen: HashMap<u32, i32> = HashMap::new();
+    for s in &mut scored {
+        let k = seen.entry(g.table.chunks[s.ord as usize].file).or_insert(0);
+        s.score *= FILE_SATURATION.powi(*k);
+        *k += 1;
+    }
+    sort_scored(g, &mut scored);
+    scored
+}
+
+/// Score descending, then file, start line, symbol label and ordinal ascending.
+fn sort_scored(g: &Generation, scored: &mut [Scored]) {
+    scored.sort_by(|a, b| {
+        let (ca, cb) = (&g.table.chunks[a.ord as usize], &g.table.chunks[b.ord as usize]);
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| {
+                g.table.files[ca.file as usize]
+                    .path
+                    .cmp(&g.table.files[cb.file as usize].path)
+            })
+            .then(ca.start_line.cmp(&cb.start_line))
+            .then_with(|| label(ca).cmp(label(cb)))
+            .then(a.ord.cmp(&b.ord))
+    });
+}
+
+fn label(c: &ChunkEntry) -> &str {
+    c.symbol.as_ref().map_or("", |s| s.label.as_str())
+}
+
+/// How strongly a chunk defines what the query names.
+fn definition_boost(
+    chunk: &ChunkEntry,
+    analysis: &Analysis,
+    idents: &[String],
+    parts: &HashSet<&str>,
+    tokenizer: &mut CodeTokenizer,
+) -> f32 {
+    let names: Vec<&str> = chunk
+        .symbol
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(chunk.defines.iter().map(String::as_str))
+        .collect();
+    if names.is_empty() {
+        return 0.0;
+    }
+    if names
+        .iter()
+        .any(|n| idents.contains(&normalize_identifier(n)))
+    {
+        return DEFINITION_EXACT;
+    }
+    if names
+        .iter()
+        .any(|n| analysis.words.contains(&n.to_lowercase()))
+    {
+        return DEFINITION_WORD;
+    }
+    if parts.is_empty() || analysis.kind == QueryKind::Empty {
+        return 0.0;
+    }
+    let mut found: HashSet<String> = HashSet::new();
+    for name in &names {
+        for t in tokenizer.analyze(name) {
+            if parts.contains(t.text.as_str()) {
+                found.insert(t.text);
+            }
+        }
+    }
+    DEFINITION_PARTS * found.len() as f32 / parts.len() as f32
+}
+
+/// Bonus for query terms naming the file or its directories.
+fn path_boost(facts: &FileFacts, idents: &[String], parts: &HashSet<&str>) -> f32 {
+    let mut boost = 0.0;
+    if facts.stem_tokens.iter().any(|t| parts.contains(t.as_str())) {
+        boost += PATH_STEM_BONUS;
+    }
+    if !facts.stem_norm.is_empty() && idents.contains(&facts.stem_norm) {
+        boost += PATH_STEM_EXACT_BONUS;
+    }
+    if facts.dir_tokens.iter().any(|t| parts.contains(t.as_str())) {
+        boost += PATH_DIR_BONUS;
+    }
+    boost
+}
+
+fn components(s: &Scored) -> ScoreComponents {
+    ScoreComponents {
+        bm25: s.bm25,
+        lexical_rank: s.lexical_rank,
+        definition_boost: s.definition,
+        path_boost: s.path,
+        category_multiplier: s.category_mult,
+        category: s.category.id().to_string(),
+        changed_multiplier: s.changed_mult,
+        final_score: s.score,
+    }
+}
+
+/// True for languages whose grammar gives symbols (and, later, call graphs).
+pub fn language_has_symbols(language: Language) -> bool {
+    matches!(
+        language,
+        Language::TypeScript
+            | Language::Tsx
+            | Language::JavaScript
+            | Language::Python
+            | Language::Rust
+            | Language::Go
+            | Language::Java
+            | Language::C
+            | Language::Cpp
+    )
+}
+
+fn chunk_group_id(file: &str, start: u32, end: u32) -> String {
+    format!(
+        "grp_{}",
+        hash_parts(&[file, &start.to_string(), &end.to_string()], 16)
+    )
+}
+
+fn base_hit(g: &Generation, s: &Scored, debug: bool) -> Hit {
+    let chunk = &g.table.chunks[s.ord as usize];
+    let file = &g.table.files[chunk.file as usize];
+    Hit {
+        group_id: chunk_group_id(&file.path, chunk.start_line, chunk.end_line),
+        file: file.path.clone(),
+        language: file.language,
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        score: s.score,
+        symbol: chunk.symbol.clone(),
+        breadcrumbs: chunk.breadcrumbs.clone(),
+        text: String::new(),
+        indexed_at_ms: file.indexed_at_ms,
+        collapsed_chunk_count: 1,
+        language_has_symbols: language_has_symbols(file.language),
+        components: debug.then(|| components(s)),
+    }
+}
+
+fn raw_hits(g: &Generation, req: &SearchRequest, scored: &[Scored], limit: usize) -> Result<Vec<Hit>> {
+    scored
+        .iter()
+        .take(limit)
+        .map(|s| {
+            let mut hit = base_hit(g, s, req.debug);
+            hit.text = truncate_chars(&g.chunk_content(s.ord as usize)?, RAW_MAX_CHARS).to_string();
+            Ok(hit)
+        })
+        .collect()
+}
+
+/// A group under construction: its best chunk and how many chunks it folds.
+struct Group {
+    key: String,
+    best: usize,
+    count: usize,
+}
+
+fn grouped_hits(
+    g: &Generation,
+    req: &SearchRequest,
+    scored: &[Scored],
+    limit: usize,
+    analysis: &Analysis,
+    tokenizer: &mut CodeTokenizer,
+    diagnostics: &mut SearchDiagnostics,
+) -> Result<Vec<Hit>> {
+    // Candidates are sorted, so the first chunk seen of a group is its representative and
+    // groups come out in the order of their best chunks.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (i, s) in scored.iter().enumerate() {
+        let chunk = &g.table.chunks[s.ord as usize];
+        let path = &g.table.files[chunk.file as usize].path;
+        let key = match (req.group_by, &chunk.symbol) {
+            (GroupBy::Symbol, Some(sym)) => sym.id.clone(),
+            (GroupBy::Symbol, None) => chunk_group_id(path, chunk.start_line, chunk.end_line),
+            (GroupBy::File, _) => format!("grp_{}", hash_parts(&[path], 16)),
+        };
+        match index.get(&key) {
+            Some(&gi) => groups[gi].count += 1,
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push(Group {
+                    key,
+                    best: i,
+                    count: 1,
+                });
+            }
+        }
+    }
+
+    let select = |per_file: usize| {
+        let mut picked = Vec::new();
+        let mut by_file: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut by_symbol: BTreeMap<&str, usize> = BTreeMap::new();
+        let (mut skipped_file, mut skipped_symbol) = (0, 0);
+        for (gi, group) in groups.iter().enumerate() {
+            if picked.len() >= limit {
+                break;
+            }
+            let chunk = &g.table.chunks[scored[group.best].ord as usize];
+            let files = by_file.entry(chunk.file).or_insert(0);
+            if *files >= per_file {
+                skipped_file += 1;
+                continue;
+            }
+            if let Some(sym) = &chunk.symbol {
+                let n = by_symbol.entry(sym.id.as_str()).or_insert(0);
+                if *n >= GROUPS_PER_SYMBOL {
+                    skipped_symbol += 1;
+                    continue;
+                }
+                *n += 1;
+            }
+            *files += 1;
+            picked.push(gi);
+        }
+        (picked, skipped_file, skipped_symbol)
+    };
+    let (mut picked, mut skipped_file, mut skipped_symbol) = select(GROUPS_PER_FILE);
+    if picked.len() < limit && skipped_file > 0 {
+        (picked, skipped_file, skipped_symbol) = select(GROUPS_PER_FILE_RELAXED);
+        diagnostics.used_relaxed_cap = true;
+    }
+    diagnostics.skipped_by_file_cap = skipped_file;
+    diagnostics.skipped_by_symbol_cap = skipped_symbol;
+
+    let preview_terms: HashSet<&str> = analysis.terms.iter().map(|t| t.text.as_str()).collect();
+    picked
+        .into_iter()
+        .map(|gi| {
+            let group = &groups[gi];
+            let s = &scored[group.best];
+            let chunk = &g.table.chunks[s.ord as usize];
+            let mut hit = base_hit(g, s, req.debug);
+            hit.group_id = group.key.clone();
+            hit.collapsed_chunk_count = group.count;
+            if let (GroupBy::Symbol, Some(sym)) = (req.group_by, &chunk.symbol) {
+                hit.start_line = sym.start_line;
+                hit.end_line = sym.end_line;
+            }
+            let content = g.chunk_content(s.ord as usize)?;
+            hit.text = preview(&content, &preview_terms, tokenizer);
+            Ok(hit)
+        })
+        .collect()
+}
+
+/// A short excerpt starting at the first line that contains a query term (or the first
+/// non-blank line), at most `PREVIEW_MAX_LINES` lines and `PREVIEW_MAX_CHARS` characters.
+fn preview(content: &str, terms: &HashSet<&str>, tokenizer: &mut CodeTokenizer) -> String {
+    let lines: Vec<&str> = content.lines().collect();
+    let first_match = lines.iter().position(|line| {
+        tokenizer
+            .analyze(line)
+            .iter()
+            .any(|t| terms.contains(t.text.as_str()))
+    });
+    let start = first_match
+        .or_else(|| lines.iter().position(|l| !l.trim().is_empty()))
+        .unwrap_or(0);
+    let end = (start + PREVIEW_MAX_LINES).min(lines.len());
+    let text = lines[start.min(end)..end].join("\n");
+    truncate_chars(text.trim_end(), PREVIEW_MAX_CHARS).to_string()
+}
+
+/// The longest prefix of `s` with at most `max` characters.
+fn truncate_chars(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Suggests ignore rules when tests, fixtures, docs or generated files dominate the top.
+fn noise_report(hits: &[Hit]) -> Option<NoiseReport> {
+    let top = &hits[..hits.len().min(NOISE_TOP_K)];
+    if top.is_empty() {
+        return None;
+    }
+    let categories: Vec<Category> = top
+        .iter()
+        .map(|h| category::categorize(&h.file, h.language))
+        .collect();
+    let noisy = categories.iter().filter(|c| c.is_noise()).count();
+    let k = top.len() as f32;
+    if (noisy as f32) / k < NOISE_THRESHOLD {
+        return None;
+    }
+    let share = |pred: &dyn Fn(Category) -> bool| {
+        let n = categories.iter().filter(|&&c| pred(c)).count() as f32;
+        (n / k * 100.0).round() / 100.0
+    };
+    let ratios = vec![
+        ("tests".to_string(), share(&|c| c == Category::Tests)),
+        ("fixtures".to_string(), share(&|c| c == Category::Fixtures)),
+        ("docs".to_string(), share(&|c| c == Category::Docs)),
+        ("generated".to_string(), share(&|c| c == Category::Generated)),
+        ("runtime".to_string(), share(&|c| !c.is_noise())),
+    ];
+    let noisy_paths: Vec<&str> = top
+        .iter()
+        .zip(&categories)
+        .filter(|(_, c)| c.is_noise())
+        .map(|(h, _)| h.file.as_str())
+        .collect();
+    let has_dir = |p: &str, dir: &str| p.split('/').rev().skip(1).any(|d| d == dir);
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let rules: [(&str, &dyn Fn(&str) -> bool); 6] = [
+        ("**/*.test.*", &|p| name(p).contains(".test.")),
+        ("**/*.spec.*", &|p| name(p).contains(".spec.")),
+        ("**/__tests__/**", &|p| has_dir(p, "__tests__")),
+        ("**/__fixtures__/**", &|p| has_dir(p, "__fixtures__")),
+        ("**/fixtures/**", &|p| has_dir(p, "fixtures")),
+        ("coverage/**", &|p| p.starts_with("coverage/")),
+    ];
+    let suggested = rules
+        .iter()
+        .filter(|(_, applies)| noisy_paths.iter().any(|p| applies(p)))
+        .map(|(pattern, _)| pattern.to_string())
+        .collect();
+    Some(NoiseReport {
+        top_k: top.len(),
+        ratios,
+        suggested_ignore_patterns: suggested,
+    })
+}

@@ -1,0 +1,125 @@
+//! Small shared helpers: hashing to short hex ids, wall-clock time, ISO-8601 formatting, and
+//! atomic file replacement.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// The first 16 hex characters of the sha256 of `bytes`.
+pub fn hash16(bytes: &[u8]) -> String {
+    hex_prefix(&Sha256::digest(bytes), 16)
+}
+
+/// The first `n` hex characters of the sha256 of the parts joined with NUL separators.
+pub fn hash_parts(parts: &[&str], n: usize) -> String {
+    let mut h = Sha256::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h.update([0u8]);
+        }
+        h.update(p.as_bytes());
+    }
+    hex_prefix(&h.finalize(), n)
+}
+
+fn hex_prefix(digest: &[u8], n: usize) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(n);
+    for b in digest {
+        if s.len() >= n {
+            break;
+        }
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s.truncate(n);
+    s
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Milliseconds since the epoch of a `SystemTime` (0 before the epoch).
+pub fn system_time_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Formats epoch milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let millis = ms % 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    // Civil-from-days (proleptic Gregorian), after Howard Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename,
+/// then fsync of the directory. Readers see the old content or the new, never a mix.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}-{}", std::process::id(), now_ms()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+        f.write_all(bytes).map_err(|e| Error::io("write", &tmp, e))?;
+        f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io("rename", path, e))?;
+        sync_dir(dir);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Best-effort fsync of a directory so a rename inside it is durable.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso8601(1_795_305_600_000), "2026-11-21T00:00:00.000Z");
+    }
+
+    #[test]
+    fn hashes_are_short_hex() {
+        assert_eq!(hash16(b"abc"), "ba7816bf8f01cfea");
+        assert_eq!(hash_parts(&["a", "b"], 8).len(), 8);
+        assert_ne!(hash_parts(&["ab", ""], 16), hash_parts(&["a", "b"], 16));
+    }
+}

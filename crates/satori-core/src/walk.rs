@@ -1,0 +1,392 @@
+//! File discovery: which files of a codebase get indexed.
+//!
+//! Honours `.gitignore` (also outside git repositories), `.satoriignore`, the user's
+//! `ignorePatterns`, and a built-in list of things no one wants in a code index (VCS
+//! directories, dependencies, build outputs, lockfiles, minified bundles, binaries, huge files).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ignore::WalkState;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::overrides::OverrideBuilder;
+
+use crate::lang::Language;
+use crate::util::system_time_ms;
+use crate::{Error, Result};
+
+/// Directory names never descended into.
+pub const DEFAULT_EXCLUDED_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    ".satori",
+    "node_modules",
+    "bower_components",
+    "target",
+    "dist",
+    "build",
+    "out",
+    "coverage",
+    ".nyc_output",
+    ".next",
+    ".nuxt",
+    ".cache",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".tox",
+    ".venv",
+    "venv",
+    ".gradle",
+    ".idea",
+    ".vscode",
+];
+
+/// File patterns never indexed (gitignore syntax).
+pub const DEFAULT_EXCLUDED_FILES: &[&str] = &[
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "*.bundle.js",
+    "*.chunk.js",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "Cargo.lock",
+    "poetry.lock",
+    "Pipfile.lock",
+    "composer.lock",
+    "Gemfile.lock",
+    "go.sum",
+    "*.lock",
+    ".env",
+    ".env.*",
+    "*.log",
+];
+
+/// Files larger than this are skipped (generated data, vendored bundles).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Options of one walk.
+#[derive(Debug, Clone, Default)]
+pub struct WalkOptions {
+    /// Extra extensions to index as plain text (`.vue`, `proto`); with or without the dot.
+    pub custom_extensions: Vec<String>,
+    /// Extra gitignore-syntax patterns, relative to the root.
+    pub ignore_patterns: Vec<String>,
+    /// Size cap in bytes; `0` means [`DEFAULT_MAX_FILE_BYTES`].
+    pub max_file_bytes: u64,
+}
+
+/// A file chosen for indexing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Root-relative path with `/` separators.
+    pub rel_path: String,
+    pub abs_path: PathBuf,
+    pub language: Language,
+    pub size: u64,
+    pub mtime_ms: u64,
+}
+
+/// What a walk found, sorted by path, plus what it skipped and why (partial success is data).
+#[derive(Debug, Clone, Default)]
+pub struct WalkReport {
+    pub files: Vec<SourceFile>,
+    /// `(path, reason)` for files passed over for size or unreadability.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Lists the indexable files under `root`, sorted by relative path.
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
+    if !root.exists() {
+        return Err(Error::NotFound(root.to_path_buf()));
+    }
+    if !root.is_dir() {
+        return Err(Error::NotADirectory(root.to_path_buf()));
+    }
+    let max_bytes = if opts.max_file_bytes == 0 {
+        DEFAULT_MAX_FILE_BYTES
+    } else {
+        opts.max_file_bytes
+    };
+    let custom: Vec<String> = opts
+        .custom_extensions
+        .iter()
+        .map(|e| e.trim().trim_start_matches('.').to_ascii_lowercase())
+        .filter(|e| !e.is_empty())
+        .collect();
+    let user_ignore = user_ignore_matcher(root, &opts.ignore_patterns)?;
+
+    let mut overrides = OverrideBuilder::new(root);
+    for dir in DEFAULT_EXCLUDED_DIRS {
+        add_override(&mut overrides, &format!("!**/{dir}/"))?;
+    }
+    for file in DEFAULT_EXCLUDED_FILES {
+        add_override(&mut overrides, &format!("!{file}"))?;
+    }
+    let overrides = overrides.build().map_err(|e| Error::Pattern {
+        pattern: "<default excludes>".into(),
+        reason: e.to_string(),
+    })?;
+
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .hidden(true)
+        .parents(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .ignore(false)
+        .add_custom_ignore_filename(".satoriignore")
+        .overrides(overrides)
+        .follow_links(false)
+        .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(8));
+
+    let found: Mutex<WalkReport> = Mutex::new(WalkReport::default());
+    builder.build_parallel().run(|| {
+        let found = &found;
+        let custom = &custom;
+        let user_ignore = &user_ignore;
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            let Some(ft) = entry.file_type() else {
+                return WalkState::Continue;
+            };
+            let path = entry.path();
+            let Ok(rel) = path.strip_prefix(root) else {
+                return WalkState::Continue;
+            };
+            let rel_path = to_slash(rel);
+            if rel_path.is_empty() {
+                return WalkState::Continue;
+            }
+            if user_ignore
+                .matched_path_or_any_parents(rel, ft.is_dir())
+                .is_ignore()
+            {
+                return if ft.is_dir() {
+                    WalkState::Skip
+                } else {
+                    WalkState::Continue
+                };
+            }
+            if !ft.is_file() {
+                return WalkState::Continue;
+            }
+            let Some(language) = detect_language(&rel_path, custom) else {
+                return WalkState::Continue;
+            };
+            let meta = match entry.metadata() {
+                Ok(m) => m,
+                Err(e) => {
+                    push_skip(found, rel_path, format!("unreadable: {e}"));
+                    return WalkState::Continue;
+                }
+            };
+            if meta.len() > max_bytes {
+                push_skip(found, rel_path, format!("larger than {max_bytes} bytes"));
+                return WalkState::Continue;
+            }
+            let file = SourceFile {
+                rel_path,
+                abs_path: path.to_path_buf(),
+                language,
+                size: meta.len(),
+                mtime_ms: meta.modified().map(system_time_ms).unwrap_or(0),
+            };
+            if let Ok(mut f) = found.lock() {
+                f.files.push(file);
+            }
+            WalkState::Continue
+        })
+    });
+    let mut report = found.into_inner().unwrap_or_default();
+    report.files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    report.skipped.sort();
+    Ok(report)
+}
+
+/// Reads a file chosen by [`walk`] as text. Returns `None` for binary or minified content,
+/// which is skipped rather than indexed.
+pub fn read_text(path: &Path) -> Result<Option<String>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    if looks_binary(&bytes) {
+        return Ok(None);
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    if looks_minified(&text) {
+        return Ok(None);
+    }
+    Ok(Some(text))
+}
+
+/// True when the first 8 KiB contain a NUL byte (the heuristic git uses).
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8192)].contains(&0)
+}
+
+/// True for machine-written one-liners: long files whose lines average over 300 characters.
+fn looks_minified(text: &str) -> bool {
+    if text.len() < 4096 {
+        return false;
+    }
+    let lines = text.lines().count().max(1);
+    text.len() / lines > 300
+}
+
+fn detect_language(rel_path: &str, custom: &[String]) -> Option<Language> {
+    if let Some(lang) = Language::from_path(rel_path) {
+        return Some(lang);
+    }
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
+    custom.iter().any(|c| *c == ext).then_some(Language::Text)
+}
+
+fn user_ignore_matcher(root: &Path, patterns: &[String]) -> Result<Gitignore> {
+    let mut b = GitignoreBuilder::new(root);
+    for p in patterns {
+        let p = p.trim();
+        if p.is_empty() {
+            continue;
+        }
+        b.add_line(None, p).map_err(|e| Error::Pattern {
+            pattern: p.to_string(),
+            reason: e.to_string(),
+        })?;
+    }
+    b.build().map_err(|e| Error::Pattern {
+        pattern: patterns.join(", "),
+        reason: e.to_string(),
+    })
+}
+
+fn add_override(b: &mut OverrideBuilder, glob: &str) -> Result<()> {
+    b.add(glob).map(|_| ()).map_err(|e| Error::Pattern {
+        pattern: glob.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+fn push_skip(found: &Mutex<WalkReport>, path: String, reason: String) {
+    if let Ok(mut f) = found.lock() {
+        f.skipped.push((path, reason));
+    }
+}
+
+/// Converts a relative path to a `/`-separated string.
+pub fn to_slash(rel: &Path) -> String {
+    let mut s = String::new();
+    for (i, c) in rel.components().enumerate() {
+        if i > 0 {
+            s.push('/');
+        }
+        s.push_str(&c.as_os_str().to_string_lossy());
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, body: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+
+    #[track_caller]
+    fn check(files: &[(&str, &str)], opts: WalkOptions, expect: &[&str]) {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, body) in files {
+            write(dir.path(), rel, body);
+        }
+        let got: Vec<String> = walk(dir.path(), &opts)
+            .unwrap()
+            .files
+            .into_iter()
+            .map(|f| f.rel_path)
+            .collect();
+        assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn default_excludes_and_ignore_files() {
+        check(
+            &[
+                ("src/main.rs", "fn main() {}"),
+                ("node_modules/x/index.js", "x"),
+                ("target/debug/a.rs", "x"),
+                ("web/app.min.js", "x"),
+                ("Cargo.lock", "x"),
+                ("image.png", "x"),
+                (".hidden/a.rs", "x"),
+                ("gen/skip.py", "x"),
+                ("docs/guide.md", "# Guide"),
+                (".gitignore", "gen/\n"),
+                ("lib/secret.ts", "x"),
+                (".satoriignore", "lib/secret.ts\n"),
+            ],
+            WalkOptions::default(),
+            &["docs/guide.md", "src/main.rs"],
+        );
+    }
+
+    #[test]
+    fn custom_extensions_and_patterns() {
+        check(
+            &[
+                ("a.vue", "<template/>"),
+                ("b.proto", "message X {}"),
+                ("src/keep.rs", "x"),
+                ("src/drop_me.rs", "x"),
+            ],
+            WalkOptions {
+                custom_extensions: vec![".proto".into()],
+                ignore_patterns: vec!["src/drop_*".into()],
+                ..Default::default()
+            },
+            &["a.vue", "b.proto", "src/keep.rs"],
+        );
+    }
+
+    #[test]
+    fn size_cap_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "big.rs", &"x".repeat(200));
+        let r = walk(
+            dir.path(),
+            &WalkOptions {
+                max_file_bytes: 100,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(r.files.is_empty());
+        assert_eq!(r.skipped.len(), 1);
+    }
+
+    #[test]
+    fn missing_root_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = walk(&dir.path().join("nope"), &WalkOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)));
+    }
+
+    #[test]
+    fn binary_and_minified() {
+        assert!(looks_binary(b"abc\0def"));
+        assert!(!looks_binary(b"plain text"));
+        assert!(looks_minified(&"a".repeat(5000)));
+        assert!(!looks_minified(&"line\n".repeat(2000)));
+    }
+}

@@ -1,0 +1,457 @@
+//! End-to-end tests of a generation: write a small multi-language corpus (hand-chunked, so
+//! these tests do not depend on the chunker), open it, and check what searches return.
+//!
+//! The corpus lives in `tests/fixtures/search/corpus/`; `tests/fixtures/search/chunks.json`
+//! gives each file's chunks (line span, symbol, defined names, breadcrumbs).
+
+use std::path::{Path, PathBuf};
+
+use satori_core::chunk::{Chunk, ChunkedFile, Symbol, SymbolKind};
+use satori_core::lang::Language;
+use satori_core::lexical::{FileRecord, Generation, GenerationStats, GenerationWriter};
+use satori_core::search::{GroupBy, ResultMode, Scope, SearchOutcome, SearchRequest};
+use satori_core::util::{hash16, hash_parts};
+use serde::Deserialize;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/search")
+}
+
+#[derive(Deserialize)]
+struct ChunkSpec {
+    lines: [u32; 2],
+    sym: Option<SymSpec>,
+    #[serde(default)]
+    defines: Vec<String>,
+    #[serde(default)]
+    breadcrumbs: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct SymSpec {
+    kind: SymbolKind,
+    name: String,
+    label: String,
+    span: Option<[u32; 2]>,
+    #[serde(default)]
+    scope: Vec<String>,
+}
+
+/// The corpus as the engine would hand it to the writer, in file-path order.
+fn corpus() -> Vec<(FileRecord, ChunkedFile)> {
+    let specs: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("chunks.json")).unwrap())
+            .unwrap();
+    let mut out = Vec::new();
+    for (path, chunks) in specs {
+        let chunks: Vec<ChunkSpec> = serde_json::from_value(chunks).unwrap();
+        let text = std::fs::read_to_string(fixtures().join("corpus").join(&path)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let language = Language::from_path(&path).unwrap_or(Language::Text);
+        let mut chunked = ChunkedFile::default();
+        for spec in chunks {
+            let [start, end] = spec.lines;
+            let content = lines[start as usize - 1..end as usize].join("\n");
+            let symbol = spec.sym.map(|s| {
+                let [ss, se] = s.span.unwrap_or(spec.lines);
+                Symbol {
+                    id: format!("sym_{}", hash_parts(&[&path, &s.name, s.kind.id()], 16)),
+                    name: s.name,
+                    label: s.label,
+                    kind: s.kind,
+                    start_line: ss,
+                    end_line: se,
+                    scope: s.scope,
+                }
+            });
+            if let Some(sym) = &symbol
+                && !chunked.symbols.contains(sym)
+            {
+                chunked.symbols.push(sym.clone());
+            }
+            chunked.chunks.push(Chunk {
+                file: path.clone(),
+                language,
+                start_line: start,
+                end_line: end,
+                content_hash: hash16(content.as_bytes()),
+                content,
+                symbol,
+                defines: spec.defines,
+                breadcrumbs: spec.breadcrumbs,
+            });
+        }
+        let record = FileRecord {
+            path: path.clone(),
+            language,
+            size: text.len() as u64,
+            mtime_ms: 1_700_000_000_000,
+            indexed_at_ms: 1_700_000_100_000,
+        };
+        out.push((record, chunked));
+    }
+    out.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    out
+}
+
+/// Writes the corpus (in the given file order) into a fresh generation directory.
+fn build(dir: &Path, files: &[(FileRecord, ChunkedFile)]) -> GenerationStats {
+    let mut writer = GenerationWriter::create(dir).unwrap();
+    for (record, chunked) in files {
+        writer.add_file(record, chunked).unwrap();
+    }
+    writer.finish().unwrap()
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    generation: Generation,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = build(dir.path(), &corpus());
+    assert_eq!(stats, GenerationStats { files: 17, chunks: 26 });
+    let generation = Generation::open(dir.path()).unwrap();
+    assert_eq!(generation.stats(), stats);
+    assert!(!dir.path().join("vectors").exists(), "vectors/ is reserved, not created");
+    Fixture {
+        _dir: dir,
+        generation,
+    }
+}
+
+fn req(query: &str) -> SearchRequest {
+    SearchRequest {
+        query: query.to_string(),
+        limit: 10,
+        ..SearchRequest::default()
+    }
+}
+
+/// A compact, stable rendering of an outcome: one line per hit.
+fn render(outcome: &SearchOutcome) -> String {
+    let mut out = String::new();
+    for (i, h) in outcome.hits.iter().enumerate() {
+        out.push_str(&format!(
+            "{:>2}. {}:{}-{} {} x{} {:.3}\n",
+            i + 1,
+            h.file,
+            h.start_line,
+            h.end_line,
+            h.symbol.as_ref().map_or("-", |s| s.name.as_str()),
+            h.collapsed_chunk_count,
+            h.score,
+        ));
+    }
+    if !outcome.warnings.is_empty() {
+        out.push_str(&format!("warnings: {}\n", outcome.warnings.join(", ")));
+    }
+    if let Some(noise) = &outcome.noise {
+        out.push_str(&format!(
+            "noise: top {} {:?} suggest {:?}\n",
+            noise.top_k, noise.ratios, noise.suggested_ignore_patterns
+        ));
+    }
+    let d = &outcome.diagnostics;
+    out.push_str(&format!(
+        "kind={} candidates={} after_filters={} filters={:?}\n",
+        d.query_kind, d.candidates, d.after_filters, d.filter_counts
+    ));
+    out
+}
+
+/// Runs `request`, checks that the top hits are `expected_top` (as `file` or
+/// `file#symbol`), and snapshots the whole outcome under `name`.
+#[track_caller]
+fn check(f: &Fixture, name: &str, request: SearchRequest, expected_top: &[&str]) -> SearchOutcome {
+    let outcome = f.generation.search(&request).unwrap();
+    let got: Vec<String> = outcome
+        .hits
+        .iter()
+        .take(expected_top.len())
+        .map(|h| match (&h.symbol, expected_top.iter().any(|e| e.contains('#'))) {
+            (Some(s), true) => format!("{}#{}", h.file, s.name),
+            _ => h.file.clone(),
+        })
+        .collect();
+    assert_eq!(got, expected_top, "{name}:\n{}", render(&outcome));
+    insta::assert_snapshot!(name, render(&outcome));
+    outcome
+}
+
+#[test]
+fn ranking() {
+    let f = fixture();
+    // The definition beats the handlers that call it many times.
+    let o = check(&f, "identifier_definition_first", req("getUserById"), &[
+        "src/users/repository.ts#getUserById",
+        "src/api/handlers.ts#handleGetUser",
+    ]);
+    assert_eq!(o.diagnostics.query_kind, "identifier");
+    // snake_case and camelCase spellings of one name meet.
+    check(&f, "identifier_snake_variant", req("get_user_by_id"), &[
+        "src/users/repository.ts#getUserById",
+    ]);
+    check(&f, "identifier_rust", req("parse_header"), &[
+        "crates/parser/src/header.rs#parse_header",
+    ]);
+    check(&f, "qualified_identifier", req("Server::HandleLogin"), &[
+        "go/server/server.go#HandleLogin",
+    ]);
+    let o = check(&f, "natural_language", req("how are failed requests retried with exponential backoff"), &[
+        "src/net/retry.py#retry_with_backoff",
+    ]);
+    assert_eq!(o.diagnostics.query_kind, "natural_language");
+    check(&f, "natural_language_session", req("extend session expiry"), &[
+        "src/auth/session.ts#refreshSession",
+    ]);
+    // The vendored copy is demoted below the project's own function.
+    check(&f, "vendored_demoted", req("debounce"), &[
+        "src/utils/debounce.ts",
+        "vendor/lodash/debounce.js",
+    ]);
+}
+
+#[test]
+fn scopes() {
+    let f = fixture();
+    let o = check(&f, "scope_runtime", req("retry_with_backoff"), &["src/net/retry.py"]);
+    assert!(o.hits.iter().all(|h| !h.file.starts_with("tests/") && !h.file.ends_with(".md")));
+    let o = check(
+        &f,
+        "scope_mixed",
+        SearchRequest {
+            scope: Scope::Mixed,
+            ..req("retry_with_backoff")
+        },
+        &["src/net/retry.py"],
+    );
+    assert!(o.hits.iter().any(|h| h.file == "tests/test_retry.py"));
+    let o = check(
+        &f,
+        "scope_docs",
+        SearchRequest {
+            scope: Scope::Docs,
+            ..req("retry policy backoff")
+        },
+        &["docs/retries.md"],
+    );
+    assert!(
+        o.hits
+            .iter()
+            .all(|h| h.file.starts_with("docs/") || h.file.starts_with("tests/")),
+        "{}",
+        render(&o)
+    );
+}
+
+#[test]
+fn operators() {
+    let f = fixture();
+    check(&f, "op_lang", req("lang:py retry"), &["src/net/retry.py"]);
+    let o = f.generation.search(&req("lang:py retry")).unwrap();
+    assert!(o.hits.iter().all(|h| h.language == Language::Python));
+    let o = check(&f, "op_path", req("path:src/net/** client"), &["src/net/http_client.py"]);
+    assert!(o.hits.iter().all(|h| h.file.starts_with("src/net/")));
+    let o = check(&f, "op_not_path", req("-path:src/net/ retry"), &["examples/retry_example.py"]);
+    assert!(o.hits.iter().all(|h| !h.file.starts_with("src/net/")));
+    let o = check(&f, "op_must", req("must:transport retry"), &["src/net/http_client.py"]);
+    assert_eq!(o.hits.len(), 1, "{}", render(&o));
+    let o = check(&f, "op_exclude", req("exclude:jitter retry backoff"), &["src/net/http_client.py"]);
+    assert!(o.hits.iter().all(|h| h.file != "src/net/retry.py" || h.start_line != 14));
+    check(&f, "op_must_unsatisfied", req("must:nonexistenttoken retry"), &[]);
+    check(&f, "op_unknown_lang", req("lang:klingon lang:ts session"), &["src/auth/session.ts"]);
+    // Operator-only: everything under the path, in path order.
+    let o = check(&f, "op_only_path", req("path:crates/"), &[
+        "crates/parser/src/header.rs",
+        "crates/parser/src/header.rs",
+        "crates/parser/src/lib.rs",
+    ]);
+    assert_eq!(o.diagnostics.query_kind, "empty");
+    check(&f, "op_only_exclude", req("exclude:x"), &[]);
+}
+
+#[test]
+fn grouping_and_raw() {
+    let f = fixture();
+    // The two chunks of retry_with_backoff fold into one group spanning the symbol.
+    let o = check(&f, "grouped_symbol", req("retry_with_backoff attempts delay"), &["src/net/retry.py"]);
+    let top = &o.hits[0];
+    assert_eq!((top.start_line, top.end_line, top.collapsed_chunk_count), (14, 22, 2));
+    assert!(top.group_id.starts_with("sym_"));
+    assert!(top.language_has_symbols);
+    assert!(top.text.lines().count() <= 8 && top.text.chars().count() <= 400);
+    assert!(top.text.contains("retry_with_backoff"), "{}", top.text);
+    // Grouping by file: one group per file.
+    let o = check(
+        &f,
+        "grouped_file",
+        SearchRequest {
+            group_by: GroupBy::File,
+            ..req("retry_with_backoff attempts delay")
+        },
+        &["src/net/retry.py", "src/net/http_client.py"],
+    );
+    assert_eq!(o.hits[0].collapsed_chunk_count, 3);
+    let mut files: Vec<&str> = o.hits.iter().map(|h| h.file.as_str()).collect();
+    files.dedup();
+    assert_eq!(files.len(), o.hits.len());
+    // Raw chunks: content, chunk spans, file saturation (scores of one file decay).
+    let o = check(
+        &f,
+        "raw",
+        SearchRequest {
+            result_mode: ResultMode::Raw,
+            debug: true,
+            ..req("retry_with_backoff attempts delay")
+        },
+        &["src/net/retry.py"],
+    );
+    assert!(o.hits.iter().all(|h| h.collapsed_chunk_count == 1));
+    assert!(o.hits[0].text.starts_with("def retry_with_backoff"), "{}", o.hits[0].text);
+    let c = o.hits[0].components.as_ref().unwrap();
+    assert_eq!(c.category, "runtime");
+    assert_eq!(c.definition_boost, 1.0);
+    assert!(o.hits.iter().filter(|h| h.file == "src/net/retry.py").count() >= 2);
+}
+
+#[test]
+fn diversity_caps() {
+    let f = fixture();
+    // Three matching symbols in src/net/retry.py and repository.ts each: at most two
+    // groups per file while other files can fill the page.
+    let o = f
+        .generation
+        .search(&SearchRequest {
+            limit: 3,
+            ..req("users email session")
+        })
+        .unwrap();
+    let mut per_file = std::collections::BTreeMap::new();
+    for h in &o.hits {
+        *per_file.entry(h.file.clone()).or_insert(0) += 1;
+    }
+    assert!(per_file.values().all(|&n| n <= 2), "{}", render(&o));
+    // A page that only one file can fill relaxes the cap once, to three.
+    let o = check(
+        &f,
+        "relaxed_cap",
+        SearchRequest {
+            limit: 5,
+            ..req("path:src/auth/** path:src/users/repository.ts session user")
+        },
+        &[],
+    );
+    assert!(o.hits.len() <= 4);
+}
+
+#[test]
+fn changed_files_and_prefix() {
+    let f = fixture();
+    let base = f.generation.search(&req("debounce")).unwrap();
+    assert_eq!(base.hits[0].file, "src/utils/debounce.ts");
+    let o = check(
+        &f,
+        "path_prefix",
+        SearchRequest {
+            path_prefix: Some("vendor/".into()),
+            ..req("debounce")
+        },
+        &["vendor/lodash/debounce.js"],
+    );
+    assert_eq!(o.hits.len(), 1);
+    // The changed-files boost is mild: ×1.1 on the changed file only.
+    let o = f
+        .generation
+        .search(&SearchRequest {
+            changed_files: Some(vec!["vendor/lodash/debounce.js".into()]),
+            debug: true,
+            ..req("debounce")
+        })
+        .unwrap();
+    let vendored = o.hits.iter().find(|h| h.file.starts_with("vendor/")).unwrap();
+    assert_eq!(vendored.components.as_ref().unwrap().changed_multiplier, 1.1);
+    let before = base.hits.iter().find(|h| h.file.starts_with("vendor/")).unwrap();
+    assert!((vendored.score / before.score - 1.1).abs() < 1e-4);
+    // Above 50 changed files the boost is off.
+    let many: Vec<String> = (0..51).map(|i| format!("f{i}")).chain(["vendor/lodash/debounce.js".into()]).collect();
+    let o = f
+        .generation
+        .search(&SearchRequest {
+            changed_files: Some(many),
+            ..req("debounce")
+        })
+        .unwrap();
+    assert_eq!(o, base);
+}
+
+#[test]
+fn noise_report() {
+    let f = fixture();
+    let o = check(
+        &f,
+        "noise",
+        SearchRequest {
+            scope: Scope::Docs,
+            ..req("users email")
+        },
+        &[],
+    );
+    let noise = o.noise.expect("tests and fixtures dominate");
+    assert_eq!(
+        noise.suggested_ignore_patterns,
+        ["**/*.test.*", "**/fixtures/**"]
+    );
+    assert!(f.generation.search(&req("getUserById")).unwrap().noise.is_none());
+}
+
+#[test]
+fn deterministic_and_order_independent() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = corpus();
+    files.reverse();
+    build(dir.path(), &files);
+    let reversed = Generation::open(dir.path()).unwrap();
+    for q in [
+        "getUserById",
+        "retry backoff",
+        "users email session",
+        "path:src/",
+        "must:session user",
+    ] {
+        for mode in [ResultMode::Grouped, ResultMode::Raw] {
+            let r = SearchRequest {
+                result_mode: mode,
+                scope: Scope::Mixed,
+                debug: true,
+                ..req(q)
+            };
+            let a = f.generation.search(&r).unwrap();
+            let mut b = f.generation.search(&r).unwrap();
+            assert_eq!(a, b, "same query twice: {q}");
+            b = reversed.search(&r).unwrap();
+            // Candidate ranks follow the index's internal doc order; everything else matches.
+            let strip = |mut o: SearchOutcome| {
+                for h in &mut o.hits {
+                    if let Some(c) = &mut h.components {
+                        c.lexical_rank = 0;
+                    }
+                }
+                o
+            };
+            assert_eq!(strip(a), strip(b), "other write order: {q}");
+        }
+    }
+}
+
+#[test]
+fn open_rejects_a_damaged_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &corpus());
+    std::fs::write(dir.path().join("chunks.json"), b"{\"version\":1,\"files\":[],\"chunks\":[]}").unwrap();
+    assert!(Generation::open(dir.path()).is_err());
+    std::fs::write(dir.path().join("chunks.json"), b"not json").unwrap();
+    assert!(Generation::open(dir.path()).is_err());
+}

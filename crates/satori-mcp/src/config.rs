@@ -1,0 +1,93 @@
+//! Server configuration read once from the environment.
+
+use std::path::PathBuf;
+
+use crate::guard::GuardMode;
+
+/// `SATORI_RUN_MODE`: a long-running agent server, or the on-demand child of `satori-cli`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    Mcp,
+    Cli,
+}
+
+/// Everything the server reads from its environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub run_mode: RunMode,
+    pub guard: GuardMode,
+    /// `SATORI_HOME` (default `~/.satori`).
+    pub home: PathBuf,
+    /// `READ_FILE_MAX_LINES` (default 1000).
+    pub read_max_lines: usize,
+    /// `SATORI_READ_ANY_FILE=true` lifts the confinement of `read_file` to tracked roots.
+    pub read_any_file: bool,
+    /// `SATORI_SYNC_THRESHOLD_MS`: a search re-checks the tree when the last check is older
+    /// (default 3 minutes).
+    pub sync_threshold_ms: u64,
+}
+
+/// A configuration value that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid {name}='{value}': {expected}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub value: String,
+    pub expected: &'static str,
+}
+
+impl Config {
+    /// Reads the configuration; unknown values are errors, not silent defaults.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let run_mode = match var("SATORI_RUN_MODE").as_deref().map(str::trim) {
+            None | Some("mcp") => RunMode::Mcp,
+            Some("cli") => RunMode::Cli,
+            Some(other) => {
+                return Err(ConfigError {
+                    name: "SATORI_RUN_MODE",
+                    value: other.into(),
+                    expected: "expected 'mcp' or 'cli'",
+                });
+            }
+        };
+        let guard = match run_mode {
+            // A long-running server keeps stray output visible on stderr.
+            RunMode::Mcp => GuardMode::Redirect,
+            RunMode::Cli => match var("SATORI_CLI_STDOUT_GUARD") {
+                None => GuardMode::Drop,
+                Some(v) => GuardMode::parse(&v).ok_or(ConfigError {
+                    name: "SATORI_CLI_STDOUT_GUARD",
+                    value: v,
+                    expected: "expected 'drop', 'redirect' or 'off'",
+                })?,
+            },
+        };
+        let read_max_lines = match var("READ_FILE_MAX_LINES") {
+            None => 1000,
+            Some(v) => v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or(ConfigError {
+                name: "READ_FILE_MAX_LINES",
+                value: v,
+                expected: "expected a positive integer",
+            })?,
+        };
+        let sync_threshold_ms = match var("SATORI_SYNC_THRESHOLD_MS") {
+            None => 180_000,
+            Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError {
+                name: "SATORI_SYNC_THRESHOLD_MS",
+                value: v,
+                expected: "expected a non-negative integer",
+            })?,
+        };
+        let read_any_file = var("SATORI_READ_ANY_FILE")
+            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"));
+        Ok(Config {
+            run_mode,
+            guard,
+            home: satori_core::layout::Home::from_env().root().to_path_buf(),
+            read_max_lines,
+            read_any_file,
+            sync_threshold_ms,
+        })
+    }
+}

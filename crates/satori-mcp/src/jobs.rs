@@ -1,0 +1,93 @@
+//! Background index builds of this process: one per codebase, with live progress and a
+//! cancel flag. Other processes see progress through the state file instead.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use satori_core::engine::{IndexJob, Progress};
+
+/// Live view of a running build.
+#[derive(Debug, Clone)]
+pub struct JobView {
+    pub progress: Progress,
+}
+
+#[derive(Default)]
+struct Running {
+    cancel: Option<Arc<AtomicBool>>,
+    progress: Option<Progress>,
+}
+
+/// The builds running in this process.
+#[derive(Default, Clone)]
+pub struct Jobs {
+    running: Arc<Mutex<HashMap<PathBuf, Running>>>,
+}
+
+impl Jobs {
+    /// Runs `job` on a blocking thread; progress is kept here until it ends.
+    pub fn spawn(&self, job: IndexJob) {
+        let root = job.root().to_path_buf();
+        {
+            let mut map = self.lock();
+            map.insert(
+                root.clone(),
+                Running {
+                    cancel: Some(job.cancel_flag()),
+                    progress: None,
+                },
+            );
+        }
+        let jobs = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let progress_root = root.clone();
+            let progress_jobs = jobs.clone();
+            let result = job.run(move |p| {
+                if let Some(r) = progress_jobs.lock().get_mut(&progress_root) {
+                    r.progress = Some(p.clone());
+                }
+            });
+            if let Err(e) = &result {
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!("satori: indexing '{}' failed: {e}\n", root.display()).as_bytes(),
+                );
+            }
+            jobs.lock().remove(&root);
+        });
+    }
+
+    /// The live progress of a build of `root` in this process.
+    pub fn view(&self, root: &Path) -> Option<JobView> {
+        self.lock().get(root).map(|r| JobView {
+            progress: r.progress.clone().unwrap_or(Progress {
+                phase: "scanning",
+                files_done: 0,
+                files_total: 0,
+                chunks: 0,
+                percentage: 0.0,
+            }),
+        })
+    }
+
+    /// Asks the build of `root` to stop; true if one was running here.
+    pub fn cancel(&self, root: &Path) -> bool {
+        match self.lock().get(root).and_then(|r| r.cancel.clone()) {
+            Some(flag) => {
+                flag.store(true, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn is_running(&self, root: &Path) -> bool {
+        self.lock().contains_key(root)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Running>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,157 @@
+//! The MCP face of the server: advertises the tools of `satori-protocol`, validates each call
+//! against its published schema, and routes it to a handler in `tools`.
+//!
+//! Error channels follow MCP's rule: a call the server understood but could not satisfy (bad
+//! arguments, missing index, unreadable file) is a tool result the caller reads; only an
+//! unknown tool is a protocol error.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use satori_core::engine::Engine;
+use satori_core::layout::{Fingerprint, Home};
+
+use crate::config::Config;
+use crate::jobs::Jobs;
+use crate::tools;
+
+/// Shared state of every request.
+pub(crate) struct Ctx {
+    pub engine: Arc<Engine>,
+    pub config: Config,
+    pub jobs: Jobs,
+}
+
+/// The Satori MCP server.
+#[derive(Clone)]
+pub struct SatoriServer {
+    ctx: Arc<Ctx>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl SatoriServer {
+    /// A server over the engine configured by `config`.
+    pub fn new(config: Config) -> SatoriServer {
+        let engine = Arc::new(Engine::new(
+            Home::new(config.home.clone()),
+            Fingerprint::embedded_default(),
+        ));
+        SatoriServer {
+            ctx: Arc::new(Ctx {
+                engine,
+                config,
+                jobs: Jobs::default(),
+            }),
+            tools: Arc::new(advertised_tools()),
+        }
+    }
+
+    /// Runs one tool call (the body of `tools/call`), for in-process callers and tests.
+    pub async fn call(&self, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+        crate::guard::stray_write_for_tests();
+        if !self.tools.iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool '{name}'; available: {}",
+                    self.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>().join(", ")
+                ),
+                None,
+            ));
+        }
+        let ctx = Arc::clone(&self.ctx);
+        let name = name.to_string();
+        // Engine work touches the filesystem and the index: keep it off the async workers.
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            let _enter = handle.enter();
+            tools::dispatch(&ctx, &name, args.as_ref())
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))
+    }
+}
+
+/// The tools of `satori-protocol` as rmcp values.
+fn advertised_tools() -> Vec<Tool> {
+    satori_protocol::tools()
+        .into_iter()
+        .map(|d| {
+            let schema: JsonObject = match d.input_schema {
+                serde_json::Value::Object(m) => m,
+                _ => JsonObject::new(),
+            };
+            Tool::new(d.name, d.description, Arc::new(schema))
+                .with_title(d.title)
+                .with_annotations(
+                    ToolAnnotations::with_title(d.title)
+                        .read_only(d.read_only)
+                        .destructive(d.name == satori_protocol::MANAGE_INDEX)
+                        .idempotent(d.idempotent)
+                        .open_world(false),
+                )
+        })
+        .collect()
+}
+
+impl ServerHandler for SatoriServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_server_info(Implementation::new("satori", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Local semantic code search. Index a repository once with manage_index \
+                 (action=create), then search_codebase with natural language or identifiers, \
+                 and read_file the spans it returns.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.call(&request.name, request.arguments)
+            .await
+            .map(CallToolResponse::from)
+    }
+}
+
+/// A result whose text is the pretty JSON of `value`, also given as `structuredContent`.
+pub(crate) fn envelope(value: serde_json::Value, is_error: bool) -> CallToolResult {
+    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+    let mut r = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    r.structured_content = Some(value);
+    r
+}
+
+/// A plain-text result.
+pub(crate) fn text(text: impl Into<String>, is_error: bool) -> CallToolResult {
+    let block = ContentBlock::text(text.into());
+    if is_error {
+        CallToolResult::error(vec![block])
+    } else {
+        CallToolResult::success(vec![block])
+    }
+}

@@ -1,0 +1,67 @@
+//! `list_codebases`: the tracked codebases by state, as fixed plain-text sections.
+
+use rmcp::model::CallToolResult;
+use satori_core::state::IndexState;
+use satori_protocol::ListCodebasesParams;
+
+use crate::server::{Ctx, text};
+
+pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult {
+    let states = match ctx.engine.states() {
+        Ok(s) => s,
+        Err(e) => return text(format!("Error: cannot read the index states: {e}"), true),
+    };
+    if states.is_empty() {
+        return text(
+            "No codebases are indexed yet. Index one with manage_index {\"action\":\"create\",\"path\":\"/absolute/path\"}.",
+            false,
+        );
+    }
+    let mut ready = Vec::new();
+    let mut indexing = Vec::new();
+    let mut reindex = Vec::new();
+    let mut failed = Vec::new();
+    for (root, st) in &states {
+        let path = root.to_string_lossy();
+        match st.state {
+            IndexState::Indexed | IndexState::SyncCompleted => {
+                ready.push(format!("- {path} ({} files, {} chunks)", st.files, st.chunks))
+            }
+            IndexState::Indexing => {
+                let pct = ctx
+                    .jobs
+                    .view(root)
+                    .map_or(st.percentage, |v| v.progress.percentage);
+                indexing.push(format!("- {path} ({pct:.0}%)"))
+            }
+            IndexState::RequiresReindex => reindex.push(format!(
+                "- {path} ({})",
+                st.reason.as_deref().unwrap_or("fingerprint_mismatch")
+            )),
+            IndexState::IndexFailed => failed.push(format!(
+                "- {path} ({})",
+                st.error_message.as_deref().unwrap_or("unknown error")
+            )),
+        }
+    }
+    let mut out = String::new();
+    for (title, items) in [
+        ("Ready", ready),
+        ("Indexing", indexing),
+        ("Requires Reindex", reindex),
+        ("Failed", failed),
+    ] {
+        if items.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("## {title}\n"));
+        for i in items {
+            out.push_str(&i);
+            out.push('\n');
+        }
+    }
+    text(out.trim_end().to_string(), false)
+}

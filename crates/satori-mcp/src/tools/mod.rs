@@ -1,0 +1,85 @@
+//! One handler per tool. Each parses its arguments through the contract (which yields the
+//! one-line invalid-arguments error), asks the engine, and shapes the envelope.
+
+mod list_codebases;
+mod manage_index;
+mod read_file;
+mod search;
+
+use std::path::{Path, PathBuf};
+
+use rmcp::model::{CallToolResult, JsonObject};
+use satori_protocol::{InvalidArguments, ToolParams};
+
+use crate::server::{Ctx, text};
+
+/// Routes a validated tool name to its handler.
+pub(crate) fn dispatch(ctx: &Ctx, name: &str, args: Option<&JsonObject>) -> CallToolResult {
+    match name {
+        satori_protocol::LIST_CODEBASES => with_args(name, args, |p| list_codebases::handle(ctx, p)),
+        satori_protocol::MANAGE_INDEX => with_args(name, args, |p| manage_index::handle(ctx, p)),
+        satori_protocol::SEARCH_CODEBASE => with_args(name, args, |p| search::handle(ctx, p)),
+        satori_protocol::READ_FILE => with_args(name, args, |p| read_file::handle(ctx, p)),
+        _ => text(format!("Error: unknown tool '{name}'."), true),
+    }
+}
+
+fn with_args<P: ToolParams>(
+    name: &str,
+    args: Option<&JsonObject>,
+    f: impl FnOnce(P) -> CallToolResult,
+) -> CallToolResult {
+    match satori_protocol::parse_tool_args::<P>(name, args) {
+        Ok(p) => f(p),
+        Err(e) => invalid(e),
+    }
+}
+
+/// The one-line invalid-arguments result.
+pub(crate) fn invalid(e: InvalidArguments) -> CallToolResult {
+    text(e.to_string(), true)
+}
+
+/// The one-line invalid-arguments result for a problem found by a handler.
+pub(crate) fn invalid_field(tool: &str, field: &str, problem: &str) -> CallToolResult {
+    text(
+        format!("Error: Invalid arguments for '{tool}'. {field}: {problem}"),
+        true,
+    )
+}
+
+/// Checks that `path` is absolute; the contract requires it so answers never depend on the
+/// server's working directory.
+pub(crate) fn require_absolute(tool: &str, path: &str) -> Result<PathBuf, CallToolResult> {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        Ok(normalize(p))
+    } else {
+        Err(invalid_field(
+            tool,
+            "path",
+            &format!("must be an absolute path, got '{path}'"),
+        ))
+    }
+}
+
+/// Resolves `.`/`..` lexically and drops a trailing separator (without touching the disk).
+pub(crate) fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The canonical form of an existing path, else its normalized form (a deleted directory can
+/// still be tracked).
+pub(crate) fn canonical_or_normal(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| normalize(p))
+}

@@ -1,0 +1,236 @@
+//! `read_file`: line ranges with a truncation hint, symbol opening, an annotated mode with
+//! the file's outline, confinement to tracked codebases, and binary refusal.
+
+
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+use satori_core::chunk::{ChunkOptions, Symbol, chunk_file};
+use satori_core::lang::Language;
+use satori_core::state::IndexState;
+use satori_protocol::{READ_FILE, ReadFileParams, ReadMode};
+
+use super::require_absolute;
+use crate::server::{Ctx, envelope, text};
+use crate::wire::{self, manage_hint, put};
+
+pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
+    let abs = match require_absolute(READ_FILE, &p.path) {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    let shown = wire::display(&abs);
+    if !abs.exists() {
+        return text(format!("Error: File '{shown}' not found."), true);
+    }
+    if !abs.is_file() {
+        return text(format!("Error: '{shown}' is not a file."), true);
+    }
+    let real = abs.canonicalize().unwrap_or_else(|_| abs.clone());
+    let owner = ctx.engine.find_root(&real).ok().flatten();
+    if owner.is_none() && !ctx.config.read_any_file {
+        return text(
+            format!(
+                "Error: '{shown}' is outside every indexed codebase, and read_file only reads inside them. Index its codebase with manage_index create, or start the server with SATORI_READ_ANY_FILE=true to read any file."
+            ),
+            true,
+        );
+    }
+    if let Some((root, st)) = &owner
+        && st.state == IndexState::Indexing
+        && !st.searchable_during_indexing
+    {
+        let root_shown = wire::display(root);
+        let pct = ctx.jobs.view(root).map_or(st.percentage, |v| v.progress.percentage);
+        return envelope(
+            json!({
+                "status": "not_ready",
+                "reason": "indexing",
+                "path": shown,
+                "codebaseRoot": root_shown,
+                "message": format!("'{root_shown}' is being indexed for the first time ({pct:.0}%); read again once it is ready."),
+                "hints": {"status": manage_hint("status", &root_shown)},
+                "indexing": {"progressPct": (pct * 10.0).round() / 10.0, "phase": st.phase},
+            }),
+            false,
+        );
+    }
+    let bytes = match std::fs::read(&real) {
+        Ok(b) => b,
+        Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
+    };
+    if satori_core::walk::looks_binary(&bytes) {
+        return text(
+            format!("Error: '{shown}' is a binary file ({} bytes); read_file returns text only.", bytes.len()),
+            true,
+        );
+    }
+    let content = String::from_utf8_lossy(&bytes);
+    let lines = split_lines(&content);
+    let rel = owner
+        .as_ref()
+        .and_then(|(root, _)| real.strip_prefix(root).ok())
+        .map(satori_core::walk::to_slash)
+        .unwrap_or_else(|| shown.clone());
+
+    // The file's outline, computed on the spot from its current text.
+    let language = Language::from_path(&rel);
+    let symbols: Option<Vec<Symbol>> = language
+        .map(|l| chunk_file(&rel, l, &content, &ChunkOptions::default()).symbols)
+        .filter(|s| !s.is_empty());
+
+    let (mut start, mut end) = (p.start_line, p.end_line);
+    if let Some(open) = &p.open_symbol {
+        if let Some(s) = open.start_line {
+            start = Some(s);
+            end = open.end_line.or(Some(s));
+        } else {
+            let candidates = symbols.as_deref().unwrap_or_default();
+            let matches: Vec<&Symbol> = candidates
+                .iter()
+                .filter(|s| open.symbol_id.as_ref().is_none_or(|id| *id == s.id))
+                .filter(|s| {
+                    open.symbol_label
+                        .as_ref()
+                        .is_none_or(|l| *l == s.label || *l == s.name)
+                })
+                .collect();
+            match matches.as_slice() {
+                [one] => {
+                    start = Some(one.start_line);
+                    end = Some(one.end_line);
+                }
+                [] => {
+                    return envelope(
+                        json!({
+                            "status": "not_found",
+                            "path": shown,
+                            "file": rel,
+                            "message": "No symbol in this file matches open_symbol; its id may be stale after an edit. Search again (or read with annotated mode) to get a fresh handle.",
+                        }),
+                        true,
+                    );
+                }
+                many => {
+                    return envelope(
+                        json!({
+                            "status": "ambiguous",
+                            "path": shown,
+                            "file": rel,
+                            "message": "Several symbols match open_symbol; pass the symbolId of the one you want.",
+                            "matches": many.iter().map(|s| symbol_json(s)).collect::<Vec<_>>(),
+                        }),
+                        true,
+                    );
+                }
+            }
+        }
+    }
+
+    let total = lines.len();
+    let max = ctx.config.read_max_lines;
+    let (from, to, truncated) = window(total, start, end, max);
+    let mut body = lines
+        .get(from.saturating_sub(1)..to.min(total))
+        .map(|l| l.join("\n"))
+        .unwrap_or_default();
+    if truncated {
+        body.push_str(&format!(
+            "\n\n(File truncated at line {to}. To read more, call read_file with path=\"{shown}\" and start_line={}.)",
+            to + 1
+        ));
+    }
+    match p.mode {
+        ReadMode::Plain => text(body, false),
+        ReadMode::Annotated => {
+            let (outline_status, outline) = match (&symbols, language) {
+                (Some(symbols), _) => {
+                    let in_window: Vec<Value> = symbols
+                        .iter()
+                        .filter(|s| s.end_line as usize >= from && s.start_line as usize <= to)
+                        .map(symbol_json)
+                        .collect();
+                    ("ok", json!({"symbols": in_window}))
+                }
+                (None, _) => ("unsupported", Value::Null),
+            };
+            let mut v = json!({
+                "path": shown,
+                "mode": "annotated",
+                "content": body,
+                "outlineStatus": outline_status,
+                "outline": outline,
+                "hasMore": to < total,
+                "span": {"startLine": from, "endLine": to, "totalLines": total},
+            });
+            if to < total {
+                put(&mut v, "hints", json!({"next": wire::read_hint(&shown, to as u32 + 1, (to + max).min(total) as u32)}));
+            }
+            envelope(v, false)
+        }
+    }
+}
+
+fn symbol_json(s: &Symbol) -> Value {
+    json!({
+        "symbolId": s.id,
+        "symbolLabel": s.label,
+        "kind": s.kind.id(),
+        "span": {"startLine": s.start_line, "endLine": s.end_line},
+    })
+}
+
+/// Lines split on `\n` or `\r\n`, a trailing empty line dropped.
+fn split_lines(content: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = content.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    lines
+}
+
+/// The 1-based inclusive window to return and whether it was cut by the line cap.
+/// No range: the first `max` lines; only start: `max` lines from it; only end: 1..end;
+/// both: as asked. Everything is clamped to the file.
+fn window(total: usize, start: Option<u32>, end: Option<u32>, max: usize) -> (usize, usize, bool) {
+    if total == 0 {
+        return (1, 0, false);
+    }
+    let from = start.map_or(1, |s| (s as usize).clamp(1, total));
+    let wanted_end = match (start, end) {
+        (_, Some(e)) => (e as usize).max(from),
+        (Some(_), None) | (None, None) => from + max - 1,
+    };
+    let explicit_end = end.is_some();
+    let to = wanted_end.min(total);
+    let truncated = !explicit_end && to < total;
+    (from, to, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(total: usize, start: Option<u32>, end: Option<u32>, expect: (usize, usize, bool)) {
+        assert_eq!(window(total, start, end, 10), expect);
+    }
+
+    #[test]
+    fn windows() {
+        check(5, None, None, (1, 5, false));
+        check(25, None, None, (1, 10, true));
+        check(25, Some(20), None, (20, 25, false));
+        check(25, Some(3), None, (3, 12, true));
+        check(25, None, Some(4), (1, 4, false));
+        check(25, Some(30), Some(40), (25, 25, false));
+        check(25, Some(5), Some(2), (5, 5, false));
+        check(0, None, None, (1, 0, false));
+    }
+
+    #[test]
+    fn crlf_lines() {
+        assert_eq!(split_lines("a\r\nb\r\n"), vec!["a", "b"]);
+        assert_eq!(split_lines("a\n\nb"), vec!["a", "", "b"]);
+    }
+}

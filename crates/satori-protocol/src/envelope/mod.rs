@@ -1,0 +1,270 @@
+//! The JSON the tools answer with: envelopes and the pieces they share.
+//!
+//! Field names are camelCase on the wire; optional fields are left out when empty so answers
+//! stay small (agents pay for every token). Every type also deserializes, because clients
+//! (`satori-cli`, the Node addon) read these envelopes back.
+
+mod manage_index;
+mod navigation;
+mod read_file;
+mod search;
+
+pub use manage_index::{
+    IndexStats, IndexStatus, ManageIndexEnvelope, Preflight, PreflightConfidence,
+    PreflightOutcome, Progress,
+};
+pub use navigation::{
+    CallGraphHint, CallGraphUnsupportedReason, NavigationContext, NavigationFallback, Outline,
+    OutlineSymbol, SymbolRef,
+};
+pub use read_file::{AnnotatedRead, IndexingProgress, OpenSymbolFailure, ReadFileNotReady};
+pub use search::{
+    ChunkResult, FreshnessDecision, FreshnessMode, GroupResult, NoiseMitigation, SearchEnvelope,
+    SearchHints, SearchResult, StalenessBucket,
+};
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::tools::manage_index::ManageAction;
+use crate::{FILE_OUTLINE, LIST_CODEBASES, MANAGE_INDEX, READ_FILE, SEARCH_CODEBASE};
+
+string_enum! {
+    /// Outcome of a tool call. Only `ok` means the request was carried out; clients branch on
+    /// the others (which come with `isError: false` unless the call itself failed).
+    pub enum Status {
+        Ok = "ok",
+        NotReady = "not_ready",
+        NotIndexed = "not_indexed",
+        RequiresReindex = "requires_reindex",
+        Blocked = "blocked",
+        Error = "error",
+        NotFound = "not_found",
+        Ambiguous = "ambiguous",
+        Unsupported = "unsupported",
+    }
+}
+
+string_enum! {
+    /// State of a codebase's index. `indexed` and `sync_completed` are searchable; `indexing` is
+    /// in progress; the rest need action. `not_indexed` is reported for untracked paths.
+    pub enum IndexState {
+        Indexing = "indexing",
+        Indexed = "indexed",
+        IndexFailed = "indexfailed",
+        SyncCompleted = "sync_completed",
+        RequiresReindex = "requires_reindex",
+        NotIndexed = "not_indexed",
+    }
+}
+
+impl IndexState {
+    /// Whether searches may run against an index in this state.
+    pub const fn is_searchable(self) -> bool {
+        matches!(self, Self::Indexed | Self::SyncCompleted)
+    }
+
+    /// Whether the state will not change without a new request (what a poller waits for).
+    pub const fn is_terminal(self) -> bool {
+        !matches!(self, Self::Indexing)
+    }
+}
+
+string_enum! {
+    /// Why an index is no longer usable with the running configuration.
+    pub enum ReindexReason {
+        FingerprintMismatch = "fingerprint_mismatch",
+        MissingFingerprint = "missing_fingerprint",
+        LegacyUnverifiedFingerprint = "legacy_unverified_fingerprint",
+    }
+}
+
+/// Stable `reason` strings of envelopes. Reasons are an open set (new ones may appear without
+/// breaking older clients), so envelopes carry them as strings; these are the known ones.
+pub mod reasons {
+    /// The codebase is being indexed.
+    pub const INDEXING: &str = "indexing";
+    /// The path is not inside any tracked codebase.
+    pub const NOT_INDEXED: &str = "not_indexed";
+    /// The index does not match the running embedding configuration.
+    pub const REQUIRES_REINDEX: &str = "requires_reindex";
+    /// A reindex was refused because only ignore rules changed.
+    pub const UNNECESSARY_REINDEX_IGNORE_ONLY: &str = "unnecessary_reindex_ignore_only";
+    /// The codebase is already indexed and `force` was not given.
+    pub const ALREADY_INDEXED: &str = "already_indexed";
+    /// The last indexing run failed.
+    pub const INDEX_FAILED: &str = "indexfailed";
+}
+
+/// Stable warning codes (`CODE` or `CODE:detail`).
+pub mod warnings {
+    /// A reindex was refused: only ignore rules changed.
+    pub const REINDEX_UNNECESSARY_IGNORE_ONLY: &str = "REINDEX_UNNECESSARY_IGNORE_ONLY";
+    /// The reindex preflight could not decide; the reindex went ahead.
+    pub const REINDEX_PREFLIGHT_UNKNOWN: &str = "REINDEX_PREFLIGHT_UNKNOWN";
+    /// The ignore-rule probe of the preflight failed.
+    pub const IGNORE_POLICY_PROBE_FAILED: &str = "IGNORE_POLICY_PROBE_FAILED";
+    /// No result satisfied every `must:` operator.
+    pub const FILTER_MUST_UNSATISFIED: &str = "FILTER_MUST_UNSATISFIED";
+    /// One retrieval pass failed (`SEARCH_PASS_FAILED:<pass>`); results may be degraded.
+    pub const SEARCH_PASS_FAILED: &str = "SEARCH_PASS_FAILED";
+    /// The reranker failed; the unreranked order was kept.
+    pub const RERANKER_FAILED: &str = "RERANKER_FAILED";
+    /// Some chunks of the file have no symbol identity (`OUTLINE_MISSING_SYMBOL_METADATA:<n>`).
+    pub const OUTLINE_MISSING_SYMBOL_METADATA: &str = "OUTLINE_MISSING_SYMBOL_METADATA";
+    /// The call-graph notes were cut to the limit.
+    pub const CALL_GRAPH_NOTES_TRUNCATED: &str = "CALL_GRAPH_NOTES_TRUNCATED";
+
+    /// `CODE:detail`.
+    pub fn with_detail(code: &str, detail: impl std::fmt::Display) -> String {
+        format!("{code}:{detail}")
+    }
+}
+
+/// Sorts and deduplicates warnings: the contract promises a sorted array, and the same
+/// condition found twice is still one warning.
+pub fn normalize_warnings(warnings: &mut Vec<String>) {
+    warnings.sort();
+    warnings.dedup();
+}
+
+/// [`normalize_warnings`] over any collection of warnings.
+pub fn sorted_warnings<I, S>(warnings: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut out: Vec<String> = warnings.into_iter().map(Into::into).collect();
+    normalize_warnings(&mut out);
+    out
+}
+
+/// An executable next step: call `tool` with `args` (a JSON object).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hint {
+    /// Tool to call.
+    pub tool: String,
+    /// Arguments to pass, ready to use.
+    pub args: Value,
+}
+
+/// Named next steps (`status`, `reindex`, `create`, `sync`, ...), sorted by name on the wire.
+pub type Hints = BTreeMap<String, Hint>;
+
+impl Hint {
+    /// `tool` with `args`.
+    pub fn new(tool: impl Into<String>, args: Value) -> Self {
+        Self {
+            tool: tool.into(),
+            args,
+        }
+    }
+
+    /// `manage_index {action, path}`.
+    pub fn manage_index(action: ManageAction, path: &str) -> Self {
+        Self::new(
+            MANAGE_INDEX,
+            json!({ "action": action.as_str(), "path": path }),
+        )
+    }
+
+    /// `read_file {path, start_line, end_line}` (`path` absolute).
+    pub fn read_file(path: &str, start_line: u32, end_line: u32) -> Self {
+        Self::new(
+            READ_FILE,
+            json!({ "path": path, "start_line": start_line, "end_line": end_line }),
+        )
+    }
+
+    /// `file_outline {path, file, start_line, end_line, resolveMode: "outline"}` (`path` is the
+    /// codebase root, `file` relative to it).
+    pub fn file_outline(path: &str, file: &str, start_line: u32, end_line: u32) -> Self {
+        Self::new(
+            FILE_OUTLINE,
+            json!({
+                "path": path,
+                "file": file,
+                "start_line": start_line,
+                "end_line": end_line,
+                "resolveMode": "outline",
+            }),
+        )
+    }
+
+    /// `search_codebase {path, query}`.
+    pub fn search_codebase(path: &str, query: &str) -> Self {
+        Self::new(SEARCH_CODEBASE, json!({ "path": path, "query": query }))
+    }
+
+    /// `list_codebases {}`.
+    pub fn list_codebases() -> Self {
+        Self::new(LIST_CODEBASES, Value::Object(Map::new()))
+    }
+}
+
+/// A line span, 1-based and inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Span {
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+}
+
+impl Span {
+    /// `start_line..=end_line`.
+    pub const fn new(start_line: u32, end_line: u32) -> Self {
+        Self {
+            start_line,
+            end_line,
+        }
+    }
+}
+
+/// Identity of what built an index. Two fingerprints must be equal for an index to be used;
+/// anything else means `requires_reindex`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fingerprint {
+    /// Embedding provider, e.g. `static`, `OpenAI`.
+    pub embedding_provider: String,
+    /// Model id (with a content hash for local models).
+    pub embedding_model: String,
+    /// Vector dimension.
+    pub embedding_dimension: u32,
+    /// Vector store implementation.
+    pub vector_backend: String,
+    /// Index schema version; older versions need a reindex.
+    pub schema_version: u32,
+}
+
+/// Fingerprint check reported with `requires_reindex` (and by `status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compatibility {
+    /// What the running server would build.
+    pub runtime_fingerprint: Fingerprint,
+    /// What the index was built with, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexed_fingerprint: Option<Fingerprint>,
+    /// Why the index cannot be used, when it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reindex_reason: Option<ReindexReason>,
+    /// Index state when the check ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_at_check: Option<IndexState>,
+}
+
+/// Counts of an incremental sync.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncStats {
+    /// Files new since the last sync.
+    pub added: u64,
+    /// Files gone since the last sync.
+    pub removed: u64,
+    /// Files changed since the last sync.
+    pub modified: u64,
+}
