@@ -202,7 +202,7 @@ async fn call(globals: &Globals, client: &mut Client, tool: &str, args: Map<Stri
             let text = |key: &str| env.get(key).and_then(Value::as_str).map(str::to_owned);
             satori_client::ToolError {
                 status: text("status").unwrap_or_else(|| "error".to_owned()),
-                reason: text("reason").or_else(|| state.clone()),
+                reason: text("reason"),
                 hint_status: None,
                 message: text("message").or_else(|| text("humanText")),
             }

@@ -98,7 +98,7 @@ mod tests {
             (ClientError::StartupTimeout(Duration::ZERO), "E_STARTUP_TIMEOUT", 3),
             (
                 ClientError::CallTimeout {
-                    method: "m".into(),
+                    what: "m".into(),
                     timeout: Duration::ZERO,
                 },
                 "E_CALL_TIMEOUT",

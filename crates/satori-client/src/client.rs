@@ -209,7 +209,7 @@ impl Client {
                 });
             }
             Err(_) => ClientError::CallTimeout {
-                method: method.to_owned(),
+                what: method.to_owned(),
                 timeout,
             },
             Ok(Err(other)) => ClientError::Protocol(format!("{method}: {other}")),

@@ -28,13 +28,14 @@ pub enum ClientError {
     #[error("server did not complete the MCP handshake within {} ms", .0.as_millis())]
     StartupTimeout(Duration),
 
-    /// A request (`tools/list`, `tools/call`) did not get an answer in time.
-    #[error("{method} did not answer within {} ms", timeout.as_millis())]
-    CallTimeout { method: String, timeout: Duration },
+    /// A request (`tools/list`, `tools/call`), or a wait made of several
+    /// requests, did not finish in time. `what` names it for the message.
+    #[error("{what} did not finish within {} ms", timeout.as_millis())]
+    CallTimeout { what: String, timeout: Duration },
 
     /// The stream broke: garbage on the server's stdout, the server died, a
     /// malformed message, or the connection was already torn down.
-    #[error("protocol failure: {0}")]
+    #[error("{0}")]
     Protocol(String),
 
     /// The server answered the request with a JSON-RPC error object.

@@ -34,11 +34,11 @@ pub async fn wait_for_index(
     loop {
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
-            return Err(wait_timeout(timeout));
+            return Err(wait_timeout(path, timeout));
         }
         let result = match client.call_tool(MANAGE_INDEX, args.clone(), remaining).await {
             // Report the whole wait, not the slice the last poll happened to get.
-            Err(ClientError::CallTimeout { .. }) => return Err(wait_timeout(timeout)),
+            Err(ClientError::CallTimeout { .. }) => return Err(wait_timeout(path, timeout)),
             other => other?,
         };
         on_progress(&result);
@@ -50,9 +50,9 @@ pub async fn wait_for_index(
     }
 }
 
-fn wait_timeout(timeout: Duration) -> ClientError {
+fn wait_timeout(path: &str, timeout: Duration) -> ClientError {
     ClientError::CallTimeout {
-        method: format!("{MANAGE_INDEX} (waiting for the index to finish)"),
+        what: format!("the index build of {path}"),
         timeout,
     }
 }

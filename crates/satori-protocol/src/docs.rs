@@ -36,7 +36,9 @@ pub fn render_tool_reference(tools: &[ToolDef]) -> String {
                 row.name,
                 cell(&row.ty),
                 if row.required { "yes" } else { "no" },
-                row.default.map(|d| format!("`{}`", cell(&d))).unwrap_or_default(),
+                row.default
+                    .map(|d| format!("`{}`", cell(&d)))
+                    .unwrap_or_default(),
                 cell(&row.description),
             );
         }
@@ -57,7 +59,12 @@ pub fn replace_tool_reference(readme: &str, rendered: &str) -> Option<String> {
     if readme[end..].starts_with('\n') && rendered.ends_with('\n') {
         end += 1;
     }
-    Some(format!("{}{}{}", &readme[..start], rendered, &readme[end..]))
+    Some(format!(
+        "{}{}{}",
+        &readme[..start],
+        rendered,
+        &readme[end..]
+    ))
 }
 
 struct Row {
@@ -109,7 +116,9 @@ fn type_label(schema: &Value) -> String {
         .to_owned();
     match ty.as_str() {
         "array" => {
-            let item = schema.get("items").map_or_else(|| "any".to_owned(), type_label);
+            let item = schema
+                .get("items")
+                .map_or_else(|| "any".to_owned(), type_label);
             format!("array<{item}>")
         }
         "integer" | "number" => {

@@ -114,7 +114,11 @@ pub fn parse_tool_args<T: ToolParams>(
     tool_name: &str,
     args: Option<&Map<String, Value>>,
 ) -> Result<T, InvalidArguments> {
-    debug_assert_eq!(tool_name, T::NAME, "params type does not belong to this tool");
+    debug_assert_eq!(
+        tool_name,
+        T::NAME,
+        "params type does not belong to this tool"
+    );
     let Some(def) = tool_def(tool_name) else {
         return Err(InvalidArguments::new(
             tool_name,
@@ -244,7 +248,11 @@ fn check_value(schema: &Value, value: &Value, path: &str, out: &mut Vec<Problem>
         let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
         out.push(Problem::new(
             field,
-            format!("expected one of {}, got {}", list.join(", "), describe(value)),
+            format!(
+                "expected one of {}, got {}",
+                list.join(", "),
+                describe(value)
+            ),
         ));
         return;
     }
@@ -289,7 +297,12 @@ fn check_number(schema: &Value, n: &serde_json::Number, field: &str, out: &mut V
     let Some(x) = n.as_f64() else {
         return;
     };
-    let bound = |key: &str| schema.get(key).and_then(Value::as_f64).map(|b| (b, &schema[key]));
+    let bound = |key: &str| {
+        schema
+            .get(key)
+            .and_then(Value::as_f64)
+            .map(|b| (b, &schema[key]))
+    };
     let checks: [(&str, &str, fn(f64, f64) -> bool); 4] = [
         ("minimum", ">=", |x, b| x >= b),
         ("exclusiveMinimum", ">", |x, b| x > b),
@@ -300,7 +313,10 @@ fn check_number(schema: &Value, n: &serde_json::Number, field: &str, out: &mut V
         if let Some((b, shown)) = bound(key)
             && !ok(x, b)
         {
-            out.push(Problem::new(field, format!("must be {op} {shown}, got {n}")));
+            out.push(Problem::new(
+                field,
+                format!("must be {op} {shown}, got {n}"),
+            ));
         }
     }
 }

@@ -1,9 +1,14 @@
-//! The published tool list is the contract: snapshot it, and prove it stays compatible with the
-//! input schemas of the original server (fixture copied from its `tools/list`).
+//! The published tool list is the contract: snapshot it, check it is the plain schema subset
+//! clients rely on, and prove it stays compatible with the input schemas of the original
+//! server (fixture copied from its `tools/list`).
 
 use serde_json::{Value, json};
 
-use satori_protocol::{ToolDef, tools};
+use satori_protocol::read_file::DEFAULT_MAX_LINES;
+use satori_protocol::search_codebase::{LIMIT_DEFAULT, LIMIT_MAX};
+use satori_protocol::{
+    GroupBy, ManageAction, RankingMode, ReadMode, ResultMode, Scope, ToolDef, tool_def, tools,
+};
 
 fn tool_json(tool: &ToolDef) -> Value {
     json!({
@@ -16,8 +21,248 @@ fn tool_json(tool: &ToolDef) -> Value {
     })
 }
 
+fn upstream_schema(name: &str) -> Value {
+    let text = include_str!("fixtures/upstream-4.6-input-schemas.json");
+    let fixture: Value = serde_json::from_str(text).expect("fixture is JSON");
+    fixture["tools"]
+        .as_array()
+        .expect("fixture lists tools")
+        .iter()
+        .find(|t| t["name"] == name)
+        .map(|t| t["inputSchema"].clone())
+        .unwrap_or_else(|| panic!("upstream has no tool {name}"))
+}
+
+fn schema_of(name: &str) -> &'static Value {
+    &tool_def(name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+        .input_schema
+}
+
 #[test]
 fn tool_list_snapshot() {
     let list: Vec<Value> = tools().iter().map(tool_json).collect();
     insta::assert_json_snapshot!("tools", list);
+}
+
+#[test]
+fn registry_order() {
+    let names: Vec<&str> = tools().iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        [
+            "list_codebases",
+            "manage_index",
+            "search_codebase",
+            "read_file"
+        ]
+    );
+}
+
+/// Walks every schema node, calling `visit(path, node)`.
+fn walk(node: &Value, path: &str, visit: &mut dyn FnMut(&str, &Value)) {
+    visit(path, node);
+    if let Some(items) = node.get("items") {
+        walk(items, &format!("{path}[]"), visit);
+    }
+    if let Some(props) = node.get("properties").and_then(Value::as_object) {
+        for (name, child) in props {
+            walk(child, &format!("{path}.{name}"), visit);
+        }
+    }
+}
+
+#[test]
+fn schemas_are_the_plain_subset_clients_expect() {
+    const FORBIDDEN: &[&str] = &[
+        "$ref", "$defs", "anyOf", "oneOf", "allOf", "$schema", "title", "format", "nullable",
+    ];
+    for tool in tools() {
+        let schema = &tool.input_schema;
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
+        assert!(schema["properties"].is_object(), "{}", tool.name);
+        assert!(schema.get("description").is_none(), "{}", tool.name);
+        walk(schema, tool.name, &mut |path, node| {
+            for key in FORBIDDEN {
+                assert!(node.get(*key).is_none(), "{path} has {key}");
+            }
+            let ty = &node["type"];
+            assert!(ty.is_string(), "{path}: type must be one name, got {ty}");
+            assert_ne!(ty, "null", "{path}");
+            if ty == "object" {
+                assert_eq!(node["additionalProperties"], false, "{path}");
+            }
+            if path != tool.name && !path.ends_with("[]") {
+                let description = node["description"].as_str().unwrap_or_default();
+                assert!(!description.is_empty(), "{path} has no description");
+                assert!(
+                    !description.contains('\n'),
+                    "{path}: description spans lines"
+                );
+            }
+        });
+        for required in schema["required"].as_array().into_iter().flatten() {
+            let name = required.as_str().expect("required names are strings");
+            let prop = &schema["properties"][name];
+            if prop["type"] == "string" && prop.get("enum").is_none() {
+                assert_eq!(prop["minLength"], 1, "{}.{name}", tool.name);
+            }
+        }
+    }
+    assert_eq!(
+        schema_of("list_codebases"),
+        &json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
+}
+
+/// Properties of the original server we deliberately do not offer.
+const DROPPED_UPSTREAM: &[(&str, &str)] = &[
+    // Managed-cloud vector store only; arrives with the scale-out work.
+    ("manage_index", "zillizDropCollection"),
+];
+
+/// JSON Schema facts that must agree for a caller of the original server to keep working.
+fn lowest_integer(node: &Value) -> Option<i64> {
+    match (node.get("minimum"), node.get("exclusiveMinimum")) {
+        (Some(min), _) => min.as_i64(),
+        (None, Some(excl)) => excl.as_i64().map(|x| x + 1),
+        (None, None) => None,
+    }
+}
+
+#[test]
+fn compatible_with_the_original_input_schemas() {
+    for tool in tools() {
+        let ours = &tool.input_schema;
+        let theirs = upstream_schema(tool.name);
+        assert_eq!(
+            ours["required"], theirs["required"],
+            "{} required",
+            tool.name
+        );
+        assert_eq!(
+            ours["additionalProperties"], theirs["additionalProperties"],
+            "{}",
+            tool.name
+        );
+        let our_props = ours["properties"].as_object().expect("properties");
+        let their_props = theirs["properties"].as_object().expect("properties");
+        for name in our_props.keys() {
+            assert!(
+                their_props.contains_key(name),
+                "{}.{name} is new; the original had no such parameter",
+                tool.name
+            );
+        }
+        for (name, theirs) in their_props {
+            let path = format!("{}.{name}", tool.name);
+            let Some(ours) = our_props.get(name) else {
+                assert!(
+                    DROPPED_UPSTREAM.contains(&(tool.name, name.as_str())),
+                    "{path} was dropped without saying so"
+                );
+                continue;
+            };
+            compare_property(&path, ours, theirs);
+        }
+    }
+}
+
+fn compare_property(path: &str, ours: &Value, theirs: &Value) {
+    assert_eq!(ours["type"], theirs["type"], "{path} type");
+    assert_eq!(ours.get("enum"), theirs.get("enum"), "{path} enum");
+    assert_eq!(
+        ours.get("minLength"),
+        theirs.get("minLength"),
+        "{path} minLength"
+    );
+    assert_eq!(ours.get("items"), theirs.get("items"), "{path} items");
+    if path == "search_codebase.limit" {
+        // The one documented difference: default 10 and max 50 whatever the provider.
+        assert_eq!(ours["default"], LIMIT_DEFAULT, "{path}");
+        assert_eq!(ours["maximum"], LIMIT_MAX, "{path}");
+    } else {
+        assert_eq!(ours.get("default"), theirs.get("default"), "{path} default");
+        assert_eq!(ours.get("maximum"), theirs.get("maximum"), "{path} maximum");
+    }
+    assert_eq!(
+        lowest_integer(ours),
+        lowest_integer(theirs),
+        "{path} lower bound"
+    );
+    if ours["type"] == "object" {
+        assert_eq!(ours["required"], theirs["required"], "{path} required");
+        let our_props = ours["properties"].as_object().expect("nested properties");
+        let their_props = theirs["properties"].as_object().expect("nested properties");
+        assert_eq!(
+            our_props.keys().collect::<Vec<_>>(),
+            their_props.keys().collect::<Vec<_>>(),
+            "{path} properties"
+        );
+        for (name, theirs) in their_props {
+            compare_property(&format!("{path}.{name}"), &our_props[name], theirs);
+        }
+    }
+}
+
+/// Enum values in the schema are the Rust enums' values, in the same order.
+#[test]
+fn enum_types_match_their_schemas() {
+    fn values<T: Copy>(all: &[T], as_str: fn(T) -> &'static str) -> Value {
+        Value::from(all.iter().map(|v| as_str(*v)).collect::<Vec<_>>())
+    }
+    let cases = [
+        (
+            "manage_index",
+            "action",
+            values(ManageAction::ALL, ManageAction::as_str),
+        ),
+        (
+            "search_codebase",
+            "scope",
+            values(Scope::ALL, Scope::as_str),
+        ),
+        (
+            "search_codebase",
+            "resultMode",
+            values(ResultMode::ALL, ResultMode::as_str),
+        ),
+        (
+            "search_codebase",
+            "groupBy",
+            values(GroupBy::ALL, GroupBy::as_str),
+        ),
+        (
+            "search_codebase",
+            "rankingMode",
+            values(RankingMode::ALL, RankingMode::as_str),
+        ),
+        ("read_file", "mode", values(ReadMode::ALL, ReadMode::as_str)),
+    ];
+    for (tool, field, expected) in cases {
+        assert_eq!(
+            schema_of(tool)["properties"][field]["enum"],
+            expected,
+            "{tool}.{field}"
+        );
+    }
+    assert_eq!(ManageAction::from_wire("sync"), Some(ManageAction::Sync));
+    assert_eq!(ManageAction::from_wire("Sync"), None);
+}
+
+#[test]
+fn descriptions_state_the_real_limits() {
+    let read = tool_def("read_file").expect("read_file");
+    assert!(
+        read.description
+            .contains(&format!("first {DEFAULT_MAX_LINES} lines"))
+    );
+    let search = tool_def("search_codebase").expect("search_codebase");
+    for operator in ["lang:", "path:", "-path:", "must:", "exclude:", "\\lang:x"] {
+        assert!(search.description.contains(operator), "{operator}");
+    }
+    for field in ["callGraphHint", "navigationFallback", "read_file", "span"] {
+        assert!(search.description.contains(field), "{field}");
+    }
 }

@@ -4,9 +4,20 @@
 //! Languages with a tree-sitter grammar are chunked along syntax; every other text file falls
 //! back to line-based chunks. Chunking is pure: text in, chunks out, no I/O.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::lang::Language;
+use crate::util::{hash_parts, hash16};
+
+mod langs;
+mod lines;
+mod markdown;
+mod split;
+mod ts;
+
+use lines::Lines;
 
 /// What kind of definition a symbol is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -130,9 +141,194 @@ pub struct ChunkedFile {
 
 /// Chunks one file. `file` is the root-relative path (used in ids); `text` its UTF-8 content.
 pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOptions) -> ChunkedFile {
-    todo_chunker(file, language, text, opts)
+    let lines = Lines::new(text);
+    if lines.trim(0, lines.len().saturating_sub(1)).is_none() {
+        return ChunkedFile::default();
+    }
+    let opts = ChunkOptions {
+        max_chars: opts.max_chars.max(1),
+        target_chars: opts.target_chars.clamp(1, opts.max_chars.max(1)),
+        fallback_lines: opts.fallback_lines.max(1),
+        fallback_overlap: opts.fallback_overlap.min(opts.fallback_lines.saturating_sub(1)),
+    };
+    if language == Language::Markdown {
+        let outline = markdown::MdOutline::new(&lines);
+        let pieces = split::split_file(&lines, &opts, &outline, None);
+        return assemble(file, language, &lines, &pieces, outline.symbols(&lines));
+    }
+    if let Some(tree) = ts::parse(language, text) {
+        let root = tree.root_node();
+        let pieces = split::split_file(&lines, &opts, &ts::TsOutline(std::marker::PhantomData), root);
+        let symbols = ts::symbols(language, root, text);
+        return assemble(file, language, &lines, &pieces, symbols);
+    }
+    let pieces = fallback_pieces(&lines, &opts);
+    assemble(file, language, &lines, &pieces, Vec::new())
 }
 
-fn todo_chunker(_file: &str, _language: Language, _text: &str, _opts: &ChunkOptions) -> ChunkedFile {
-    ChunkedFile::default()
+/// A definition as the chunkers find it, before ids and chunk metadata.
+#[derive(Debug, Clone)]
+pub(crate) struct RawSymbol {
+    pub name: String,
+    pub label: String,
+    pub kind: SymbolKind,
+    /// 0-based inclusive lines; `start` includes the comments and attributes above it.
+    pub start: usize,
+    pub end: usize,
+    pub scope: Vec<String>,
+    /// Index of the enclosing definition in the same list.
+    pub parent: Option<usize>,
+}
+
+/// The line-based chunking for languages without a grammar (and for abandoned parses):
+/// windows of `fallback_lines` lines (fewer if they exceed `max_chars`) overlapping by
+/// `fallback_overlap`. When a blank line is near the end of a window the window ends there
+/// instead, and the next one starts after it without overlap: a paragraph break is a natural
+/// boundary that needs no repeated context.
+fn fallback_pieces(lines: &Lines, opts: &ChunkOptions) -> Vec<(usize, usize)> {
+    let n = lines.len();
+    let window = opts.fallback_lines;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < n {
+        while start < n && lines.is_blank(start) {
+            start += 1;
+        }
+        if start >= n {
+            break;
+        }
+        let mut end = (start + window - 1).min(n - 1);
+        while end > start && lines.size(start, end) > opts.max_chars {
+            end -= 1;
+        }
+        if end == n - 1 {
+            out.push((start, end));
+            break;
+        }
+        let floor = (end + 1).saturating_sub(window / 4).max(start + 1);
+        if let Some(b) = (floor..=end).rev().find(|&i| lines.is_blank(i)) {
+            out.push((start, b));
+            start = b + 1;
+            continue;
+        }
+        out.push((start, end));
+        start = (end + 1).saturating_sub(opts.fallback_overlap).max(start + 1);
+    }
+    out
+}
+
+/// Turns pieces (0-based line ranges) and raw symbols into the public result: symbols with
+/// stable ids, chunks with their text, hash, main symbol, defined names and breadcrumbs.
+fn assemble(
+    file: &str,
+    language: Language,
+    lines: &Lines,
+    pieces: &[(usize, usize)],
+    raw: Vec<RawSymbol>,
+) -> ChunkedFile {
+    // Ids count earlier namesakes (same scope, name and kind) in file order, so that moving
+    // code around, or editing above it, keeps them.
+    let mut order: Vec<usize> = (0..raw.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&raw[a], &raw[b]);
+        (x.start, x.end, &x.label).cmp(&(y.start, y.end, &y.label))
+    });
+    let mut seen: HashMap<(String, &str, SymbolKind), usize> = HashMap::new();
+    let mut symbols: Vec<Symbol> = raw
+        .iter()
+        .map(|r| Symbol {
+            id: String::new(),
+            name: r.name.clone(),
+            label: r.label.clone(),
+            kind: r.kind,
+            start_line: line_no(r.start),
+            end_line: line_no(r.end),
+            scope: r.scope.clone(),
+        })
+        .collect();
+    for &i in &order {
+        let r = &raw[i];
+        let scope = r.scope.join("::");
+        let occurrence = seen.entry((scope.clone(), r.name.as_str(), r.kind)).or_insert(0);
+        symbols[i].id = format!(
+            "sym_{}",
+            hash_parts(&[file, &scope, &r.name, r.kind.id(), &occurrence.to_string()], 16)
+        );
+        *occurrence += 1;
+    }
+
+    let mut chunks = Vec::with_capacity(pieces.len());
+    for &(s, e) in pieces {
+        let Some((s, e)) = lines.trim(s, e) else {
+            continue;
+        };
+        let content = lines.content(s, e);
+        let main = main_symbol(&raw, s, e);
+        let mut defines: Vec<String> = Vec::new();
+        for r in raw.iter().filter(|r| r.start >= s && r.start <= e) {
+            if !defines.contains(&r.name) {
+                defines.push(r.name.clone());
+            }
+        }
+        chunks.push(Chunk {
+            file: file.to_string(),
+            language,
+            start_line: line_no(s),
+            end_line: line_no(e),
+            content_hash: hash16(content.as_bytes()),
+            content,
+            symbol: main.map(|i| symbols[i].clone()),
+            defines,
+            breadcrumbs: main.map(|i| breadcrumbs(&raw, i, s)).unwrap_or_default(),
+        });
+    }
+
+    symbols.sort_by(|a, b| {
+        (a.start_line, a.end_line, &a.label, &a.id).cmp(&(b.start_line, b.end_line, &b.label, &b.id))
+    });
+    ChunkedFile { chunks, symbols }
+}
+
+fn line_no(i: usize) -> u32 {
+    u32::try_from(i + 1).unwrap_or(u32::MAX)
+}
+
+/// The chunk's main symbol: the innermost definition enclosing its first line, else the first
+/// definition starting inside it.
+fn main_symbol(raw: &[RawSymbol], s: usize, e: usize) -> Option<usize> {
+    let enclosing = raw
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.start <= s && r.end >= s)
+        .max_by(|(_, a), (_, b)| {
+            (a.start, std::cmp::Reverse(a.end), a.scope.len())
+                .cmp(&(b.start, std::cmp::Reverse(b.end), b.scope.len()))
+        });
+    if let Some((i, _)) = enclosing {
+        return Some(i);
+    }
+    raw.iter()
+        .enumerate()
+        .filter(|(_, r)| r.start >= s && r.start <= e)
+        .min_by_key(|(_, r)| (r.start, std::cmp::Reverse(r.end), r.scope.len()))
+        .map(|(i, _)| i)
+}
+
+/// Labels of the scopes around a chunk, outermost first, the last two: the main symbol's
+/// ancestors, and the main symbol itself when the chunk starts inside it.
+fn breadcrumbs(raw: &[RawSymbol], main: usize, s: usize) -> Vec<String> {
+    let mut chain = Vec::new();
+    let m = &raw[main];
+    if m.start <= s && m.end >= s {
+        chain.push(m.label.clone());
+    }
+    let mut p = m.parent;
+    while let Some(i) = p {
+        chain.push(raw[i].label.clone());
+        p = raw[i].parent;
+    }
+    chain.reverse();
+    chain.dedup();
+    let skip = chain.len().saturating_sub(2);
+    chain.split_off(skip)
 }

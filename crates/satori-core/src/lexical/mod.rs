@@ -255,7 +255,9 @@ impl Generation {
             ord_of.push(ords);
         }
         if let Some(missing) = addr_of.iter().position(|a| a.segment_ord == u32::MAX) {
-            return Err(corrupt(format!("chunk {missing} is missing from the index")));
+            return Err(corrupt(format!(
+                "chunk {missing} is missing from the index"
+            )));
         }
         let mut tokenizer = CodeTokenizer::default();
         let facts = table

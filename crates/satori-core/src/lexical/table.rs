@@ -74,7 +74,8 @@ impl ChunkTable {
             path: path.clone(),
             reason,
         };
-        let table: ChunkTable = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        let table: ChunkTable =
+            serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
         if table.version != TABLE_VERSION {
             return Err(corrupt(format!(
                 "version {} (expected {TABLE_VERSION})",

@@ -88,7 +88,10 @@ impl CodeTokenizer {
     fn run(&mut self, text: &str, sink: &mut dyn FnMut(TokenKind, &str, usize, usize, usize)) {
         let mut position = 0usize;
         let mut start: Option<usize> = None;
-        for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        for (i, c) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
             if is_ident_char(c) && i < text.len() {
                 if start.is_none() {
                     start = Some(i);
@@ -119,7 +122,11 @@ impl CodeTokenizer {
             let pos = position + i;
             let (abs_from, abs_to) = (base + from, base + to);
             let alphabetic = seg.chars().all(char::is_alphabetic);
-            let word = if alphabetic { self.stem(&seg) } else { seg.clone() };
+            let word = if alphabetic {
+                self.stem(&seg)
+            } else {
+                seg.clone()
+            };
             // A one-part identifier already produced its text as the whole token.
             if !(segments.len() == 1 && word == whole) {
                 sink(TokenKind::Part, &word, pos, abs_from, abs_to);
@@ -283,7 +290,10 @@ mod tests {
         );
         check("parse_header", &["parse_header@0", "~pars@0", "~header@1"]);
         check("HTTPServer", &["httpserver@0", "~http@0", "~server@1"]);
-        check("XMLHttpRequest", &["xmlhttprequest@0", "~xml@0", "~http@1", "~request@2"]);
+        check(
+            "XMLHttpRequest",
+            &["xmlhttprequest@0", "~xml@0", "~http@1", "~request@2"],
+        );
         check("__init__", &["__init__@0", "~init@0"]);
         check("MAX_RETRIES", &["max_retries@0", "~max@0", "~retri@1"]);
         check("$scope", &["$scope@0", "~scope@0"]);
@@ -300,7 +310,10 @@ mod tests {
     fn digits() {
         check("utf8", &["utf8@0", "~utf@0"]);
         check("parse2d", &["parse2d@0", "~pars@0"]);
-        check("base64Encode", &["base64encode@0", "~base64@0", "~base@0", "~encod@1"]);
+        check(
+            "base64Encode",
+            &["base64encode@0", "~base64@0", "~base@0", "~encod@1"],
+        );
         check("int32 42", &["int32@0", "~int@0", "42@1"]);
         check("x86_64", &["x86_64@0", "~x86@0", "~64@1"]);
     }
@@ -312,14 +325,17 @@ mod tests {
             &["fn@0", "parse@1", "~pars@1", "input@2", "str@3", "header@4"],
         );
         check("a.b::c", &["a@0", "b@1", "c@2"]);
-        check("src/auth/user_service.ts", &[
-            "src@0",
-            "auth@1",
-            "user_service@2",
-            "~user@2",
-            "~servic@3",
-            "ts@4",
-        ]);
+        check(
+            "src/auth/user_service.ts",
+            &[
+                "src@0",
+                "auth@1",
+                "user_service@2",
+                "~user@2",
+                "~servic@3",
+                "ts@4",
+            ],
+        );
         check("___ $$ ", &[]);
         check(&"a".repeat(200), &[]);
         check("Größe", &["größe@0"]);
@@ -328,7 +344,11 @@ mod tests {
     #[test]
     fn tantivy_stream_matches_analyze() {
         let mut tok = CodeTokenizer::default();
-        let expected: Vec<String> = tok.analyze("getUserById(id)").into_iter().map(|t| t.text).collect();
+        let expected: Vec<String> = tok
+            .analyze("getUserById(id)")
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
         // Twice, to exercise the reused buffer with a shorter second input.
         for text in ["getUserById(id)", "x"] {
             let mut stream = tok.token_stream(text);

@@ -230,7 +230,9 @@ mod tests {
         assert!(multiplier(Scope::Runtime, Generated) < multiplier(Scope::Runtime, Examples));
         assert_eq!(multiplier(Scope::Docs, Runtime), None);
         assert_eq!(multiplier(Scope::Docs, Docs), Some(1.0));
-        for c in [Runtime, Tests, Fixtures, Docs, Examples, Generated, Vendored, Compat, Bench] {
+        for c in [
+            Runtime, Tests, Fixtures, Docs, Examples, Generated, Vendored, Compat, Bench,
+        ] {
             assert!(multiplier(Scope::Mixed, c).is_some_and(|m| m > 0.0 && m <= 1.0));
         }
     }

@@ -155,7 +155,15 @@ fn token_runs(value: &str, tokenizer: &mut CodeTokenizer) -> TokenRuns {
 }
 
 /// Names of the filter stages, in the order they run.
-const STAGES: [&str; 7] = ["scope", "lang", "path", "-path", "must", "exclude", "path_prefix"];
+const STAGES: [&str; 7] = [
+    "scope",
+    "lang",
+    "path",
+    "-path",
+    "must",
+    "exclude",
+    "path_prefix",
+];
 
 /// The filter chain of one request.
 struct Filters {
@@ -205,12 +213,18 @@ impl Filters {
             return 1;
         }
         if let Some(inc) = &self.include
-            && !matches!(inc.matched_path_or_any_parents(Path::new(path), false), Match::Ignore(_))
+            && !matches!(
+                inc.matched_path_or_any_parents(Path::new(path), false),
+                Match::Ignore(_)
+            )
         {
             return 2;
         }
         if let Some(exc) = &self.exclude_path
-            && matches!(exc.matched_path_or_any_parents(Path::new(path), false), Match::Ignore(_))
+            && matches!(
+                exc.matched_path_or_any_parents(Path::new(path), false),
+                Match::Ignore(_)
+            )
         {
             return 3;
         }
@@ -293,12 +307,15 @@ fn must_clause(g: &Generation, runs: &TokenRuns) -> Box<dyn Query> {
             let alternatives: Vec<(Occur, Box<dyn Query>)> = fields(g)
                 .into_iter()
                 .flat_map(|(field, boost)| {
-                    spellings.iter().map(move |s| {
-                        (Occur::Should, term_query(field, s, boost))
-                    })
+                    spellings
+                        .iter()
+                        .map(move |s| (Occur::Should, term_query(field, s, boost)))
                 })
                 .collect();
-            (Occur::Must, Box::new(BooleanQuery::new(alternatives)) as Box<dyn Query>)
+            (
+                Occur::Must,
+                Box::new(BooleanQuery::new(alternatives)) as Box<dyn Query>,
+            )
         })
         .collect();
     Box::new(BooleanQuery::new(per_run))
@@ -413,11 +430,22 @@ pub(crate) fn execute(g: &Generation, req: &SearchRequest) -> Result<SearchOutco
     let scored = score(g, req, &analysis, &survivors, &changed, &mut tokenizer);
     let hits = match req.result_mode {
         ResultMode::Raw => raw_hits(g, req, &scored, limit)?,
-        ResultMode::Grouped => {
-            grouped_hits(g, req, &scored, limit, &analysis, &mut tokenizer, &mut diagnostics)?
-        }
+        ResultMode::Grouped => grouped_hits(
+            g,
+            req,
+            &scored,
+            limit,
+            &analysis,
+            &mut tokenizer,
+            &mut diagnostics,
+        )?,
     };
-    let noise = noise_report(&hits);
+    // In docs scope tests and docs are what was asked for, not noise.
+    let noise = if req.scope == super::Scope::Docs {
+        None
+    } else {
+        noise_report(&hits)
+    };
     Ok(finish(hits, warnings, diagnostics, noise))
 }
 
@@ -508,7 +536,10 @@ fn build_query(
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for term in &analysis.terms {
         for (field, boost) in fields(g) {
-            clauses.push((Occur::Should, term_query(field, &term.text, boost * term.weight)));
+            clauses.push((
+                Occur::Should,
+                term_query(field, &term.text, boost * term.weight),
+            ));
         }
     }
     for runs in must_runs {
@@ -582,7 +613,10 @@ fn score(
 /// Score descending, then file, start line, symbol label and ordinal ascending.
 fn sort_scored(g: &Generation, scored: &mut [Scored]) {
     scored.sort_by(|a, b| {
-        let (ca, cb) = (&g.table.chunks[a.ord as usize], &g.table.chunks[b.ord as usize]);
+        let (ca, cb) = (
+            &g.table.chunks[a.ord as usize],
+            &g.table.chunks[b.ord as usize],
+        );
         b.score
             .total_cmp(&a.score)
             .then_with(|| {
@@ -714,7 +748,12 @@ fn base_hit(g: &Generation, s: &Scored, debug: bool) -> Hit {
     }
 }
 
-fn raw_hits(g: &Generation, req: &SearchRequest, scored: &[Scored], limit: usize) -> Result<Vec<Hit>> {
+fn raw_hits(
+    g: &Generation,
+    req: &SearchRequest,
+    scored: &[Scored],
+    limit: usize,
+) -> Result<Vec<Hit>> {
     scored
         .iter()
         .take(limit)
@@ -873,7 +912,10 @@ fn noise_report(hits: &[Hit]) -> Option<NoiseReport> {
         ("tests".to_string(), share(&|c| c == Category::Tests)),
         ("fixtures".to_string(), share(&|c| c == Category::Fixtures)),
         ("docs".to_string(), share(&|c| c == Category::Docs)),
-        ("generated".to_string(), share(&|c| c == Category::Generated)),
+        (
+            "generated".to_string(),
+            share(&|c| c == Category::Generated),
+        ),
         ("runtime".to_string(), share(&|c| !c.is_noise())),
     ];
     let noisy_paths: Vec<&str> = top

@@ -105,7 +105,11 @@ fn operator_at(query: &str, start: usize, limit: usize) -> Option<(&'static str,
         return None;
     }
     // The operator must be a whole token: `path:"a"b` is not one.
-    if query[end..].chars().next().is_some_and(|c| !c.is_whitespace()) {
+    if query[end..]
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_whitespace())
+    {
         return None;
     }
     Some((key, value, end))
@@ -196,7 +200,10 @@ pub fn is_stop_word(word: &str) -> bool {
 /// trailing `()`), keeping what identifiers may contain.
 fn trim_token(token: &str) -> &str {
     let t = token.trim_matches(|c: char| {
-        matches!(c, '`' | '\'' | '"' | ',' | ';' | '?' | '!' | '(' | ')' | '[' | ']' | '{' | '}')
+        matches!(
+            c,
+            '`' | '\'' | '"' | ',' | ';' | '?' | '!' | '(' | ')' | '[' | ']' | '{' | '}'
+        )
     });
     let t = t.strip_suffix("()").unwrap_or(t);
     t.trim_end_matches(['.', ':'])
@@ -206,7 +213,8 @@ fn trim_token(token: &str) -> &str {
 fn looks_like_identifier(token: &str, single: bool) -> bool {
     let ident = |s: &str| {
         !s.is_empty()
-            && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
             && !s.starts_with(|c: char| c.is_ascii_digit())
     };
     for sep in ["::", "->", "."] {
@@ -219,7 +227,9 @@ fn looks_like_identifier(token: &str, single: bool) -> bool {
     }
     let chars: Vec<char> = token.chars().collect();
     let snake = token.trim_matches('_').contains('_') || token.starts_with("__");
-    let camel = chars.windows(2).any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+    let camel = chars
+        .windows(2)
+        .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
     let inner_caps = chars.len() >= 2 && chars.iter().skip(1).any(|c| c.is_uppercase());
     let dollar = token.contains('$');
     let cased = chars.iter().any(|c| c.is_uppercase());
@@ -270,6 +280,11 @@ fn analyze_with(text: &str, tokenizer: &mut CodeTokenizer, drop_stop_words: bool
         let tokens = tokenizer.analyze(token);
         let parts = tokens.iter().filter(|t| t.kind == TokenKind::Part).count();
         for t in tokens {
+            // `get`, `by`, `with` inside `getUserById` / `retry_with_backoff` match everywhere;
+            // the whole identifier already carries them.
+            if is_ident && t.kind == TokenKind::Part && is_stop_word(&t.text) {
+                continue;
+            }
             let weight = match (is_ident, t.kind) {
                 // The exact identifier is the strongest evidence there is.
                 (true, TokenKind::Whole) => 2.0,
@@ -299,9 +314,7 @@ fn analyze_with(text: &str, tokenizer: &mut CodeTokenizer, drop_stop_words: bool
     };
     // Keep the strongest terms when a long question would exceed the cap (stable: ties keep
     // their order of appearance).
-    analysis
-        .terms
-        .sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    analysis.terms.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     analysis.terms.truncate(MAX_TERMS);
     analysis
 }
@@ -340,13 +353,22 @@ mod tests {
     fn operator_block() {
         check("retry backoff", "text=retry backoff");
         check("lang:rust retry", "lang=rust | text=retry");
-        check("lang:TS path:src/** -path:src/gen/** must:retry exclude:mock the query", "lang=ts | path=src/** | -path=src/gen/** | must=retry | exclude=mock | text=the query");
+        check(
+            "lang:TS path:src/** -path:src/gen/** must:retry exclude:mock the query",
+            "lang=ts | path=src/** | -path=src/gen/** | must=retry | exclude=mock | text=the query",
+        );
         check("lang:rust lang:go x", "lang=rust | lang=go | text=x");
-        check(r#"path:"src/my dir/**" parse"#, "path=src/my dir/** | text=parse");
+        check(
+            r#"path:"src/my dir/**" parse"#,
+            "path=src/my dir/** | text=parse",
+        );
         check(r#"must:"say \"hi\"" x"#, r#"must=say "hi" | text=x"#);
         check(r"\lang:x find", "text=lang:x find");
         check("find lang:rust", "text=find lang:rust");
-        check("lang:rust foo:bar path:x", "lang=rust | text=foo:bar path:x");
+        check(
+            "lang:rust foo:bar path:x",
+            "lang=rust | text=foo:bar path:x",
+        );
         check("  must:a   ", "must=a | text=");
         check("lang: x", "text=lang: x");
         check(r#"path:"unterminated x"#, r#"text=path:"unterminated x"#);
@@ -357,7 +379,10 @@ mod tests {
     #[test]
     fn prefix_is_capped_at_200_chars() {
         let filler = format!("path:{}", "a".repeat(190));
-        check(&format!("{filler} lang:go x"), &format!("path={} | text=lang:go x", "a".repeat(190)));
+        check(
+            &format!("{filler} lang:go x"),
+            &format!("path={} | text=lang:go x", "a".repeat(190)),
+        );
         let long = format!("path:{}", "b".repeat(200));
         check(&format!("{long} x"), &format!("text={long} x"));
         assert_eq!(parse("lang:go  x").prefix_block_chars, 9);
@@ -380,7 +405,11 @@ mod tests {
         classify("Parser", QueryKind::Identifier, &["Parser"]);
         classify("how are retries scheduled", QueryKind::NaturalLanguage, &[]);
         classify("How does Parser work", QueryKind::NaturalLanguage, &[]);
-        classify("where is parseHeader() called?", QueryKind::Mixed, &["parseHeader"]);
+        classify(
+            "where is parseHeader() called?",
+            QueryKind::Mixed,
+            &["parseHeader"],
+        );
         classify("", QueryKind::Empty, &[]);
     }
 
@@ -392,9 +421,9 @@ mod tests {
             .iter()
             .map(|t| format!("{}:{}", t.text, t.weight))
             .collect();
-        assert_eq!(terms, ["getuser:2", "retri:1", "get:0.6", "user:0.6", "retries:0.5"]);
+        assert_eq!(terms, ["getuser:2", "retri:1", "user:0.6", "retries:0.5"]);
         assert_eq!(a.words, ["retries"]);
-        assert_eq!(a.parts, ["get", "user", "retri"]);
+        assert_eq!(a.parts, ["user", "retri"]);
     }
 
     #[test]

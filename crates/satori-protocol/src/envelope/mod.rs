@@ -10,8 +10,8 @@ mod read_file;
 mod search;
 
 pub use manage_index::{
-    IndexStats, IndexStatus, ManageIndexEnvelope, Preflight, PreflightConfidence,
-    PreflightOutcome, Progress,
+    IndexStats, IndexStatus, ManageIndexEnvelope, Preflight, PreflightConfidence, PreflightOutcome,
+    Progress,
 };
 pub use navigation::{
     CallGraphHint, CallGraphUnsupportedReason, NavigationContext, NavigationFallback, Outline,

@@ -106,7 +106,9 @@ impl TryFrom<CallGraphHintWire> for CallGraphHint {
                 symbol_ref: None,
                 reason: Some(reason),
             } => Ok(Self::Unsupported { reason }),
-            _ => Err("callGraphHint needs either supported=true with symbolRef or supported=false with reason"),
+            _ => Err(
+                "callGraphHint needs either supported=true with symbolRef or supported=false with reason",
+            ),
         }
     }
 }

@@ -103,9 +103,7 @@ impl ToolParams for ManageIndexParams {
             if used && action != wanted {
                 problems.push(Problem::new(
                     field,
-                    format!(
-                        "only valid with action \"{wanted}\", not \"{action}\"; remove it or use action \"{wanted}\""
-                    ),
+                    format!("only valid with action \"{wanted}\", not \"{action}\""),
                 ));
             }
         };

@@ -48,7 +48,11 @@ pub struct OpenSymbol {
     #[schemars(length(min = 1))]
     pub symbol_id: Option<String>,
     /// Symbol label as shown in search results (symbolLabel).
-    #[serde(rename = "symbolLabel", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "symbolLabel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(length(min = 1))]
     pub symbol_label: Option<String>,
     /// First line of the span to open (1-based, inclusive).
@@ -112,13 +116,19 @@ impl ToolParams for ReadFileParams {
                     "cannot be combined with top-level start_line/end_line; put the span inside open_symbol",
                 ));
             }
-            if open.symbol_id.is_none() && open.symbol_label.is_none() && open.start_line.is_none() {
+            if open.symbol_id.is_none() && open.symbol_label.is_none() && open.start_line.is_none()
+            {
                 problems.push(Problem::new(
                     "open_symbol",
                     "needs at least one of symbolId, symbolLabel, start_line",
                 ));
             }
-            check_range("open_symbol.", open.start_line, open.end_line, &mut problems);
+            check_range(
+                "open_symbol.",
+                open.start_line,
+                open.end_line,
+                &mut problems,
+            );
         }
         problems
     }

@@ -129,7 +129,10 @@ impl ToolParams for SearchCodebaseParams {
     fn check(&self) -> Vec<Problem> {
         // The schema can only say "not empty"; a query of blanks would search for nothing.
         if self.query.trim().is_empty() {
-            vec![Problem::new("query", "must contain text, not only whitespace")]
+            vec![Problem::new(
+                "query",
+                "must contain text, not only whitespace",
+            )]
         } else {
             Vec::new()
         }

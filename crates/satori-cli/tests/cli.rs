@@ -1,0 +1,441 @@
+//! End-to-end tests of the `satori-cli` binary against a scriptable fake MCP
+//! server (`tests/fake_servers/mcp_fake.py`, selected via SATORI_SERVER_BIN).
+//!
+//! The contract under test is what a script sees: the exit status, stdout
+//! (always exactly one JSON document) and the stable `E_*` tokens on stderr.
+//! Each case is snapshotted as `{exitCode, stdout, stderrTokens}`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+/// One invocation of the CLI.
+#[derive(Default)]
+struct Case<'a> {
+    args: &'a [&'a str],
+    scenario: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    stdin: Option<&'static str>,
+}
+
+/// What came out of it.
+struct Run {
+    code: i32,
+    stdout: Value,
+    stderr: Vec<u8>,
+}
+
+impl Run {
+    fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    fn tokens(&self) -> Vec<String> {
+        self.stderr_text()
+            .lines()
+            .filter(|l| l.starts_with("E_"))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+fn fake_server() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake_servers/mcp_fake.py");
+    // Checkouts do not always keep the executable bit; the fake runs through its shebang.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mut perms = std::fs::metadata(&path).expect("fake server exists").permissions();
+        if perms.mode() & 0o111 != 0o111 {
+            perms.set_mode(0o755);
+            std::fs::set_permissions(&path, perms).expect("chmod fake server");
+        }
+    }
+    path
+}
+
+fn run(case: &Case, extra_env: &[(&str, String)]) -> Run {
+    let mut cmd = Command::cargo_bin("satori-cli").expect("satori-cli is built");
+    cmd.args(case.args)
+        .env("SATORI_SERVER_BIN", fake_server())
+        .env("FAKE_SCENARIO", case.scenario)
+        .timeout(Duration::from_secs(60));
+    for (k, v) in case.env {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    cmd.write_stdin(case.stdin.unwrap_or(""));
+    let output = cmd.output().expect("run satori-cli");
+    let code = output.status.code().expect("exited normally, not by a signal");
+
+    // stdout must be exactly one JSON document, whatever happened.
+    let mut docs = serde_json::Deserializer::from_slice(&output.stdout).into_iter::<Value>();
+    let stdout = match docs.next() {
+        Some(Ok(doc)) => doc,
+        other => panic!(
+            "stdout is not a JSON document ({other:?}): {:?}",
+            String::from_utf8_lossy(&output.stdout)
+        ),
+    };
+    assert!(docs.next().is_none(), "stdout holds more than one JSON document");
+    Run {
+        code,
+        stdout,
+        stderr: output.stderr,
+    }
+}
+
+/// Run a case and snapshot the part of the outcome that is the contract.
+fn check(name: &str, case: Case) -> Run {
+    let outcome = run(&case, &[]);
+    let summary = json!({
+        "exitCode": outcome.code,
+        "stdout": outcome.stdout,
+        "stderrTokens": outcome.tokens(),
+    });
+    insta::assert_json_snapshot!(name, summary);
+    outcome
+}
+
+#[test]
+fn contract_cases() {
+    let cases: Vec<(&str, Case)> = vec![
+        ("version", Case { args: &["version"], ..Case::default() }),
+        ("tools_list", Case { args: &["tools", "list"], scenario: "ok", ..Case::default() }),
+        (
+            "call_ok_inline_args",
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"auth"}"#],
+                scenario: "ok",
+                ..Case::default()
+            },
+        ),
+        (
+            "call_ok_args_from_stdin",
+            Case {
+                args: &["tool", "call", "list_codebases", "--args-json", "@-"],
+                scenario: "ok",
+                stdin: Some(r#"{"verbose": true}"#),
+                ..Case::default()
+            },
+        ),
+        (
+            "call_is_error",
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-json", "{}"],
+                scenario: "tool_error",
+                ..Case::default()
+            },
+        ),
+        (
+            "envelope_not_ready",
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"q"}"#],
+                scenario: "envelope",
+                env: &[("FAKE_STATUS", "not_ready")],
+                ..Case::default()
+            },
+        ),
+        (
+            "envelope_not_indexed",
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"q"}"#],
+                scenario: "envelope",
+                env: &[("FAKE_STATUS", "not_indexed")],
+                ..Case::default()
+            },
+        ),
+        (
+            "envelope_requires_reindex",
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"q"}"#],
+                scenario: "envelope",
+                env: &[("FAKE_STATUS", "requires_reindex")],
+                ..Case::default()
+            },
+        ),
+        (
+            "garbage_before_initialize",
+            Case { args: &["tools", "list"], scenario: "garbage_init", ..Case::default() },
+        ),
+        (
+            "garbage_before_call_result",
+            Case {
+                args: &["tool", "call", "list_codebases"],
+                scenario: "garbage_call",
+                ..Case::default()
+            },
+        ),
+        (
+            "server_dies_during_call",
+            Case { args: &["tool", "call", "list_codebases"], scenario: "die_call", ..Case::default() },
+        ),
+        (
+            "call_timeout",
+            Case {
+                args: &["--call-timeout-ms", "400", "tool", "call", "list_codebases"],
+                scenario: "hang_call",
+                ..Case::default()
+            },
+        ),
+        (
+            "index_create_waits_until_indexed",
+            Case {
+                args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"create","path":"/repo"}"#],
+                scenario: "index",
+                env: &[("FAKE_POLLS", "3"), ("FAKE_INDEX_END", "indexed")],
+                ..Case::default()
+            },
+        ),
+        (
+            "index_reindex_ends_indexfailed",
+            Case {
+                args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"reindex","path":"/repo"}"#],
+                scenario: "index",
+                env: &[("FAKE_POLLS", "2"), ("FAKE_INDEX_END", "indexfailed")],
+                ..Case::default()
+            },
+        ),
+        (
+            "index_wait_times_out",
+            Case {
+                args: &[
+                    "--call-timeout-ms",
+                    "1200",
+                    "tool",
+                    "call",
+                    "manage_index",
+                    "--args-json",
+                    r#"{"action":"create","path":"/repo"}"#,
+                ],
+                scenario: "index",
+                env: &[("FAKE_POLLS", "1000")],
+                ..Case::default()
+            },
+        ),
+        (
+            "index_status_is_not_waited_for",
+            Case {
+                args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"status","path":"/repo"}"#],
+                scenario: "index",
+                env: &[("FAKE_POLLS", "5")],
+                ..Case::default()
+            },
+        ),
+        (
+            "usage_bad_json",
+            Case { args: &["tool", "call", "search_codebase", "--args-json", "{nope"], ..Case::default() },
+        ),
+        (
+            "usage_args_not_an_object",
+            Case { args: &["tool", "call", "search_codebase", "--args-json", "[1]"], ..Case::default() },
+        ),
+        (
+            "usage_args_file_missing",
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-file", "no/such/args.json"],
+                ..Case::default()
+            },
+        ),
+        ("usage_unknown_flag", Case { args: &["--frobnicate", "tools", "list"], ..Case::default() }),
+        ("usage_missing_tool_name", Case { args: &["tool", "call"], ..Case::default() }),
+        ("usage_no_command", Case { args: &[], ..Case::default() }),
+        (
+            "usage_wrapper_mode_not_yet_supported",
+            Case { args: &["search_codebase", "--query", "x"], ..Case::default() },
+        ),
+        (
+            "usage_server_not_found",
+            Case {
+                args: &["tools", "list"],
+                env: &[("SATORI_SERVER_BIN", "no/such/satori")],
+                ..Case::default()
+            },
+        ),
+    ];
+    for (name, case) in cases {
+        check(name, case);
+    }
+}
+
+#[test]
+fn help_is_json_on_stdout_and_text_on_stderr() {
+    let outcome = run(&Case { args: &["help"], ..Case::default() }, &[]);
+    assert_eq!(outcome.code, 0);
+    assert_eq!(outcome.stdout["name"], "satori-cli");
+    let commands = outcome.stdout["commands"].as_array().expect("commands listed");
+    assert!(commands.iter().any(|c| c["usage"] == "satori-cli tools list"));
+    assert!(outcome.stderr_text().contains("usage:"));
+}
+
+#[test]
+fn noisy_server_stderr_is_forwarded_byte_for_byte_and_stdout_stays_clean() {
+    let outcome = run(
+        &Case {
+            args: &["tool", "call", "list_codebases", "--args-json", "{}"],
+            scenario: "noisy",
+            ..Case::default()
+        },
+        &[],
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr_text());
+    assert_eq!(outcome.stdout["content"][0]["type"], "text");
+    let stderr = &outcome.stderr;
+    let contains = |needle: &[u8]| stderr.windows(needle.len()).any(|w| w == needle);
+    assert!(contains(b"noise: starting up\n"));
+    assert!(contains(b"raw bytes \xff\xfe kept as-is\n"), "non-UTF-8 bytes were altered");
+    assert!(contains(b"noise: calling list_codebases\n"));
+    // 200 000 bytes is far more than a pipe buffer: it only arrives if stderr
+    // is drained while the handshake is going on.
+    assert!(contains(&[b'x'; 200_000]));
+}
+
+#[test]
+fn text_format_adds_a_summary_on_stderr_only() {
+    let outcome = run(
+        &Case { args: &["--format", "text", "tools", "list"], scenario: "ok", ..Case::default() },
+        &[],
+    );
+    assert_eq!(outcome.code, 0);
+    assert!(outcome.stdout["tools"].is_array());
+    let stderr = outcome.stderr_text();
+    assert!(stderr.contains("3 tools:"), "{stderr}");
+    assert!(stderr.contains("  search_codebase  Semantic search."), "{stderr}");
+}
+
+#[test]
+fn index_progress_is_reported_on_stderr() {
+    let outcome = run(
+        &Case {
+            args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"create","path":"/repo"}"#],
+            scenario: "index",
+            env: &[("FAKE_POLLS", "3")],
+            ..Case::default()
+        },
+        &[],
+    );
+    assert_eq!(outcome.code, 0);
+    let stderr = outcome.stderr_text();
+    for line in [
+        "indexing 25% (250/1000 files) phase=chunking",
+        "indexing 50% (500/1000 files) phase=chunking",
+        "indexing 75% (750/1000 files) phase=chunking",
+    ] {
+        assert!(stderr.lines().any(|l| l == line), "missing {line:?} in {stderr}");
+    }
+}
+
+#[test]
+fn args_file_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, r#"{"path":"/from-file","query":"q"}"#).expect("write args");
+    let file = file.to_string_lossy().into_owned();
+    let outcome = run(
+        &Case {
+            args: &["tool", "call", "search_codebase", "--args-file", &file],
+            scenario: "ok",
+            ..Case::default()
+        },
+        &[],
+    );
+    assert_eq!(outcome.code, 0);
+    let text = outcome.stdout["content"][0]["text"].as_str().expect("text content");
+    let envelope: Value = serde_json::from_str(text).expect("envelope");
+    assert_eq!(envelope["args"]["path"], "/from-file");
+}
+
+/// A process is gone when /proc has no entry for it, or only a zombie's.
+#[cfg(target_os = "linux")]
+fn is_running(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start().chars().next();
+            !matches!(state, Some('Z') | Some('X'))
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn startup_timeout_kills_the_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("pid");
+    let started = Instant::now();
+    let outcome = run(
+        &Case {
+            args: &["--startup-timeout-ms", "500", "tools", "list"],
+            scenario: "silent_init",
+            ..Case::default()
+        },
+        &[("FAKE_PID_FILE", pid_file.to_string_lossy().into_owned())],
+    );
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    insta::assert_json_snapshot!(
+        "startup_timeout",
+        json!({"exitCode": outcome.code, "stdout": outcome.stdout, "stderrTokens": outcome.tokens()})
+    );
+    let pid = std::fs::read_to_string(&pid_file).expect("fake wrote its pid");
+    assert!(!is_running(pid.trim()), "server {pid} outlived satori-cli");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn call_timeout_kills_the_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("pid");
+    let outcome = run(
+        &Case {
+            args: &["--call-timeout-ms", "300", "tool", "call", "list_codebases"],
+            scenario: "hang_call",
+            ..Case::default()
+        },
+        &[("FAKE_PID_FILE", pid_file.to_string_lossy().into_owned())],
+    );
+    assert_eq!(outcome.code, 3);
+    let pid = std::fs::read_to_string(&pid_file).expect("fake wrote its pid");
+    assert!(!is_running(pid.trim()), "server {pid} outlived satori-cli");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigint_kills_the_server_and_exits_130() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("pid");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
+        .args(["tool", "call", "list_codebases"])
+        .env("SATORI_SERVER_BIN", fake_server())
+        .env("FAKE_SCENARIO", "hang_call")
+        .env("FAKE_PID_FILE", &pid_file)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn satori-cli");
+    // The fake writes its pid once it runs, i.e. after our signal handlers are in place.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let server_pid = loop {
+        if let Ok(pid) = std::fs::read_to_string(&pid_file)
+            && !pid.is_empty()
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "fake server never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("wait satori-cli");
+    assert_eq!(output.status.code(), Some(130));
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    assert_eq!(doc["error"]["code"], "E_INTERRUPTED");
+    assert!(!is_running(server_pid.trim()), "server {server_pid} outlived satori-cli");
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""A scriptable stand-in for the `satori` MCP server, used by satori-cli's tests.
+
+Speaks newline-delimited JSON-RPC on stdin/stdout. The behaviour is chosen
+with FAKE_SCENARIO:
+
+  ok             answer everything; every tool returns an ok envelope
+  noisy          like ok, but writes a lot to stderr (text, raw bytes, >64 KiB)
+  tool_error     tools/call returns isError: true with a plain-text message
+  envelope       tools/call returns isError: false with status FAKE_STATUS
+  garbage_init   prints a log line on stdout before the initialize answer
+  garbage_call   prints a log line on stdout before the tools/call answer
+  silent_init    never answers initialize
+  hang_call      never answers tools/call
+  die_call       exits with status 7 when a tool is called
+  index          manage_index create starts a fake build; status reports
+                 `indexing` FAKE_POLLS times, then FAKE_INDEX_END
+
+FAKE_PID_FILE, when set, receives the process id at startup.
+"""
+
+import json
+import os
+import sys
+import time
+
+SCENARIO = os.environ.get("FAKE_SCENARIO", "ok")
+PROTOCOL = "2025-11-25"
+
+TOOLS = [
+    {
+        "name": "manage_index",
+        "description": "Create, reindex, sync, inspect or clear a codebase index.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["create", "reindex", "sync", "status", "clear"]},
+                "path": {"type": "string"},
+            },
+            "required": ["action", "path"],
+        },
+    },
+    {
+        "name": "search_codebase",
+        "description": "Semantic search.\nSecond line of the description.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "query": {"type": "string"}},
+            "required": ["path", "query"],
+        },
+    },
+    {
+        "name": "list_codebases",
+        "description": "List tracked codebases.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+]
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def log(text):
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def text_result(payload, is_error=False):
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+class IndexBuild:
+    """The fake background build behind manage_index create/status."""
+
+    def __init__(self):
+        self.polls = 0
+        self.total = int(os.environ.get("FAKE_POLLS", "3"))
+        self.end = os.environ.get("FAKE_INDEX_END", "indexed")
+
+    def status(self, path):
+        self.polls += 1
+        if self.polls <= self.total:
+            done = self.polls * 100 // (self.total + 1)
+            return {
+                "status": "ok",
+                "state": "indexing",
+                "path": path,
+                "progress": {"percentage": done, "phase": "chunking",
+                             "filesDone": done * 10, "filesTotal": 1000},
+            }
+        envelope = {"status": "ok", "state": self.end, "path": path, "polls": self.polls}
+        if self.end == "indexfailed":
+            envelope["message"] = "embedding provider unreachable"
+        return envelope
+
+
+BUILD = IndexBuild()
+
+
+def call_tool(params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if SCENARIO == "tool_error":
+        return text_result("boom: invalid arguments", is_error=True)
+    if SCENARIO == "envelope":
+        status = os.environ.get("FAKE_STATUS", "not_ready")
+        path = args.get("path", "/repo")
+        return text_result({
+            "status": status,
+            "reason": {"not_ready": "indexing"}.get(status, status),
+            "path": path,
+            "hints": {"status": {"tool": "manage_index", "args": {"action": "status", "path": path}}},
+        })
+    if SCENARIO == "index" and name == "manage_index":
+        action = args.get("action")
+        path = args.get("path", "/repo")
+        if action in ("create", "reindex"):
+            return text_result({"status": "ok", "state": "indexing", "action": action, "path": path})
+        if action == "status":
+            return text_result(BUILD.status(path))
+    return text_result({"status": "ok", "tool": name, "args": args})
+
+
+def main():
+    pid_file = os.environ.get("FAKE_PID_FILE")
+    if pid_file:
+        with open(pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    if SCENARIO == "noisy":
+        log("noise: starting up\n")
+        sys.stderr.buffer.write(b"raw bytes \xff\xfe kept as-is\n")
+        sys.stderr.buffer.write(b"x" * 200000 + b"\n")
+        sys.stderr.flush()
+
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        method = message.get("method")
+        msg_id = message.get("id")
+        if method == "initialize":
+            if SCENARIO == "silent_init":
+                continue
+            if SCENARIO == "garbage_init":
+                sys.stdout.write("Starting Satori...\n")
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake-satori", "version": "0.0.1"},
+            }})
+        elif method == "tools/list":
+            if SCENARIO == "noisy":
+                log("noise: listing tools\n")
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            if SCENARIO == "hang_call":
+                time.sleep(3600)
+            if SCENARIO == "die_call":
+                log("fatal: giving up\n")
+                sys.exit(7)
+            if SCENARIO == "garbage_call":
+                sys.stdout.write("debug: handling call\n")
+            if SCENARIO == "noisy":
+                log("noise: calling " + str(message["params"].get("name")) + "\n")
+            send({"jsonrpc": "2.0", "id": msg_id, "result": call_tool(message["params"])})
+        elif msg_id is not None:
+            send({"jsonrpc": "2.0", "id": msg_id,
+                  "error": {"code": -32601, "message": "method not found: " + str(method)}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,582 @@
+//! Per-language knowledge of syntax trees: which nodes are definitions, what kind they are,
+//! where their name and body are, and how to print a one-line label for them.
+
+use tree_sitter::Node;
+
+use super::SymbolKind;
+use crate::lang::Language;
+
+/// Labels longer than this are cut (with `...`).
+const MAX_LABEL_CHARS: usize = 120;
+
+/// Where a node sits, as far as classification cares.
+pub(crate) struct Ctx<'a> {
+    /// Kind of the innermost enclosing definition.
+    pub parent: Option<SymbolKind>,
+    pub parent_name: Option<&'a str>,
+    /// Inside a function body: local constants are not outline symbols.
+    pub in_function: bool,
+}
+
+/// A definition recognised in a syntax tree.
+pub(crate) struct Def<'t> {
+    pub kind: SymbolKind,
+    pub name: String,
+    /// The node the label starts at (the whole declaration, e.g. `const x = ...` for `x`).
+    pub decl: Node<'t>,
+    /// The body; the label stops where it starts.
+    pub body: Option<Node<'t>>,
+    /// Scope given by the syntax rather than by nesting (a Go method's receiver type).
+    pub scope: Option<Vec<String>>,
+}
+
+fn text<'s>(src: &'s str, n: Node) -> &'s str {
+    src.get(n.byte_range()).unwrap_or("")
+}
+
+fn field_text(src: &str, n: Node, field: &str) -> Option<String> {
+    let t = collapse(text(src, n.child_by_field_name(field)?));
+    (!t.is_empty()).then_some(t)
+}
+
+fn def<'t>(kind: SymbolKind, name: String, decl: Node<'t>) -> Def<'t> {
+    Def {
+        kind,
+        name,
+        decl,
+        body: decl.child_by_field_name("body"),
+        scope: None,
+    }
+}
+
+/// `decl` is a spec inside a declaration (`const a = 1`, `type T struct{}`): when it is the
+/// only one, the label and span start at the declaration keyword.
+fn single_spec_parent(n: Node) -> Node {
+    match n.parent() {
+        Some(p) if p.named_child_count() == 1 => p,
+        _ => n,
+    }
+}
+
+fn is_type_scope(kind: Option<SymbolKind>) -> bool {
+    matches!(
+        kind,
+        Some(
+            SymbolKind::Class
+                | SymbolKind::Struct
+                | SymbolKind::Interface
+                | SymbolKind::Trait
+                | SymbolKind::Impl
+                | SymbolKind::Enum
+                | SymbolKind::Module
+        )
+    )
+}
+
+/// Top-level or namespace-level: where constants are outline symbols.
+fn module_level(ctx: &Ctx) -> bool {
+    !ctx.in_function
+        && matches!(
+            ctx.parent,
+            None | Some(SymbolKind::Module | SymbolKind::Namespace)
+        )
+}
+
+fn function_or_method(ctx: &Ctx) -> SymbolKind {
+    if is_type_scope(ctx.parent) {
+        SymbolKind::Method
+    } else {
+        SymbolKind::Function
+    }
+}
+
+/// Recognises a definition node of `lang`.
+pub(crate) fn classify<'t>(
+    lang: Language,
+    n: Node<'t>,
+    src: &str,
+    ctx: &Ctx,
+) -> Option<Def<'t>> {
+    match lang {
+        Language::TypeScript | Language::Tsx | Language::JavaScript => classify_js(n, src, ctx),
+        Language::Python => classify_python(n, src, ctx),
+        Language::Rust => classify_rust(n, src, ctx),
+        Language::Go => classify_go(n, src, ctx),
+        Language::Java => classify_java(n, src),
+        Language::C | Language::Cpp => classify_c(n, src, ctx),
+        Language::CSharp => classify_csharp(n, src),
+        Language::Ruby => classify_ruby(n, src, ctx),
+        Language::Php => classify_php(n, src, ctx),
+        _ => None,
+    }
+}
+
+fn is_js_function(kind: &str) -> bool {
+    matches!(
+        kind,
+        "arrow_function" | "function_expression" | "function" | "generator_function"
+    )
+}
+
+fn classify_js<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let name = || field_text(src, n, "name");
+    let kind = match n.kind() {
+        "function_declaration" | "generator_function_declaration" => SymbolKind::Function,
+        "class_declaration" | "abstract_class_declaration" => SymbolKind::Class,
+        "interface_declaration" => SymbolKind::Interface,
+        "enum_declaration" => SymbolKind::Enum,
+        "type_alias_declaration" => SymbolKind::Type,
+        "internal_module" => SymbolKind::Namespace,
+        "module" => SymbolKind::Module,
+        "method_definition" => {
+            let name = name()?;
+            let kind = if name == "constructor" {
+                SymbolKind::Constructor
+            } else {
+                SymbolKind::Method
+            };
+            return Some(def(kind, name, n));
+        }
+        "public_field_definition" | "field_definition" => {
+            // Class fields holding functions (`onClick = () => {...}`) act as methods.
+            let value = n.child_by_field_name("value")?;
+            if !is_js_function(value.kind()) {
+                return None;
+            }
+            let name = field_text(src, n, "name").or_else(|| field_text(src, n, "property"))?;
+            let mut d = def(SymbolKind::Method, name, n);
+            d.body = value.child_by_field_name("body");
+            return Some(d);
+        }
+        "variable_declarator" => return classify_js_variable(n, src, ctx),
+        _ => return None,
+    };
+    let name = name()?;
+    let name = name.trim_matches(|c| c == '"' || c == '\'').to_string();
+    Some(def(kind, name, n))
+}
+
+fn classify_js_variable<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let name_node = n.child_by_field_name("name")?;
+    if name_node.kind() != "identifier" {
+        return None;
+    }
+    let name = text(src, name_node).to_string();
+    let decl = single_spec_parent(n);
+    let value = n.child_by_field_name("value");
+    if let Some(v) = value.filter(|v| is_js_function(v.kind())) {
+        return Some(Def {
+            kind: SymbolKind::Function,
+            name,
+            decl,
+            body: v.child_by_field_name("body"),
+            scope: None,
+        });
+    }
+    let is_const = n
+        .parent()
+        .and_then(|p| p.child(0))
+        .is_some_and(|k| k.kind() == "const");
+    if !is_const || !module_level(ctx) {
+        return None;
+    }
+    // `const fs = require("fs")` is an import, not a constant worth listing.
+    if let Some(v) = value
+        && v.kind() == "call_expression"
+        && v.child_by_field_name("function")
+            .is_some_and(|f| text(src, f) == "require")
+    {
+        return None;
+    }
+    Some(Def {
+        kind: SymbolKind::Constant,
+        name,
+        decl,
+        body: None,
+        scope: None,
+    })
+}
+
+fn classify_python<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    match n.kind() {
+        "function_definition" => {
+            let name = field_text(src, n, "name")?;
+            let kind = match ctx.parent {
+                Some(SymbolKind::Class) if name == "__init__" => SymbolKind::Constructor,
+                Some(SymbolKind::Class) => SymbolKind::Method,
+                _ => SymbolKind::Function,
+            };
+            Some(def(kind, name, n))
+        }
+        "class_definition" => Some(def(SymbolKind::Class, field_text(src, n, "name")?, n)),
+        "assignment" if module_level(ctx) => {
+            // Module-level UPPER_CASE names are constants by convention.
+            let left = n.child_by_field_name("left")?;
+            let name = text(src, left);
+            let is_constant = left.kind() == "identifier"
+                && name.chars().any(|c| c.is_ascii_uppercase())
+                && !name.chars().any(|c| c.is_lowercase());
+            let stmt = n.parent().filter(|p| p.kind() == "expression_statement")?;
+            is_constant.then(|| Def {
+                kind: SymbolKind::Constant,
+                name: name.to_string(),
+                decl: stmt,
+                body: None,
+                scope: None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A type's name without generic arguments (`Foo<T>` -> `Foo`).
+fn bare_type(t: &str) -> String {
+    collapse(t.split('<').next().unwrap_or(t))
+}
+
+fn classify_rust<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let kind = match n.kind() {
+        "function_item" => function_or_method(ctx),
+        "function_signature_item" => SymbolKind::Method,
+        "struct_item" | "union_item" => SymbolKind::Struct,
+        "enum_item" => SymbolKind::Enum,
+        "trait_item" => SymbolKind::Trait,
+        "mod_item" => SymbolKind::Module,
+        "type_item" => SymbolKind::Type,
+        "macro_definition" => SymbolKind::Macro,
+        "const_item" if !ctx.in_function => SymbolKind::Constant,
+        "static_item" if !ctx.in_function => SymbolKind::Variable,
+        "impl_item" => {
+            let ty = bare_type(text(src, n.child_by_field_name("type")?));
+            // Trait impls are named `Trait for Type` so that the methods of `impl Display for
+            // Foo` and `impl Debug for Foo` get distinct scopes (and ids).
+            let name = match n.child_by_field_name("trait") {
+                Some(t) => format!("{} for {ty}", bare_type(text(src, t))),
+                None => ty,
+            };
+            return Some(def(SymbolKind::Impl, name, n));
+        }
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+fn classify_go<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    match n.kind() {
+        "function_declaration" => Some(def(SymbolKind::Function, field_text(src, n, "name")?, n)),
+        "method_declaration" => {
+            let mut d = def(SymbolKind::Method, field_text(src, n, "name")?, n);
+            // Go methods are written at top level; their receiver type is their scope.
+            d.scope = go_receiver(n, src).map(|r| vec![r]);
+            Some(d)
+        }
+        "type_spec" | "type_alias" => {
+            let kind = match n.child_by_field_name("type").map(|t| t.kind()) {
+                Some("struct_type") if n.kind() == "type_spec" => SymbolKind::Struct,
+                Some("interface_type") if n.kind() == "type_spec" => SymbolKind::Interface,
+                _ => SymbolKind::Type,
+            };
+            let mut d = def(kind, field_text(src, n, "name")?, single_spec_parent(n));
+            d.body = None;
+            Some(d)
+        }
+        "const_spec" | "var_spec" if !ctx.in_function => {
+            let kind = if n.kind() == "const_spec" {
+                SymbolKind::Constant
+            } else {
+                SymbolKind::Variable
+            };
+            let name = text(src, n.child_by_field_name("name")?).to_string();
+            Some(Def {
+                kind,
+                name,
+                decl: single_spec_parent(n),
+                body: None,
+                scope: None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The receiver type of a Go method (`func (p *Pool) ...` -> `Pool`).
+fn go_receiver(n: Node, src: &str) -> Option<String> {
+    let params = n.child_by_field_name("receiver")?;
+    let param = params.named_child(0)?;
+    let ty = text(src, param.child_by_field_name("type")?);
+    let ty = bare_type(ty.trim_start_matches('*'));
+    let ty = ty.split('[').next().unwrap_or(&ty).trim().to_string();
+    (!ty.is_empty()).then_some(ty)
+}
+
+fn classify_java<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    let kind = match n.kind() {
+        "class_declaration" | "record_declaration" => SymbolKind::Class,
+        "interface_declaration" | "annotation_type_declaration" => SymbolKind::Interface,
+        "enum_declaration" => SymbolKind::Enum,
+        "method_declaration" => SymbolKind::Method,
+        "constructor_declaration" | "compact_constructor_declaration" => SymbolKind::Constructor,
+        "field_declaration" => {
+            // `static final` fields are Java's constants.
+            let mut cursor = n.walk();
+            let mods = n
+                .children(&mut cursor)
+                .find(|c| c.kind() == "modifiers")
+                .map(|m| text(src, m))
+                .unwrap_or("");
+            let words: Vec<&str> = mods.split_whitespace().collect();
+            if !(words.contains(&"static") && words.contains(&"final")) {
+                return None;
+            }
+            let name = field_text(src, n.child_by_field_name("declarator")?, "name")?;
+            return Some(def(SymbolKind::Constant, name, n));
+        }
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+/// The identifier at the bottom of a C declarator (`*buffer_new(void)` -> `buffer_new`).
+fn c_declarator_name(mut n: Node, src: &str) -> Option<String> {
+    for _ in 0..16 {
+        match n.kind() {
+            "identifier" | "field_identifier" | "type_identifier" | "destructor_name"
+            | "operator_name" | "qualified_identifier" => {
+                let t = collapse(text(src, n));
+                let last = t.rsplit("::").next().unwrap_or(&t).to_string();
+                return (!last.is_empty()).then_some(last);
+            }
+            _ => n = n.child_by_field_name("declarator")?,
+        }
+    }
+    None
+}
+
+fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    match n.kind() {
+        "function_definition" => {
+            let name = c_declarator_name(n.child_by_field_name("declarator")?, src)?;
+            let kind = if is_type_scope(ctx.parent) {
+                let class = ctx.parent_name.unwrap_or("");
+                if name == class {
+                    SymbolKind::Constructor
+                } else {
+                    SymbolKind::Method
+                }
+            } else {
+                SymbolKind::Function
+            };
+            Some(def(kind, name, n))
+        }
+        "struct_specifier" | "union_specifier" | "class_specifier" | "enum_specifier" => {
+            // Only definitions (with a body) count, not uses like `struct buffer *b`.
+            n.child_by_field_name("body")?;
+            let kind = match n.kind() {
+                "class_specifier" => SymbolKind::Class,
+                "enum_specifier" => SymbolKind::Enum,
+                _ => SymbolKind::Struct,
+            };
+            Some(def(kind, field_text(src, n, "name")?, n))
+        }
+        "type_definition" => {
+            let name = c_declarator_name(n.child_by_field_name("declarator")?, src)?;
+            let mut d = def(SymbolKind::Type, name, n);
+            d.body = None;
+            Some(d)
+        }
+        "namespace_definition" => {
+            Some(def(SymbolKind::Namespace, field_text(src, n, "name")?, n))
+        }
+        "preproc_def" | "preproc_function_def" if !ctx.in_function => {
+            Some(def(SymbolKind::Macro, field_text(src, n, "name")?, n))
+        }
+        "declaration" if module_level(ctx) => {
+            let mut cursor = n.walk();
+            let is_const = n.children(&mut cursor).any(|c| {
+                c.kind() == "type_qualifier" && matches!(text(src, c), "const" | "constexpr")
+            });
+            if !is_const {
+                return None;
+            }
+            let name = c_declarator_name(n.child_by_field_name("declarator")?, src)?;
+            Some(def(SymbolKind::Constant, name, n))
+        }
+        _ => None,
+    }
+}
+
+fn classify_csharp<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    let kind = match n.kind() {
+        "class_declaration" | "record_declaration" | "record_struct_declaration" => {
+            SymbolKind::Class
+        }
+        "interface_declaration" => SymbolKind::Interface,
+        "struct_declaration" => SymbolKind::Struct,
+        "enum_declaration" => SymbolKind::Enum,
+        "namespace_declaration" | "file_scoped_namespace_declaration" => SymbolKind::Namespace,
+        "method_declaration" => SymbolKind::Method,
+        "constructor_declaration" => SymbolKind::Constructor,
+        "delegate_declaration" => SymbolKind::Type,
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+fn classify_ruby<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let kind = match n.kind() {
+        "class" => SymbolKind::Class,
+        "module" => SymbolKind::Module,
+        "singleton_method" => SymbolKind::Method,
+        "method" => {
+            let name = field_text(src, n, "name")?;
+            let kind = match function_or_method(ctx) {
+                SymbolKind::Method if name == "initialize" => SymbolKind::Constructor,
+                k => k,
+            };
+            return Some(def(kind, name, n));
+        }
+        "assignment" if !ctx.in_function => {
+            let left = n.child_by_field_name("left")?;
+            if left.kind() != "constant" {
+                return None;
+            }
+            let mut d = def(SymbolKind::Constant, text(src, left).to_string(), n);
+            d.body = None;
+            return Some(d);
+        }
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+fn classify_php<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let kind = match n.kind() {
+        "function_definition" => SymbolKind::Function,
+        "class_declaration" => SymbolKind::Class,
+        "interface_declaration" => SymbolKind::Interface,
+        "trait_declaration" => SymbolKind::Trait,
+        "enum_declaration" => SymbolKind::Enum,
+        "namespace_definition" => SymbolKind::Namespace,
+        "method_declaration" => {
+            let name = field_text(src, n, "name")?;
+            let kind = if name == "__construct" {
+                SymbolKind::Constructor
+            } else {
+                SymbolKind::Method
+            };
+            return Some(def(kind, name, n));
+        }
+        "const_element" if !ctx.in_function => {
+            let mut cursor = n.walk();
+            let name = n.named_children(&mut cursor).find(|c| c.kind() == "name")?;
+            let mut d = def(
+                SymbolKind::Constant,
+                text(src, name).to_string(),
+                single_spec_parent(n),
+            );
+            d.body = None;
+            return Some(d);
+        }
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+/// Collapses every run of whitespace to one space and trims the ends.
+pub(crate) fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// Cuts a label to `MAX_LABEL_CHARS` characters, ending in `...` when cut.
+pub(crate) fn truncate_label(s: String) -> String {
+    if s.chars().count() <= MAX_LABEL_CHARS {
+        return s;
+    }
+    let mut out: String = s.chars().take(MAX_LABEL_CHARS - 3).collect();
+    out.push_str("...");
+    out
+}
+
+/// Skips a balanced `open ... close` group at the start of `s`; `None` if unbalanced.
+fn skip_group(s: &str, open: char, close: char) -> Option<&str> {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(&s[i + c.len_utf8()..]);
+            }
+        }
+    }
+    None
+}
+
+/// Drops annotations and attributes in front of a signature (`@Override`, `#[inline]`,
+/// C#'s `[Obsolete]`): they are not what a reader calls the definition.
+fn strip_annotations(mut s: &str, lang: Language) -> &str {
+    loop {
+        s = s.trim_start();
+        if let Some(rest) = s.strip_prefix('@') {
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':')))
+                .unwrap_or(rest.len());
+            let after = &rest[end..];
+            s = if after.starts_with('(') {
+                skip_group(after, '(', ')').unwrap_or(after)
+            } else {
+                after
+            };
+        } else if s.starts_with("#[") || (lang == Language::CSharp && s.starts_with('[')) {
+            let from = if s.starts_with('#') { &s[1..] } else { s };
+            match skip_group(from, '[', ']') {
+                Some(rest) => s = rest,
+                None => return s,
+            }
+        } else {
+            return s;
+        }
+    }
+}
+
+/// The one-line label of a definition: its text from `decl` up to the body (or its first
+/// line when it has no body), annotations dropped, whitespace collapsed, trailing `{`, `:` or
+/// `=` removed, at most 120 characters.
+pub(crate) fn label(lang: Language, src: &str, decl: Node, body: Option<Node>) -> String {
+    let start = decl.start_byte();
+    let end = match body {
+        Some(b) if b.start_byte() > start => b.start_byte(),
+        _ => decl.end_byte(),
+    };
+    // Long signatures are cut at 120 characters anyway: do not collapse a whole file.
+    let mut end = end.min(start + 2000).min(src.len());
+    while end > start && !src.is_char_boundary(end) {
+        end -= 1;
+    }
+    let raw = src.get(start..end).unwrap_or("");
+    let mut s = strip_annotations(raw, lang);
+    if body.is_none() {
+        s = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    }
+    let mut label = collapse(s);
+    loop {
+        let before = label.len();
+        for suffix in ["{", ":", "=>", "=", ";", "; end"] {
+            if let Some(rest) = label.strip_suffix(suffix) {
+                label = rest.trim_end().to_string();
+            }
+        }
+        if label.len() == before {
+            break;
+        }
+    }
+    truncate_label(label)
+}

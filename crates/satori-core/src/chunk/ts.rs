@@ -1,0 +1,240 @@
+//! The tree-sitter side of chunking: parsing with a per-thread parser and a time budget, the
+//! outline of a syntax tree as line units (with leading comments and attributes glued to what
+//! they document), and the walk that turns definitions into symbols.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::marker::PhantomData;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
+
+use super::langs::{self, Ctx};
+use super::split::{Outline, Unit};
+use super::{RawSymbol, SymbolKind};
+use crate::lang::Language;
+
+/// A parse that takes longer than this is abandoned and the file is chunked by lines: a
+/// pathological file must not stall indexing.
+const PARSE_BUDGET: Duration = Duration::from_secs(2);
+
+thread_local! {
+    /// Parsers are reused per thread (files are chunked in parallel); creating one and loading
+    /// its grammar for every file would cost more than parsing a small file.
+    static PARSERS: RefCell<HashMap<Language, Parser>> = RefCell::new(HashMap::new());
+}
+
+/// The grammar of a language, if Satori ships one.
+pub(crate) fn grammar(lang: Language) -> Option<tree_sitter::Language> {
+    let g = match lang {
+        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Language::Go => tree_sitter_go::LANGUAGE.into(),
+        Language::Java => tree_sitter_java::LANGUAGE.into(),
+        Language::C => tree_sitter_c::LANGUAGE.into(),
+        Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+        Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+        Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+        _ => return None,
+    };
+    Some(g)
+}
+
+/// Parses `text`, or `None` when the language has no grammar or the parse was abandoned.
+pub(crate) fn parse(lang: Language, text: &str) -> Option<Tree> {
+    let grammar = grammar(lang)?;
+    PARSERS.with(|cell| {
+        let mut parsers = cell.try_borrow_mut().ok()?;
+        let parser = match parsers.entry(lang) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => {
+                let mut p = Parser::new();
+                p.set_language(&grammar).ok()?;
+                v.insert(p)
+            }
+        };
+        let deadline = Instant::now() + PARSE_BUDGET;
+        let mut progress = |_: &ParseState| {
+            if Instant::now() >= deadline {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let bytes = text.as_bytes();
+        let mut read = |at: usize, _| bytes.get(at..).unwrap_or(&[]);
+        let options = ParseOptions::new().progress_callback(&mut progress);
+        let tree = parser.parse_with_options(&mut read, None, Some(options));
+        if tree.is_none() {
+            // An abandoned parse leaves state behind that the next parse would resume.
+            parser.reset();
+        }
+        tree
+    })
+}
+
+/// 0-based first line of a node.
+pub(crate) fn first_line(n: Node) -> usize {
+    n.start_position().row
+}
+
+/// 0-based last line of a node. Some nodes (Rust line comments, C `#include`) own their
+/// newline and so "end" at column 0 of the next line, which they do not occupy.
+pub(crate) fn last_line(n: Node) -> usize {
+    let end = n.end_position();
+    if end.column == 0 && end.row > n.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}
+
+/// Nodes that document or annotate the node after them.
+fn is_leading(kind: &str) -> bool {
+    matches!(
+        kind,
+        "comment" | "line_comment" | "block_comment" | "attribute_item" | "decorator"
+    )
+}
+
+/// The outline of a syntax tree: a node's units are its named children, where a run of
+/// comments/attributes directly above a child (no blank line between) joins that child.
+pub(crate) struct TsOutline<'t>(pub PhantomData<Node<'t>>);
+
+impl<'t> Outline for TsOutline<'t> {
+    type Src = Node<'t>;
+
+    fn units(&self, node: Node<'t>) -> Vec<Unit<Node<'t>>> {
+        // (unit, only leading nodes in it, line count of its widest node)
+        let mut raw: Vec<(Unit<Node<'t>>, bool, usize)> = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            let (start, end) = (first_line(child), last_line(child));
+            let leading = is_leading(child.kind());
+            match raw.last_mut() {
+                // Children sharing a line form one unit: a line goes to one chunk only.
+                Some((prev, prev_leading, widest)) if start <= prev.end => {
+                    if end - start > *widest {
+                        *widest = end - start;
+                        prev.src = child;
+                    }
+                    prev.end = prev.end.max(end);
+                    *prev_leading &= leading;
+                }
+                _ => raw.push((
+                    Unit {
+                        start,
+                        end,
+                        src: child,
+                    },
+                    leading,
+                    end - start,
+                )),
+            }
+        }
+        let mut out: Vec<Unit<Node<'t>>> = Vec::with_capacity(raw.len());
+        for (unit, leading, _) in raw.into_iter().rev() {
+            if leading
+                && let Some(next) = out.last_mut()
+                && next.start <= unit.end + 1
+            {
+                next.start = unit.start;
+                continue;
+            }
+            out.push(unit);
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// The first line of a definition including the comments, attributes and decorators directly
+/// above it (stopping at a blank line, or at a comment that trails the previous statement).
+fn leading_start(node: Node) -> usize {
+    let mut start = first_line(node);
+    let mut cur = node;
+    while let Some(prev) = cur.prev_named_sibling() {
+        if !is_leading(prev.kind()) || last_line(prev) + 1 < start {
+            break;
+        }
+        if let Some(before) = prev.prev_named_sibling()
+            && last_line(before) >= first_line(prev)
+        {
+            break;
+        }
+        start = first_line(prev);
+        cur = prev;
+    }
+    start
+}
+
+/// Nodes that only wrap a definition (`export`, decorators, `template<...>`): the symbol's span
+/// starts at the wrapper.
+fn is_wrapper(kind: &str) -> bool {
+    matches!(
+        kind,
+        "export_statement" | "decorated_definition" | "template_declaration" | "ambient_declaration"
+    )
+}
+
+/// Walks the whole tree and returns every definition, parents before children, in file order.
+pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Vec<RawSymbol> {
+    let mut out: Vec<RawSymbol> = Vec::new();
+    // (node, index of the enclosing symbol, inside a function body)
+    let mut stack: Vec<(Node, Option<usize>, bool)> = vec![(root, None, false)];
+    let mut cursor = root.walk();
+    while let Some((node, parent, in_function)) = stack.pop() {
+        let parent_sym = parent.map(|i| &out[i]);
+        let ctx = Ctx {
+            parent: parent_sym.map(|s| s.kind),
+            parent_name: parent_sym.map(|s| s.name.as_str()),
+            in_function,
+        };
+        let mut child_parent = parent;
+        let mut child_in_function = in_function;
+        if let Some(def) = langs::classify(lang, node, text, &ctx) {
+            let mut outer = def.decl;
+            while let Some(p) = outer.parent().filter(|p| is_wrapper(p.kind())) {
+                outer = p;
+            }
+            let scope = match def.scope {
+                Some(s) => s,
+                None => match parent {
+                    Some(i) => {
+                        let mut s = out[i].scope.clone();
+                        s.push(out[i].name.clone());
+                        s
+                    }
+                    None => Vec::new(),
+                },
+            };
+            let is_fn = matches!(
+                def.kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            );
+            out.push(RawSymbol {
+                label: langs::label(lang, text, def.decl, def.body),
+                name: def.name,
+                kind: def.kind,
+                start: leading_start(outer),
+                end: last_line(def.decl).max(last_line(node)),
+                scope,
+                parent,
+            });
+            child_parent = Some(out.len() - 1);
+            child_in_function = in_function || is_fn;
+        }
+        let first_child = stack.len();
+        for child in node.named_children(&mut cursor) {
+            stack.push((child, child_parent, child_in_function));
+        }
+        stack[first_child..].reverse();
+    }
+    out
+}

@@ -1,0 +1,424 @@
+//! The server through the MCP protocol, in memory: a real rmcp client talks to the real
+//! server over a duplex pipe, and every tool's answers (and every error path of the contract)
+//! are checked against snapshots with paths and times redacted.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use satori_mcp::config::{Config, RunMode};
+use satori_mcp::guard::GuardMode;
+use satori_mcp::SatoriServer;
+use serde_json::{Value, json};
+
+/// A server over a fresh `SATORI_HOME` plus a small multi-language repository.
+struct Harness {
+    client: RunningService<RoleClient, ()>,
+    _home: tempfile::TempDir,
+    repo_dir: tempfile::TempDir,
+    home_path: PathBuf,
+}
+
+fn write(root: &Path, rel: &str, body: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+/// The fixture repository: real-looking code in several languages, a test, docs, a binary.
+fn fixture_repo(root: &Path) {
+    write(root, "src/auth/refresh.ts", br#"import { TokenStore } from "./store";
+
+/** Refreshes the access token when it is about to expire, retrying with backoff. */
+export async function refreshAccessToken(store: TokenStore, now: number): Promise<string> {
+  const current = store.get();
+  if (current.expiresAt - now > 60_000) {
+    return current.accessToken;
+  }
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const next = await store.exchange(current.refreshToken);
+      store.put(next);
+      return next.accessToken;
+    } catch (err) {
+      await sleep(2 ** attempt * 100);
+    }
+  }
+  throw new Error("token refresh failed");
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+"#);
+    write(root, "src/auth/store.ts", br#"export interface Token { accessToken: string; refreshToken: string; expiresAt: number }
+
+export class TokenStore {
+  private token: Token | null = null;
+
+  get(): Token {
+    if (!this.token) throw new Error("no token");
+    return this.token;
+  }
+
+  put(token: Token): void {
+    this.token = token;
+  }
+
+  async exchange(refreshToken: string): Promise<Token> {
+    const res = await fetch("/oauth/token", { method: "POST", body: refreshToken });
+    return (await res.json()) as Token;
+  }
+}
+"#);
+    write(root, "src/server/router.py", br#"""HTTP routing: match a request path to its handler."""
+
+
+class Router:
+    """Keeps the routes and dispatches requests to handlers."""
+
+    def __init__(self):
+        self.routes = {}
+
+    def add_route(self, path, handler):
+        """Registers a handler for a path."""
+        self.routes[path] = handler
+
+    def route_request(self, request):
+        """Finds the handler of the request path and calls it."""
+        handler = self.routes.get(request.path)
+        if handler is None:
+            return not_found(request)
+        return handler(request)
+
+
+def not_found(request):
+    return {"status": 404, "path": request.path}
+"#);
+    write(root, "src/lib.rs", br#"//! Header parsing.
+
+/// A parsed HTTP header.
+pub struct Header {
+    pub name: String,
+    pub value: String,
+}
+
+/// Parses one `Name: value` header line.
+pub fn parse_header(line: &str) -> Option<Header> {
+    let (name, value) = line.split_once(':')?;
+    Some(Header { name: name.trim().to_string(), value: value.trim().to_string() })
+}
+"#);
+    write(root, "tests/test_router.py", br#"from src.server.router import Router
+
+
+def test_route_request_calls_handler():
+    r = Router()
+    r.add_route("/a", lambda req: "ok")
+    assert r.route_request(type("R", (), {"path": "/a"})) == "ok"
+"#);
+    write(root, "docs/guide.md", b"# Guide\n\n## Tokens\n\nThe token refresh flow renews access tokens before they expire.\n");
+    write(root, "assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0binary");
+    let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    write(root, "notes/long.txt", long.as_bytes());
+    write(root, ".gitignore", b"build/\n");
+    write(root, "build/out.js", b"function generated() {}\n");
+}
+
+impl Harness {
+    async fn new() -> Harness {
+        let home = tempfile::tempdir().unwrap();
+        let repo_dir = tempfile::tempdir().unwrap();
+        fixture_repo(repo_dir.path());
+        let home_path = home.path().canonicalize().unwrap();
+        let config = Config {
+            run_mode: RunMode::Cli,
+            guard: GuardMode::Drop,
+            home: home_path.clone(),
+            read_max_lines: 20,
+            read_any_file: false,
+            sync_threshold_ms: 180_000,
+        };
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            let running = SatoriServer::new(config).serve(server_io).await.unwrap();
+            let _ = running.waiting().await;
+        });
+        let client = ().serve(client_io).await.unwrap();
+        Harness {
+            client,
+            _home: home,
+            repo_dir,
+            home_path,
+        }
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.repo_dir.path().canonicalize().unwrap()
+    }
+
+    fn repo_str(&self) -> String {
+        self.repo().to_string_lossy().into_owned()
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(map) = args else {
+            panic!("args must be an object")
+        };
+        self.client
+            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
+            .await
+            .unwrap()
+    }
+
+    /// The call's result as JSON with the repository path, the home and times redacted.
+    async fn check(&self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args).await;
+        let mut v = serde_json::to_value(&r).unwrap();
+        redact(&mut v, &self.repo_str(), &self.home_path.to_string_lossy());
+        // The text of an envelope is the pretty JSON of structuredContent: say so once,
+        // instead of snapshotting it twice.
+        if let Some(sc) = r.structured_content.as_ref() {
+            let text = r.content[0].as_text().unwrap().text.clone();
+            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), *sc, "text and structuredContent differ");
+            v["content"] = json!("<structuredContent as pretty JSON>");
+        }
+        v
+    }
+
+    async fn create_and_wait(&self) {
+        let r = self.check("manage_index", json!({"action": "create", "path": self.repo_str()})).await;
+        assert_eq!(r["structuredContent"]["status"], "ok", "{r}");
+        for _ in 0..400 {
+            let s = self.check("manage_index", json!({"action": "status", "path": self.repo_str()})).await;
+            if s["structuredContent"]["state"] != "indexing" {
+                assert_eq!(s["structuredContent"]["state"], "indexed", "{s}");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("indexing did not finish");
+    }
+}
+
+const TIME_KEYS: &[&str] = &["checkedAt", "indexedAt", "lastSyncAt", "ageMs", "durationMs", "latency_ms"];
+
+fn redact(v: &mut Value, repo: &str, home: &str) {
+    match v {
+        Value::String(s) => {
+            if s.contains(repo) {
+                *s = s.replace(repo, "<REPO>");
+            }
+            if s.contains(home) {
+                *s = s.replace(home, "<HOME>");
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| redact(x, repo, home)),
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if TIME_KEYS.contains(&k.as_str()) && !x.is_null() {
+                    *x = json!("<redacted>");
+                } else {
+                    redact(x, repo, home);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn tools_list_is_the_contract() {
+    let h = Harness::new().await;
+    let tools = h.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["list_codebases", "manage_index", "search_codebase", "read_file"]);
+    let info = h.client.peer_info().unwrap();
+    assert_eq!(info.protocol_version.to_string(), "2025-11-25");
+}
+
+#[tokio::test]
+async fn lifecycle_and_search() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    let mut out = Vec::new();
+    macro_rules! step {
+        ($name:expr, $tool:expr, $args:expr) => {
+            out.push(json!({"step": $name, "result": h.check($tool, $args).await}));
+        };
+    }
+    step!("list empty", "list_codebases", json!({}));
+    step!("status untracked", "manage_index", json!({"action": "status", "path": repo}));
+    step!("search untracked", "search_codebase", json!({"path": repo, "query": "token"}));
+    h.create_and_wait().await;
+    step!("status indexed", "manage_index", json!({"action": "status", "path": repo}));
+    step!("create again", "manage_index", json!({"action": "create", "path": repo}));
+    step!("list ready", "list_codebases", json!({}));
+    step!("identifier", "search_codebase", json!({"path": repo, "query": "refreshAccessToken", "limit": 3}));
+    step!("natural language", "search_codebase", json!({"path": repo, "query": "dispatch a request to its route handler", "limit": 3}));
+    step!("raw", "search_codebase", json!({"path": repo, "query": "parse_header", "resultMode": "raw", "limit": 2}));
+    step!("operators", "search_codebase", json!({"path": repo, "query": "lang:python must:handler route", "limit": 5}));
+    step!("docs scope", "search_codebase", json!({"path": repo, "query": "token refresh", "scope": "docs", "limit": 3}));
+    step!("subdirectory", "search_codebase", json!({"path": format!("{repo}/src/server"), "query": "route", "limit": 3}));
+    step!("sync unchanged", "manage_index", json!({"action": "sync", "path": repo}));
+    write(&h.repo(), "src/new_module.py", b"def brand_new_function():\n    return 42\n");
+    std::fs::remove_file(h.repo().join("notes/long.txt")).unwrap();
+    step!("sync changes", "manage_index", json!({"action": "sync", "path": repo}));
+    step!("finds new code", "search_codebase", json!({"path": repo, "query": "brand_new_function", "limit": 1}));
+    write(&h.repo(), ".satoriignore", b"docs/\n");
+    step!("reindex ignore-only", "manage_index", json!({"action": "reindex", "path": repo}));
+    step!("clear", "manage_index", json!({"action": "clear", "path": repo}));
+    step!("clear again", "manage_index", json!({"action": "clear", "path": repo}));
+    step!("list after clear", "list_codebases", json!({}));
+    insta::assert_json_snapshot!(out);
+}
+
+#[tokio::test]
+async fn read_file_paths() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "x.txt", b"outside\n");
+    let mut out = Vec::new();
+    macro_rules! step {
+        ($name:expr, $args:expr) => {
+            out.push(json!({"step": $name, "result": h.check("read_file", $args).await}));
+        };
+    }
+    step!("untracked file is confined", json!({"path": format!("{repo}/src/lib.rs")}));
+    h.create_and_wait().await;
+    step!("whole small file", json!({"path": format!("{repo}/src/lib.rs")}));
+    step!("range", json!({"path": format!("{repo}/src/lib.rs"), "start_line": 9, "end_line": 10}));
+    step!("truncated", json!({"path": format!("{repo}/notes/long.txt")}));
+    step!("only start", json!({"path": format!("{repo}/notes/long.txt"), "start_line": 25}));
+    step!("only end", json!({"path": format!("{repo}/notes/long.txt"), "end_line": 2}));
+    step!("clamped", json!({"path": format!("{repo}/notes/long.txt"), "start_line": 29, "end_line": 99}));
+    step!("missing", json!({"path": format!("{repo}/nope.rs")}));
+    step!("directory", json!({"path": format!("{repo}/src")}));
+    step!("binary", json!({"path": format!("{repo}/assets/logo.png")}));
+    step!("outside", json!({"path": outside.path().join("x.txt")}));
+    step!("relative", json!({"path": "src/lib.rs"}));
+    step!("open symbol by label", json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"symbolLabel": "parse_header"}}));
+    step!("open symbol unknown", json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"symbolId": "sym_0000000000000000"}}));
+    step!("open symbol by line", json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"start_line": 3, "end_line": 4}}));
+    step!("annotated", json!({"path": format!("{repo}/src/server/router.py"), "mode": "annotated", "start_line": 1, "end_line": 12}));
+    insta::assert_json_snapshot!(out);
+}
+
+/// Every invalid-arguments path of the contract: one line, `isError: true`.
+#[tokio::test]
+async fn invalid_arguments() {
+    let h = Harness::new().await;
+    let cases = [
+        ("manage_index", json!({})),
+        ("manage_index", json!({"action": "explode", "path": "/x"})),
+        ("manage_index", json!({"action": "create", "path": ""})),
+        ("manage_index", json!({"action": "create", "path": "relative/dir"})),
+        ("manage_index", json!({"action": "status", "path": "/x", "force": true})),
+        ("manage_index", json!({"action": "create", "path": "/x", "bogus": 1})),
+        ("search_codebase", json!({"path": "/x"})),
+        ("search_codebase", json!({"path": "/x", "query": ""})),
+        ("search_codebase", json!({"path": "/x", "query": "   "})),
+        ("search_codebase", json!({"path": "/x", "query": "q", "limit": 0})),
+        ("search_codebase", json!({"path": "/x", "query": "q", "limit": 51})),
+        ("search_codebase", json!({"path": "/x", "query": "q", "scope": "everything"})),
+        ("search_codebase", json!({"path": "/x", "query": "q", "debug": "yes"})),
+        ("read_file", json!({"path": "/x", "start_line": 0})),
+        ("read_file", json!({"path": "/x", "open_symbol": {}})),
+        ("read_file", json!({"path": "/x", "mode": "fancy"})),
+        ("list_codebases", json!({"unexpected": true})),
+    ];
+    let mut out = Vec::new();
+    for (tool, args) in cases {
+        let r = h.call(tool, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{tool} {args}");
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert!(!text.contains('\n'), "one line: {text}");
+        assert!(text.starts_with(&format!("Error: Invalid arguments for '{tool}'. ")), "{text}");
+        out.push(json!({"tool": tool, "args": args, "error": text}));
+    }
+    insta::assert_json_snapshot!(out);
+}
+
+#[tokio::test]
+async fn unknown_tool_is_a_protocol_error() {
+    let h = Harness::new().await;
+    let err = h
+        .client
+        .call_tool(CallToolRequestParams::new("file_outline"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown tool"), "{err}");
+}
+
+/// A stored fingerprint that differs from the runtime one gates every access.
+#[tokio::test]
+async fn fingerprint_mismatch_requires_reindex() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    h.create_and_wait().await;
+    let state_path = h.home_path.join("state.json");
+    let mut state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    state["codebases"][&repo]["fingerprint"]["embeddingModel"] = json!("some-other-model");
+    std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
+    let mut out = Vec::new();
+    out.push(h.check("search_codebase", json!({"path": repo, "query": "token"})).await);
+    out.push(h.check("manage_index", json!({"action": "status", "path": repo})).await);
+    out.push(h.check("list_codebases", json!({})).await);
+    out.push(h.check("manage_index", json!({"action": "sync", "path": repo})).await);
+    insta::assert_json_snapshot!(out);
+}
+
+/// A build whose process died leaves `indexing` behind with no writer; it reads as failed.
+#[tokio::test]
+async fn interrupted_build_is_reported_as_failed() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    let state = json!({
+        "formatVersion": 1,
+        "codebases": { repo.clone(): { "state": "indexing", "percentage": 40.0, "phase": "chunking", "lastUpdatedMs": 1 } }
+    });
+    std::fs::create_dir_all(&h.home_path).unwrap();
+    std::fs::write(h.home_path.join("state.json"), serde_json::to_vec(&state).unwrap()).unwrap();
+    let mut out = Vec::new();
+    out.push(h.check("manage_index", json!({"action": "status", "path": repo})).await);
+    out.push(h.check("search_codebase", json!({"path": repo, "query": "token"})).await);
+    out.push(h.check("list_codebases", json!({})).await);
+    insta::assert_json_snapshot!(out);
+}
+
+/// A corrupt state file is set aside and rebuilt from the published indexes.
+#[tokio::test]
+async fn corrupt_state_file_loses_no_index() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    h.create_and_wait().await;
+    std::fs::write(h.home_path.join("state.json"), b"{\"formatVersion\": 1, \"codebases\": {").unwrap();
+    let r = h.check("search_codebase", json!({"path": repo, "query": "parse_header", "limit": 1})).await;
+    assert_eq!(r["structuredContent"]["status"], "ok", "{r}");
+    assert_eq!(r["structuredContent"]["results"][0]["file"], "src/lib.rs", "{r}");
+}
+
+/// Searching while the first build runs answers not_ready with a status hint.
+#[tokio::test]
+async fn search_during_first_index_is_not_ready() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    // Hold the writer lock the way a running build does, with an `indexing` record.
+    let home = satori_core::layout::Home::new(h.home_path.clone());
+    let dir = home.codebase(&h.repo());
+    dir.ensure(&h.repo()).unwrap();
+    let _lock = dir.try_writer_lock().unwrap().unwrap();
+    let store = satori_core::state::StateStore::new(home);
+    let mut st = satori_core::state::CodebaseState::new(satori_core::state::IndexState::Indexing);
+    st.percentage = 12.0;
+    store.set(&h.repo(), st).unwrap();
+    let mut out = Vec::new();
+    out.push(h.check("search_codebase", json!({"path": repo, "query": "token"})).await);
+    out.push(h.check("read_file", json!({"path": format!("{repo}/src/lib.rs")})).await);
+    out.push(h.check("manage_index", json!({"action": "create", "path": repo, "force": true})).await);
+    out.push(h.check("manage_index", json!({"action": "clear", "path": repo})).await);
+    insta::assert_json_snapshot!(out);
+}

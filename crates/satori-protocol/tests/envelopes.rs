@@ -1,0 +1,476 @@
+//! Envelope serialisation: each shape is snapshotted (optional fields must disappear when
+//! unset) and read back, since clients deserialize what the server writes.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use satori_protocol::envelope::{
+    AnnotatedRead, CallGraphHint, CallGraphUnsupportedReason, ChunkResult, Compatibility,
+    Fingerprint, FreshnessDecision, FreshnessMode, GroupResult, Hint, Hints, IndexState,
+    IndexStats, IndexStatus, IndexingProgress, ManageIndexEnvelope, NavigationContext,
+    NavigationFallback, NoiseMitigation, OpenSymbolFailure, Outline, OutlineSymbol, Preflight,
+    PreflightConfidence, PreflightOutcome, Progress, ReadFileNotReady, ReindexReason,
+    SearchEnvelope, SearchHints, SearchResult, Span, StalenessBucket, Status, SymbolRef, SyncStats,
+    normalize_warnings, reasons, sorted_warnings, warnings,
+};
+use satori_protocol::{GroupBy, ManageAction, ReadMode, ResultMode, Scope};
+
+/// Snapshots `value` as JSON under `name` and checks it deserializes back to itself.
+fn check<T: Serialize + DeserializeOwned + PartialEq + Debug>(name: &str, value: &T) {
+    let json = serde_json::to_value(value).expect("envelope serializes");
+    let back: T = serde_json::from_value(json.clone()).expect("envelope deserializes");
+    assert_eq!(&back, value, "{name} does not round-trip");
+    insta::assert_json_snapshot!(name, json);
+}
+
+fn hints(entries: &[(&str, Hint)]) -> Hints {
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect()
+}
+
+fn fingerprint(model: &str) -> Fingerprint {
+    Fingerprint {
+        embedding_provider: "static".to_owned(),
+        embedding_model: model.to_owned(),
+        embedding_dimension: 256,
+        vector_backend: "flat".to_owned(),
+        schema_version: 1,
+    }
+}
+
+const ROOT: &str = "/home/dev/repo";
+
+#[test]
+fn manage_index_envelopes() {
+    let minimal = ManageIndexEnvelope::new(
+        ManageAction::Clear,
+        ROOT,
+        Status::Ok,
+        "Index cleared.",
+        "Removed the index of /home/dev/repo.",
+    );
+    check("manage_minimal", &minimal);
+
+    let mut kickoff = ManageIndexEnvelope::new(
+        ManageAction::Create,
+        ROOT,
+        Status::Ok,
+        "Indexing started in the background.",
+        "Indexing /home/dev/repo. Poll status for progress.",
+    );
+    kickoff.state = Some(IndexState::Indexing);
+    kickoff.hints = hints(&[("status", Hint::manage_index(ManageAction::Status, ROOT))]);
+    kickoff.progress = Some(Progress {
+        percentage: 0.0,
+        phase: "scanning".to_owned(),
+        files_done: 0,
+        files_total: 0,
+        chunks: 0,
+    });
+    check("manage_create_kickoff", &kickoff);
+
+    let mut blocked = ManageIndexEnvelope::new(
+        ManageAction::Reindex,
+        ROOT,
+        Status::Blocked,
+        "Only ignore rules changed; run sync instead.",
+        "Reindex skipped.",
+    );
+    blocked.state = Some(IndexState::Indexed);
+    blocked.reason = Some(reasons::UNNECESSARY_REINDEX_IGNORE_ONLY.to_owned());
+    blocked.warnings = vec![warnings::REINDEX_UNNECESSARY_IGNORE_ONLY.to_owned()];
+    blocked.hints = hints(&[
+        ("sync", Hint::manage_index(ManageAction::Sync, ROOT)),
+        (
+            "reindexAnyway",
+            Hint::new(
+                "manage_index",
+                json!({"action": "reindex", "path": ROOT, "allowUnnecessaryReindex": true}),
+            ),
+        ),
+    ]);
+    blocked.preflight = Some(Preflight {
+        outcome: PreflightOutcome::ReindexUnnecessaryIgnoreOnly,
+        confidence: PreflightConfidence::High,
+        probe_failed: None,
+    });
+    check("manage_reindex_blocked", &blocked);
+
+    let mut status = ManageIndexEnvelope::new(
+        ManageAction::Status,
+        ROOT,
+        Status::Ok,
+        "Indexed: 412 files, 3051 chunks.",
+        "Index is ready.",
+    );
+    status.state = Some(IndexState::Indexed);
+    status.stats = Some(IndexStats {
+        files: Some(412),
+        chunks: Some(3051),
+        index_status: Some(IndexStatus::Completed),
+        indexed_at: Some("2026-01-02T03:04:05Z".to_owned()),
+        duration_ms: Some(8123),
+        ..IndexStats::default()
+    });
+    status.compatibility = Some(Compatibility {
+        runtime_fingerprint: fingerprint("potion-code-256@1a2b"),
+        indexed_fingerprint: Some(fingerprint("potion-code-256@1a2b")),
+        reindex_reason: None,
+        status_at_check: Some(IndexState::Indexed),
+    });
+    check("manage_status_indexed", &status);
+
+    let mut sync = ManageIndexEnvelope::new(
+        ManageAction::Sync,
+        ROOT,
+        Status::Ok,
+        "Synced: 2 added, 1 removed, 3 modified.",
+        "Sync done.",
+    );
+    sync.state = Some(IndexState::SyncCompleted);
+    sync.stats = Some(IndexStats {
+        duration_ms: Some(420),
+        added: Some(2),
+        removed: Some(1),
+        modified: Some(3),
+        ..IndexStats::default()
+    });
+    check("manage_sync", &sync);
+
+    let mut incompatible = ManageIndexEnvelope::new(
+        ManageAction::Status,
+        ROOT,
+        Status::RequiresReindex,
+        "The index was built with another embedding model; reindex.",
+        "Reindex required.",
+    );
+    incompatible.state = Some(IndexState::RequiresReindex);
+    incompatible.reason = Some(reasons::REQUIRES_REINDEX.to_owned());
+    incompatible.hints = hints(&[("reindex", Hint::manage_index(ManageAction::Reindex, ROOT))]);
+    incompatible.compatibility = Some(Compatibility {
+        runtime_fingerprint: fingerprint("potion-code-256@1a2b"),
+        indexed_fingerprint: Some(fingerprint("minilm-l6@9f00")),
+        reindex_reason: Some(ReindexReason::FingerprintMismatch),
+        status_at_check: Some(IndexState::Indexed),
+    });
+    check("manage_requires_reindex", &incompatible);
+}
+
+fn search(status: Status, results: Vec<SearchResult>) -> SearchEnvelope {
+    SearchEnvelope {
+        status,
+        reason: None,
+        path: ROOT.to_owned(),
+        query: "lang:rust retry policy".to_owned(),
+        scope: Scope::Runtime,
+        group_by: GroupBy::Symbol,
+        result_mode: ResultMode::Grouped,
+        limit: 10,
+        freshness_decision: None,
+        results,
+        warnings: Vec::new(),
+        message: None,
+        hints: SearchHints::default(),
+        compatibility: None,
+    }
+}
+
+fn supported_group() -> SearchResult {
+    SearchResult::Group(GroupResult {
+        group_id: "sym_7f3a".to_owned(),
+        file: "src/net/retry.rs".to_owned(),
+        span: Span::new(12, 48),
+        language: "rust".to_owned(),
+        symbol_id: Some("sym_7f3a".to_owned()),
+        symbol_label: Some("fn retry_with_backoff".to_owned()),
+        score: 0.8125,
+        indexed_at: Some("2026-01-02T03:04:05Z".to_owned()),
+        staleness_bucket: StalenessBucket::Fresh,
+        collapsed_chunk_count: 2,
+        call_graph_hint: CallGraphHint::Supported {
+            symbol_ref: SymbolRef {
+                file: "src/net/retry.rs".to_owned(),
+                symbol_id: "sym_7f3a".to_owned(),
+                symbol_label: Some("fn retry_with_backoff".to_owned()),
+                span: Some(Span::new(12, 48)),
+            },
+        },
+        navigation_fallback: None,
+        preview: "pub fn retry_with_backoff<F>(op: F, policy: &Policy)".to_owned(),
+        debug: None,
+    })
+}
+
+fn unsupported_group() -> SearchResult {
+    let abs = format!("{ROOT}/config/retry.toml");
+    SearchResult::Group(GroupResult {
+        group_id: "grp_0c11".to_owned(),
+        file: "config/retry.toml".to_owned(),
+        span: Span::new(1, 9),
+        language: "toml".to_owned(),
+        symbol_id: None,
+        symbol_label: None,
+        score: 0.5,
+        indexed_at: None,
+        staleness_bucket: StalenessBucket::Unknown,
+        collapsed_chunk_count: 1,
+        call_graph_hint: CallGraphHint::Unsupported {
+            reason: CallGraphUnsupportedReason::UnsupportedLanguage,
+        },
+        navigation_fallback: Some(NavigationFallback {
+            message: "No call graph for toml; read the span instead.".to_owned(),
+            context: NavigationContext {
+                codebase_root: ROOT.to_owned(),
+                relative_file: "config/retry.toml".to_owned(),
+                absolute_path: abs.clone(),
+            },
+            read_span: Hint::read_file(&abs, 1, 9),
+            file_outline_window: Some(Hint::file_outline(ROOT, "config/retry.toml", 1, 9)),
+        }),
+        preview: "[retry]\nmax_attempts = 5".to_owned(),
+        debug: None,
+    })
+}
+
+#[test]
+fn search_envelopes() {
+    let mut ok = search(Status::Ok, vec![supported_group(), unsupported_group()]);
+    let mut fresh = FreshnessDecision::new(FreshnessMode::Synced);
+    fresh.checked_at = Some("2026-01-02T03:05:00Z".to_owned());
+    fresh.threshold_ms = Some(180_000);
+    fresh.age_ms = Some(240_000);
+    fresh.stats = Some(SyncStats {
+        added: 0,
+        removed: 0,
+        modified: 1,
+    });
+    ok.freshness_decision = Some(fresh);
+    check("search_grouped_ok", &ok);
+
+    let mut raw = search(
+        Status::Ok,
+        vec![SearchResult::Chunk(ChunkResult {
+            file: "src/net/retry.rs".to_owned(),
+            span: Span::new(12, 20),
+            language: "rust".to_owned(),
+            content: "pub fn retry_with_backoff() {}".to_owned(),
+            score: 0.75,
+            symbol_id: None,
+            symbol_label: None,
+            indexed_at: None,
+            staleness_bucket: StalenessBucket::Unknown,
+            debug: Some(json!({"baseScore": 0.5, "lexicalScore": 0.25})),
+        })],
+    );
+    raw.result_mode = ResultMode::Raw;
+    raw.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::SkippedRecent));
+    raw.warnings = sorted_warnings([warnings::RERANKER_FAILED, warnings::FILTER_MUST_UNSATISFIED]);
+    check("search_raw", &raw);
+
+    let mut not_indexed = search(Status::NotIndexed, Vec::new());
+    not_indexed.reason = Some(reasons::NOT_INDEXED.to_owned());
+    not_indexed.message = Some("/home/dev/repo is not indexed.".to_owned());
+    not_indexed.hints.calls.insert(
+        "create".to_owned(),
+        Hint::manage_index(ManageAction::Create, ROOT),
+    );
+    check("search_not_indexed", &not_indexed);
+
+    let mut not_ready = search(Status::NotReady, Vec::new());
+    not_ready.reason = Some(reasons::INDEXING.to_owned());
+    not_ready.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::SkippedIndexing));
+    not_ready.hints.calls.insert(
+        "status".to_owned(),
+        Hint::manage_index(ManageAction::Status, ROOT),
+    );
+    check("search_not_ready", &not_ready);
+
+    let mut noisy = search(Status::Ok, vec![supported_group()]);
+    noisy.scope = Scope::Mixed;
+    noisy.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::Coalesced));
+    noisy.hints.noise_mitigation = Some(NoiseMitigation {
+        version: 1,
+        reason: "top_results_noise_dominant".to_owned(),
+        top_k: 5,
+        ratios: BTreeMap::from([("tests".to_owned(), 0.6), ("runtime".to_owned(), 0.4)]),
+        recommended_scope: Scope::Runtime,
+        suggested_ignore_patterns: vec!["**/*.test.*".to_owned()],
+        debounce_ms: 5000,
+        next_step: "Add the patterns to .satoriignore, then run manage_index sync.".to_owned(),
+    });
+    noisy.hints.calls.insert(
+        "sync".to_owned(),
+        Hint::manage_index(ManageAction::Sync, ROOT),
+    );
+    check("search_noise_hint", &noisy);
+}
+
+#[test]
+fn search_hints_put_calls_beside_the_structured_blocks() {
+    let mut hints = SearchHints::default();
+    assert!(hints.is_empty());
+    hints.debug_search = Some(json!({"candidateLimit": 80}));
+    hints.calls.insert(
+        "reindex".to_owned(),
+        Hint::manage_index(ManageAction::Reindex, ROOT),
+    );
+    let json = serde_json::to_value(&hints).expect("serializes");
+    assert_eq!(
+        json,
+        json!({
+            "debugSearch": {"candidateLimit": 80},
+            "reindex": {"tool": "manage_index", "args": {"action": "reindex", "path": ROOT}},
+        })
+    );
+    let back: SearchHints = serde_json::from_value(json).expect("deserializes");
+    assert_eq!(back, hints);
+}
+
+#[test]
+fn read_file_envelopes() {
+    check(
+        "read_not_ready",
+        &ReadFileNotReady::new(
+            format!("{ROOT}/src/lib.rs"),
+            ROOT,
+            "The codebase is being indexed; try again when status says indexed.",
+            hints(&[("status", Hint::manage_index(ManageAction::Status, ROOT))]),
+            IndexingProgress {
+                progress_pct: 42.5,
+                phase: None,
+            },
+        ),
+    );
+
+    let symbol = OutlineSymbol {
+        symbol_id: "sym_7f3a".to_owned(),
+        symbol_label: "fn retry_with_backoff".to_owned(),
+        kind: "function".to_owned(),
+        span: Span::new(12, 48),
+        call_graph_hint: CallGraphHint::Supported {
+            symbol_ref: SymbolRef {
+                file: "src/net/retry.rs".to_owned(),
+                symbol_id: "sym_7f3a".to_owned(),
+                symbol_label: Some("fn retry_with_backoff".to_owned()),
+                span: Some(Span::new(12, 48)),
+            },
+        },
+    };
+    check(
+        "read_annotated",
+        &AnnotatedRead {
+            path: format!("{ROOT}/src/net/retry.rs"),
+            mode: ReadMode::Annotated,
+            content: "pub fn retry_with_backoff() {}\n".to_owned(),
+            outline_status: Status::Ok,
+            outline: Some(Outline {
+                symbols: vec![symbol.clone()],
+            }),
+            has_more: false,
+            warnings: Vec::new(),
+            hints: Hints::new(),
+        },
+    );
+    check(
+        "read_open_symbol_ambiguous",
+        &OpenSymbolFailure {
+            status: Status::Ambiguous,
+            message: "2 symbols are labelled fn retry_with_backoff; pass symbolId.".to_owned(),
+            file: "src/net/retry.rs".to_owned(),
+            matches: vec![symbol.clone(), symbol],
+            warnings: Vec::new(),
+            hints: Hints::new(),
+        },
+    );
+}
+
+#[test]
+fn call_graph_hint_rejects_inconsistent_shapes() {
+    let bad = [
+        json!({"supported": true}),
+        json!({"supported": false}),
+        json!({"supported": true, "reason": "missing_symbol"}),
+        json!({"supported": false, "reason": "missing_symbol", "symbolRef": {"file": "a", "symbolId": "b"}}),
+        json!({"supported": false, "reason": "no_idea"}),
+        json!({"supported": "yes", "reason": "missing_symbol"}),
+    ];
+    for value in bad {
+        assert!(
+            serde_json::from_value::<CallGraphHint>(value.clone()).is_err(),
+            "{value}"
+        );
+    }
+    let good: CallGraphHint =
+        serde_json::from_value(json!({"supported": false, "reason": "missing_symbol"}))
+            .expect("valid unsupported hint");
+    assert!(!good.is_supported());
+    assert_eq!(good.symbol_ref(), None);
+}
+
+#[test]
+fn warnings_are_sorted_and_unique() {
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&[], &[]),
+        (
+            &[
+                "SEARCH_PASS_FAILED:primary",
+                "FILTER_MUST_UNSATISFIED",
+                "SEARCH_PASS_FAILED:primary",
+            ],
+            &["FILTER_MUST_UNSATISFIED", "SEARCH_PASS_FAILED:primary"],
+        ),
+        (&["B", "A", "B", "A"], &["A", "B"]),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(sorted_warnings(input.iter().copied()), expected);
+        let mut owned: Vec<String> = input.iter().map(|s| (*s).to_owned()).collect();
+        normalize_warnings(&mut owned);
+        assert_eq!(owned, expected);
+    }
+    assert_eq!(
+        warnings::with_detail(warnings::SEARCH_PASS_FAILED, "expanded"),
+        "SEARCH_PASS_FAILED:expanded"
+    );
+}
+
+#[test]
+fn staleness_buckets_follow_the_age_thresholds() {
+    const MIN: u64 = 60 * 1000;
+    let cases = [
+        (None, StalenessBucket::Unknown),
+        (Some(0), StalenessBucket::Fresh),
+        (Some(30 * MIN - 1), StalenessBucket::Fresh),
+        (Some(30 * MIN), StalenessBucket::Aging),
+        (Some(24 * 60 * MIN - 1), StalenessBucket::Aging),
+        (Some(24 * 60 * MIN), StalenessBucket::Stale),
+    ];
+    for (age, expected) in cases {
+        assert_eq!(StalenessBucket::from_age_ms(age), expected, "{age:?}");
+    }
+}
+
+#[test]
+fn index_state_classes() {
+    let searchable: Vec<IndexState> = IndexState::ALL
+        .iter()
+        .copied()
+        .filter(|s| s.is_searchable())
+        .collect();
+    assert_eq!(searchable, [IndexState::Indexed, IndexState::SyncCompleted]);
+    let running: Vec<IndexState> = IndexState::ALL
+        .iter()
+        .copied()
+        .filter(|s| !s.is_terminal())
+        .collect();
+    assert_eq!(running, [IndexState::Indexing]);
+    assert_eq!(
+        serde_json::to_value(IndexState::IndexFailed).expect("serializes"),
+        Value::from("indexfailed")
+    );
+}
