@@ -65,9 +65,15 @@ pub enum Command {
     Help,
     Version,
     ToolsList,
-    ToolCall { tool: String, args: ArgsSource },
+    ToolCall {
+        tool: String,
+        args: ArgsSource,
+    },
     /// `satori-cli <tool> [flags...]`: flags are interpreted against the schema later.
-    Wrapper { tool: String, flags: Vec<String> },
+    Wrapper {
+        tool: String,
+        flags: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -108,7 +114,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, Failure> {
                 only_globals(&mut rest, &mut globals)?;
                 Command::ToolsList
             }
-            Some(other) => return Err(usage(&format!("unknown subcommand 'tools {other}'; expected 'tools list'"))),
+            Some(other) => {
+                return Err(usage(&format!(
+                    "unknown subcommand 'tools {other}'; expected 'tools list'"
+                )));
+            }
             None => return Err(usage("missing subcommand; expected 'tools list'")),
         },
         "tool" => match rest.next() {
@@ -154,13 +164,21 @@ fn split_flag(token: &str) -> (&str, Option<&str>) {
 }
 
 /// The value of a flag: inline after `=`, or the next argument.
-fn flag_value<'a>(name: &str, inline: Option<&'a str>, rest: &mut Cursor<'a>) -> Result<&'a str, Failure> {
+fn flag_value<'a>(
+    name: &str,
+    inline: Option<&'a str>,
+    rest: &mut Cursor<'a>,
+) -> Result<&'a str, Failure> {
     inline
         .or_else(|| rest.next())
         .ok_or_else(|| usage(&format!("{name} needs a value")))
 }
 
-fn parse_global<'a>(token: &'a str, rest: &mut Cursor<'a>, globals: &mut Globals) -> Result<(), Failure> {
+fn parse_global<'a>(
+    token: &'a str,
+    rest: &mut Cursor<'a>,
+    globals: &mut Globals,
+) -> Result<(), Failure> {
     let (name, inline) = split_flag(token);
     match name {
         "--startup-timeout-ms" => {
@@ -173,7 +191,11 @@ fn parse_global<'a>(token: &'a str, rest: &mut Cursor<'a>, globals: &mut Globals
             globals.format = match flag_value(name, inline, rest)? {
                 "json" => Format::Json,
                 "text" => Format::Text,
-                other => return Err(usage(&format!("--format must be 'json' or 'text', not '{other}'"))),
+                other => {
+                    return Err(usage(&format!(
+                        "--format must be 'json' or 'text', not '{other}'"
+                    )));
+                }
             };
         }
         "--debug" if inline.is_none() => globals.debug = true,
@@ -185,7 +207,9 @@ fn parse_global<'a>(token: &'a str, rest: &mut Cursor<'a>, globals: &mut Globals
 fn parse_millis(name: &str, value: &str) -> Result<Duration, Failure> {
     match value.parse::<u64>() {
         Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-        _ => Err(usage(&format!("{name} must be a positive integer (milliseconds), not '{value}'"))),
+        _ => Err(usage(&format!(
+            "{name} must be a positive integer (milliseconds), not '{value}'"
+        ))),
     }
 }
 
@@ -202,7 +226,11 @@ fn only_globals(rest: &mut Cursor<'_>, globals: &mut Globals) -> Result<(), Fail
 fn parse_tool_call(rest: &mut Cursor<'_>, globals: &mut Globals) -> Result<Command, Failure> {
     let tool = match rest.next() {
         Some(t) if !t.starts_with('-') => t.to_owned(),
-        _ => return Err(usage("missing tool name; expected 'tool call <tool> --args-json <json>'")),
+        _ => {
+            return Err(usage(
+                "missing tool name; expected 'tool call <tool> --args-json <json>'",
+            ));
+        }
     };
     let mut sources = Vec::new();
     while let Some(token) = rest.next() {
@@ -212,13 +240,17 @@ fn parse_tool_call(rest: &mut Cursor<'_>, globals: &mut Globals) -> Result<Comma
                 "@-" => sources.push(ArgsSource::Stdin),
                 json => sources.push(ArgsSource::Inline(json.to_owned())),
             },
-            "--args-file" => sources.push(ArgsSource::File(PathBuf::from(flag_value(name, inline, rest)?))),
+            "--args-file" => sources.push(ArgsSource::File(PathBuf::from(flag_value(
+                name, inline, rest,
+            )?))),
             _ if token.starts_with('-') => parse_global(token, rest, globals)?,
             _ => return Err(usage(&format!("unexpected argument '{token}'"))),
         }
     }
     if sources.len() > 1 {
-        return Err(usage("give the tool arguments once: one --args-json or one --args-file"));
+        return Err(usage(
+            "give the tool arguments once: one --args-json or one --args-file",
+        ));
     }
     let args = sources.pop().unwrap_or(ArgsSource::Empty);
     Ok(Command::ToolCall { tool, args })
@@ -262,22 +294,48 @@ mod tests {
             (
                 "--startup-timeout-ms 7 tool call t --args-json {\"a\":1}",
                 globals(7, DEFAULT_CALL_TIMEOUT_MS, Format::Json, false),
-                Command::ToolCall { tool: "t".into(), args: ArgsSource::Inline("{\"a\":1}".into()) },
+                Command::ToolCall {
+                    tool: "t".into(),
+                    args: ArgsSource::Inline("{\"a\":1}".into()),
+                },
             ),
             (
                 "tool call t --args-json=@-",
                 d.clone(),
-                Command::ToolCall { tool: "t".into(), args: ArgsSource::Stdin },
+                Command::ToolCall {
+                    tool: "t".into(),
+                    args: ArgsSource::Stdin,
+                },
             ),
             (
                 "tool call t --args-file a.json --debug",
-                globals(DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_CALL_TIMEOUT_MS, Format::Json, true),
-                Command::ToolCall { tool: "t".into(), args: ArgsSource::File("a.json".into()) },
+                globals(
+                    DEFAULT_STARTUP_TIMEOUT_MS,
+                    DEFAULT_CALL_TIMEOUT_MS,
+                    Format::Json,
+                    true,
+                ),
+                Command::ToolCall {
+                    tool: "t".into(),
+                    args: ArgsSource::File("a.json".into()),
+                },
             ),
-            ("tool call t", d.clone(), Command::ToolCall { tool: "t".into(), args: ArgsSource::Empty }),
+            (
+                "tool call t",
+                d.clone(),
+                Command::ToolCall {
+                    tool: "t".into(),
+                    args: ArgsSource::Empty,
+                },
+            ),
             (
                 "--debug search_codebase --query x --debug",
-                globals(DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_CALL_TIMEOUT_MS, Format::Json, true),
+                globals(
+                    DEFAULT_STARTUP_TIMEOUT_MS,
+                    DEFAULT_CALL_TIMEOUT_MS,
+                    Format::Json,
+                    true,
+                ),
                 Command::Wrapper {
                     tool: "search_codebase".into(),
                     flags: vec!["--query".into(), "x".into(), "--debug".into()],
@@ -286,7 +344,14 @@ mod tests {
         ];
         for (line, want_globals, want_command) in cases {
             let got = check(line).unwrap_or_else(|e| panic!("{line}: {e}"));
-            assert_eq!(got, Invocation { globals: want_globals, command: want_command }, "{line}");
+            assert_eq!(
+                got,
+                Invocation {
+                    globals: want_globals,
+                    command: want_command
+                },
+                "{line}"
+            );
         }
     }
 
@@ -301,7 +366,10 @@ mod tests {
             ("tool call", "missing tool name"),
             ("tool call --args-json {}", "missing tool name"),
             ("tool call t --args-json", "--args-json needs a value"),
-            ("tool call t --args-json {} --args-file f", "give the tool arguments once"),
+            (
+                "tool call t --args-json {} --args-file f",
+                "give the tool arguments once",
+            ),
             ("tool call t extra", "unexpected argument 'extra'"),
             ("--call-timeout-ms 0 tools list", "positive integer"),
             ("--call-timeout-ms abc tools list", "positive integer"),

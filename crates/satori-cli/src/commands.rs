@@ -36,9 +36,8 @@ pub fn load_args(source: &ArgsSource) -> Result<Map<String, Value>, Failure> {
             (text, "--args-json @- (stdin)".to_owned())
         }
         ArgsSource::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                usage(format!("cannot read --args-file {}: {e}", path.display()))
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("cannot read --args-file {}: {e}", path.display())))?;
             (text, format!("--args-file {}", path.display()))
         }
     };
@@ -77,7 +76,10 @@ pub enum Prepared {
 
 pub enum Remote {
     ToolsList,
-    Call { tool: String, args: Map<String, Value> },
+    Call {
+        tool: String,
+        args: Map<String, Value>,
+    },
 }
 
 /// Everything that can fail without a server, done synchronously.
@@ -110,7 +112,10 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
         Ok(path) => path,
         Err(e) => return Report::failure(Failure::from_client(&e)),
     };
-    debug(globals.debug, &format!("server executable: {}", server_bin.display()));
+    debug(
+        globals.debug,
+        &format!("server executable: {}", server_bin.display()),
+    );
 
     let mut options = SpawnOptions::new(server_bin);
     options.startup_timeout = globals.startup_timeout;
@@ -123,11 +128,19 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
         Err(e) => return Report::failure(Failure::from_client(&e)),
     };
     if globals.debug {
-        let pid = client.pid().map_or_else(|| "?".to_owned(), |p| p.to_string());
-        let info = client.server_info().map(Value::to_string).unwrap_or_default();
+        let pid = client
+            .pid()
+            .map_or_else(|| "?".to_owned(), |p| p.to_string());
+        let info = client
+            .server_info()
+            .map(Value::to_string)
+            .unwrap_or_default();
         debug(
             true,
-            &format!("server pid {pid} ready in {} ms: {info}", started.elapsed().as_millis()),
+            &format!(
+                "server pid {pid} ready in {} ms: {info}",
+                started.elapsed().as_millis()
+            ),
         );
     }
 
@@ -147,9 +160,17 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
     report
 }
 
-async fn call(globals: &Globals, client: &mut Client, tool: &str, args: Map<String, Value>) -> Report {
+async fn call(
+    globals: &Globals,
+    client: &mut Client,
+    tool: &str,
+    args: Map<String, Value>,
+) -> Report {
     let waits = tool == MANAGE_INDEX
-        && matches!(args.get("action").and_then(Value::as_str), Some("create" | "reindex"));
+        && matches!(
+            args.get("action").and_then(Value::as_str),
+            Some("create" | "reindex")
+        );
     let arg_path = args.get("path").and_then(Value::as_str).map(str::to_owned);
 
     let started = Instant::now();
@@ -157,7 +178,10 @@ async fn call(globals: &Globals, client: &mut Client, tool: &str, args: Map<Stri
         Ok(result) => result,
         Err(e) => return Report::failure(Failure::from_client(&e)),
     };
-    debug(globals.debug, &format!("{tool} answered in {} ms", started.elapsed().as_millis()));
+    debug(
+        globals.debug,
+        &format!("{tool} answered in {} ms", started.elapsed().as_millis()),
+    );
 
     if let Classification::ToolError(error) = classify(&result) {
         summarize_call(globals, &result);
@@ -230,7 +254,11 @@ fn summarize_call(globals: &Globals, result: &Value) {
 }
 
 fn summarize_tools(tools: &Value) {
-    let list = tools.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
+    let list = tools
+        .get("tools")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     output::stderr_line(&format!("{} tools:", list.len()));
     for tool in &list {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");

@@ -95,7 +95,11 @@ mod tests {
     fn client_errors_map_to_the_documented_exit_statuses() {
         let cases = [
             (ClientError::ServerNotFound("x".into()), "E_USAGE", 2),
-            (ClientError::StartupTimeout(Duration::ZERO), "E_STARTUP_TIMEOUT", 3),
+            (
+                ClientError::StartupTimeout(Duration::ZERO),
+                "E_STARTUP_TIMEOUT",
+                3,
+            ),
             (
                 ClientError::CallTimeout {
                     what: "m".into(),
@@ -125,7 +129,11 @@ mod tests {
         ];
         for (error, token, status) in cases {
             let code = ErrorCode::of_client_error(&error);
-            assert_eq!((code.token(), code.exit_status() as u8), (token, status), "{error}");
+            assert_eq!(
+                (code.token(), code.exit_status() as u8),
+                (token, status),
+                "{error}"
+            );
         }
     }
 }

@@ -55,7 +55,10 @@ fn run_to_report(args: Vec<OsString>) -> Report {
     // One thread is plenty for one child and one request at a time, and it
     // keeps the spawning thread alive for the child's whole life (see the
     // parent-death signal in satori-client).
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             return Report::failure(Failure::new(
@@ -87,7 +90,10 @@ async fn interrupted() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
             (Ok(mut int), Ok(mut term)) => tokio::select! {
                 _ = int.recv() => "SIGINT",
                 _ = term.recv() => "SIGTERM",

@@ -92,7 +92,10 @@ mod tests {
                 json!({"state":"indexing","progress":{"percentage":42,"filesDone":420,"filesTotal":1000,"phase":"chunking"}}),
                 Some("indexing 42% (420/1000 files) phase=chunking"),
             ),
-            (json!({"state":"indexing","progress":{"percentage":12.5}}), Some("indexing 12.5%")),
+            (
+                json!({"state":"indexing","progress":{"percentage":12.5}}),
+                Some("indexing 12.5%"),
+            ),
             (json!({"state":"indexing"}), Some("indexing")),
             (json!({"state":"indexed"}), None),
         ];

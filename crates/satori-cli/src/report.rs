@@ -32,7 +32,10 @@ impl Failure {
         let code = ErrorCode::of_client_error(error);
         let detail = match error {
             ClientError::Rpc {
-                code, message, data, ..
+                code,
+                message,
+                data,
+                ..
             } => Some(json!({"rpc": {"code": code, "message": message, "data": data}})),
             _ => None,
         };
@@ -64,7 +67,11 @@ impl Report {
 
     /// A tool answered with a failure: its result still goes to stdout.
     pub fn tool_error(stdout: Value, error: &ToolError, state: Option<&str>) -> Report {
-        let mut line = format!("{} status={}", ErrorCode::ToolError.token(), field(&error.status));
+        let mut line = format!(
+            "{} status={}",
+            ErrorCode::ToolError.token(),
+            field(&error.status)
+        );
         if let Some(reason) = &error.reason {
             line.push_str(&format!(" reason={}", field(reason)));
         }

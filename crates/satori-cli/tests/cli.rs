@@ -47,7 +47,9 @@ fn fake_server() -> PathBuf {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mut perms = std::fs::metadata(&path).expect("fake server exists").permissions();
+        let mut perms = std::fs::metadata(&path)
+            .expect("fake server exists")
+            .permissions();
         if perms.mode() & 0o111 != 0o111 {
             perms.set_mode(0o755);
             std::fs::set_permissions(&path, perms).expect("chmod fake server");
@@ -70,7 +72,10 @@ fn run(case: &Case, extra_env: &[(&str, String)]) -> Run {
     }
     cmd.write_stdin(case.stdin.unwrap_or(""));
     let output = cmd.output().expect("run satori-cli");
-    let code = output.status.code().expect("exited normally, not by a signal");
+    let code = output
+        .status
+        .code()
+        .expect("exited normally, not by a signal");
 
     // stdout must be exactly one JSON document, whatever happened.
     let mut docs = serde_json::Deserializer::from_slice(&output.stdout).into_iter::<Value>();
@@ -81,7 +86,10 @@ fn run(case: &Case, extra_env: &[(&str, String)]) -> Run {
             String::from_utf8_lossy(&output.stdout)
         ),
     };
-    assert!(docs.next().is_none(), "stdout holds more than one JSON document");
+    assert!(
+        docs.next().is_none(),
+        "stdout holds more than one JSON document"
+    );
     Run {
         code,
         stdout,
@@ -104,12 +112,31 @@ fn check(name: &str, case: Case) -> Run {
 #[test]
 fn contract_cases() {
     let cases: Vec<(&str, Case)> = vec![
-        ("version", Case { args: &["version"], ..Case::default() }),
-        ("tools_list", Case { args: &["tools", "list"], scenario: "ok", ..Case::default() }),
+        (
+            "version",
+            Case {
+                args: &["version"],
+                ..Case::default()
+            },
+        ),
+        (
+            "tools_list",
+            Case {
+                args: &["tools", "list"],
+                scenario: "ok",
+                ..Case::default()
+            },
+        ),
         (
             "call_ok_inline_args",
             Case {
-                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"auth"}"#],
+                args: &[
+                    "tool",
+                    "call",
+                    "search_codebase",
+                    "--args-json",
+                    r#"{"path":"/repo","query":"auth"}"#,
+                ],
                 scenario: "ok",
                 ..Case::default()
             },
@@ -134,7 +161,13 @@ fn contract_cases() {
         (
             "envelope_not_ready",
             Case {
-                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"q"}"#],
+                args: &[
+                    "tool",
+                    "call",
+                    "search_codebase",
+                    "--args-json",
+                    r#"{"path":"/repo","query":"q"}"#,
+                ],
                 scenario: "envelope",
                 env: &[("FAKE_STATUS", "not_ready")],
                 ..Case::default()
@@ -143,7 +176,13 @@ fn contract_cases() {
         (
             "envelope_not_indexed",
             Case {
-                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"q"}"#],
+                args: &[
+                    "tool",
+                    "call",
+                    "search_codebase",
+                    "--args-json",
+                    r#"{"path":"/repo","query":"q"}"#,
+                ],
                 scenario: "envelope",
                 env: &[("FAKE_STATUS", "not_indexed")],
                 ..Case::default()
@@ -152,7 +191,13 @@ fn contract_cases() {
         (
             "envelope_requires_reindex",
             Case {
-                args: &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/repo","query":"q"}"#],
+                args: &[
+                    "tool",
+                    "call",
+                    "search_codebase",
+                    "--args-json",
+                    r#"{"path":"/repo","query":"q"}"#,
+                ],
                 scenario: "envelope",
                 env: &[("FAKE_STATUS", "requires_reindex")],
                 ..Case::default()
@@ -160,7 +205,11 @@ fn contract_cases() {
         ),
         (
             "garbage_before_initialize",
-            Case { args: &["tools", "list"], scenario: "garbage_init", ..Case::default() },
+            Case {
+                args: &["tools", "list"],
+                scenario: "garbage_init",
+                ..Case::default()
+            },
         ),
         (
             "garbage_before_call_result",
@@ -172,7 +221,11 @@ fn contract_cases() {
         ),
         (
             "server_dies_during_call",
-            Case { args: &["tool", "call", "list_codebases"], scenario: "die_call", ..Case::default() },
+            Case {
+                args: &["tool", "call", "list_codebases"],
+                scenario: "die_call",
+                ..Case::default()
+            },
         ),
         (
             "call_timeout",
@@ -185,7 +238,13 @@ fn contract_cases() {
         (
             "index_create_waits_until_indexed",
             Case {
-                args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"create","path":"/repo"}"#],
+                args: &[
+                    "tool",
+                    "call",
+                    "manage_index",
+                    "--args-json",
+                    r#"{"action":"create","path":"/repo"}"#,
+                ],
                 scenario: "index",
                 env: &[("FAKE_POLLS", "3"), ("FAKE_INDEX_END", "indexed")],
                 ..Case::default()
@@ -194,7 +253,13 @@ fn contract_cases() {
         (
             "index_reindex_ends_indexfailed",
             Case {
-                args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"reindex","path":"/repo"}"#],
+                args: &[
+                    "tool",
+                    "call",
+                    "manage_index",
+                    "--args-json",
+                    r#"{"action":"reindex","path":"/repo"}"#,
+                ],
                 scenario: "index",
                 env: &[("FAKE_POLLS", "2"), ("FAKE_INDEX_END", "indexfailed")],
                 ..Case::default()
@@ -220,7 +285,13 @@ fn contract_cases() {
         (
             "index_status_is_not_waited_for",
             Case {
-                args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"status","path":"/repo"}"#],
+                args: &[
+                    "tool",
+                    "call",
+                    "manage_index",
+                    "--args-json",
+                    r#"{"action":"status","path":"/repo"}"#,
+                ],
                 scenario: "index",
                 env: &[("FAKE_POLLS", "5")],
                 ..Case::default()
@@ -228,25 +299,58 @@ fn contract_cases() {
         ),
         (
             "usage_bad_json",
-            Case { args: &["tool", "call", "search_codebase", "--args-json", "{nope"], ..Case::default() },
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-json", "{nope"],
+                ..Case::default()
+            },
         ),
         (
             "usage_args_not_an_object",
-            Case { args: &["tool", "call", "search_codebase", "--args-json", "[1]"], ..Case::default() },
+            Case {
+                args: &["tool", "call", "search_codebase", "--args-json", "[1]"],
+                ..Case::default()
+            },
         ),
         (
             "usage_args_file_missing",
             Case {
-                args: &["tool", "call", "search_codebase", "--args-file", "no/such/args.json"],
+                args: &[
+                    "tool",
+                    "call",
+                    "search_codebase",
+                    "--args-file",
+                    "no/such/args.json",
+                ],
                 ..Case::default()
             },
         ),
-        ("usage_unknown_flag", Case { args: &["--frobnicate", "tools", "list"], ..Case::default() }),
-        ("usage_missing_tool_name", Case { args: &["tool", "call"], ..Case::default() }),
-        ("usage_no_command", Case { args: &[], ..Case::default() }),
+        (
+            "usage_unknown_flag",
+            Case {
+                args: &["--frobnicate", "tools", "list"],
+                ..Case::default()
+            },
+        ),
+        (
+            "usage_missing_tool_name",
+            Case {
+                args: &["tool", "call"],
+                ..Case::default()
+            },
+        ),
+        (
+            "usage_no_command",
+            Case {
+                args: &[],
+                ..Case::default()
+            },
+        ),
         (
             "usage_wrapper_mode_not_yet_supported",
-            Case { args: &["search_codebase", "--query", "x"], ..Case::default() },
+            Case {
+                args: &["search_codebase", "--query", "x"],
+                ..Case::default()
+            },
         ),
         (
             "usage_server_not_found",
@@ -264,11 +368,23 @@ fn contract_cases() {
 
 #[test]
 fn help_is_json_on_stdout_and_text_on_stderr() {
-    let outcome = run(&Case { args: &["help"], ..Case::default() }, &[]);
+    let outcome = run(
+        &Case {
+            args: &["help"],
+            ..Case::default()
+        },
+        &[],
+    );
     assert_eq!(outcome.code, 0);
     assert_eq!(outcome.stdout["name"], "satori-cli");
-    let commands = outcome.stdout["commands"].as_array().expect("commands listed");
-    assert!(commands.iter().any(|c| c["usage"] == "satori-cli tools list"));
+    let commands = outcome.stdout["commands"]
+        .as_array()
+        .expect("commands listed");
+    assert!(
+        commands
+            .iter()
+            .any(|c| c["usage"] == "satori-cli tools list")
+    );
     assert!(outcome.stderr_text().contains("usage:"));
 }
 
@@ -287,7 +403,10 @@ fn noisy_server_stderr_is_forwarded_byte_for_byte_and_stdout_stays_clean() {
     let stderr = &outcome.stderr;
     let contains = |needle: &[u8]| stderr.windows(needle.len()).any(|w| w == needle);
     assert!(contains(b"noise: starting up\n"));
-    assert!(contains(b"raw bytes \xff\xfe kept as-is\n"), "non-UTF-8 bytes were altered");
+    assert!(
+        contains(b"raw bytes \xff\xfe kept as-is\n"),
+        "non-UTF-8 bytes were altered"
+    );
     assert!(contains(b"noise: calling list_codebases\n"));
     // 200 000 bytes is far more than a pipe buffer: it only arrives if stderr
     // is drained while the handshake is going on.
@@ -297,21 +416,34 @@ fn noisy_server_stderr_is_forwarded_byte_for_byte_and_stdout_stays_clean() {
 #[test]
 fn text_format_adds_a_summary_on_stderr_only() {
     let outcome = run(
-        &Case { args: &["--format", "text", "tools", "list"], scenario: "ok", ..Case::default() },
+        &Case {
+            args: &["--format", "text", "tools", "list"],
+            scenario: "ok",
+            ..Case::default()
+        },
         &[],
     );
     assert_eq!(outcome.code, 0);
     assert!(outcome.stdout["tools"].is_array());
     let stderr = outcome.stderr_text();
     assert!(stderr.contains("3 tools:"), "{stderr}");
-    assert!(stderr.contains("  search_codebase  Semantic search."), "{stderr}");
+    assert!(
+        stderr.contains("  search_codebase  Semantic search."),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn index_progress_is_reported_on_stderr() {
     let outcome = run(
         &Case {
-            args: &["tool", "call", "manage_index", "--args-json", r#"{"action":"create","path":"/repo"}"#],
+            args: &[
+                "tool",
+                "call",
+                "manage_index",
+                "--args-json",
+                r#"{"action":"create","path":"/repo"}"#,
+            ],
             scenario: "index",
             env: &[("FAKE_POLLS", "3")],
             ..Case::default()
@@ -325,7 +457,10 @@ fn index_progress_is_reported_on_stderr() {
         "indexing 50% (500/1000 files) phase=chunking",
         "indexing 75% (750/1000 files) phase=chunking",
     ] {
-        assert!(stderr.lines().any(|l| l == line), "missing {line:?} in {stderr}");
+        assert!(
+            stderr.lines().any(|l| l == line),
+            "missing {line:?} in {stderr}"
+        );
     }
 }
 
@@ -344,7 +479,9 @@ fn args_file_is_read() {
         &[],
     );
     assert_eq!(outcome.code, 0);
-    let text = outcome.stdout["content"][0]["text"].as_str().expect("text content");
+    let text = outcome.stdout["content"][0]["text"]
+        .as_str()
+        .expect("text content");
     let envelope: Value = serde_json::from_str(text).expect("envelope");
     assert_eq!(envelope["args"]["path"], "/from-file");
 }
@@ -354,7 +491,13 @@ fn args_file_is_read() {
 fn is_running(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start().chars().next();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .chars()
+                .next();
             !matches!(state, Some('Z') | Some('X'))
         }
         Err(_) => false,
@@ -375,7 +518,11 @@ fn startup_timeout_kills_the_server() {
         },
         &[("FAKE_PID_FILE", pid_file.to_string_lossy().into_owned())],
     );
-    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
     insta::assert_json_snapshot!(
         "startup_timeout",
         json!({"exitCode": outcome.code, "stdout": outcome.stdout, "stderrTokens": outcome.tokens()})
@@ -407,7 +554,7 @@ fn call_timeout_kills_the_server() {
 fn sigint_kills_the_server_and_exits_130() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pid_file = dir.path().join("pid");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
         .args(["tool", "call", "list_codebases"])
         .env("SATORI_SERVER_BIN", fake_server())
         .env("FAKE_SCENARIO", "hang_call")
@@ -437,5 +584,8 @@ fn sigint_kills_the_server_and_exits_130() {
     assert_eq!(output.status.code(), Some(130));
     let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
     assert_eq!(doc["error"]["code"], "E_INTERRUPTED");
-    assert!(!is_running(server_pid.trim()), "server {server_pid} outlived satori-cli");
+    assert!(
+        !is_running(server_pid.trim()),
+        "server {server_pid} outlived satori-cli"
+    );
 }

@@ -200,7 +200,11 @@ mod tests {
             (json!({"status":"ok","state":"indexed"}), true, true),
             (json!({"status":"ok","state":"sync_completed"}), true, true),
             (json!({"status":"ok","state":"indexfailed"}), true, false),
-            (json!({"status":"not_indexed","state":"not_indexed"}), true, false),
+            (
+                json!({"status":"not_indexed","state":"not_indexed"}),
+                true,
+                false,
+            ),
             (json!({"status":"error"}), true, false),
         ];
         for (env, terminal, success) in cases {

@@ -262,7 +262,9 @@ impl Connection {
             // Cannot happen with the piped configuration above; handled
             // rather than unwrapped so a platform surprise is still an error.
             let _ = child.kill().await;
-            return Err(ClientError::Protocol("server pipes were not created".into()));
+            return Err(ClientError::Protocol(
+                "server pipes were not created".into(),
+            ));
         };
         let stderr_pump = stderr.map(|s| tokio::spawn(forward_stderr(s)));
 
@@ -284,7 +286,8 @@ impl Connection {
             stderr_pump,
             server_info: Value::Null,
         };
-        let handshake = tokio::time::timeout(options.startup_timeout, handler.serve(transport)).await;
+        let handshake =
+            tokio::time::timeout(options.startup_timeout, handler.serve(transport)).await;
         let error = match handshake {
             Ok(Ok(service)) => {
                 connection.server_info = service
@@ -341,7 +344,10 @@ impl Connection {
             // Cancelling the service closes the transport, i.e. the child's stdin.
             let _ = tokio::time::timeout(grace, service.cancel()).await;
         }
-        if tokio::time::timeout(grace, self.child.wait()).await.is_err() {
+        if tokio::time::timeout(grace, self.child.wait())
+            .await
+            .is_err()
+        {
             let _ = self.child.start_kill();
             let _ = self.child.wait().await;
         }

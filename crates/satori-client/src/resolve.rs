@@ -18,10 +18,7 @@ pub const SERVER_BIN_NAME: &str = "satori";
 
 /// Find the server executable for this process.
 pub fn resolve_server_bin() -> Result<PathBuf, ClientError> {
-    resolve_server_bin_from(
-        std::env::var_os(SERVER_BIN_ENV),
-        std::env::current_exe(),
-    )
+    resolve_server_bin_from(std::env::var_os(SERVER_BIN_ENV), std::env::current_exe())
 }
 
 /// The pure part of [`resolve_server_bin`], with its inputs made explicit so
@@ -69,10 +66,7 @@ pub fn resolve_server_bin_from(
 /// `<dir of exe>/satori` plus the platform's executable suffix (`.exe`).
 fn sibling(exe: &Path) -> Option<PathBuf> {
     let dir = exe.parent()?;
-    Some(dir.join(format!(
-        "{SERVER_BIN_NAME}{}",
-        std::env::consts::EXE_SUFFIX
-    )))
+    Some(dir.join(format!("{SERVER_BIN_NAME}{}", std::env::consts::EXE_SUFFIX)))
 }
 
 #[cfg(test)]
@@ -107,7 +101,10 @@ mod tests {
         std::fs::write(&exe, b"").expect("write");
         std::fs::write(dir.path().join(server_name()), b"").expect("write");
         let got = resolve_server_bin_from(None, Ok(exe)).expect("found");
-        assert_eq!(got.file_name().and_then(|n| n.to_str()), Some(server_name().as_str()));
+        assert_eq!(
+            got.file_name().and_then(|n| n.to_str()),
+            Some(server_name().as_str())
+        );
     }
 
     #[cfg(unix)]
@@ -121,7 +118,11 @@ mod tests {
         let link = links.path().join("satori-cli");
         std::os::unix::fs::symlink(&exe, &link).expect("symlink");
         let got = resolve_server_bin_from(None, Ok(link)).expect("found");
-        let want = real.path().join(server_name()).canonicalize().expect("canon");
+        let want = real
+            .path()
+            .join(server_name())
+            .canonicalize()
+            .expect("canon");
         assert_eq!(got, want);
     }
 

@@ -125,7 +125,10 @@ impl<R: AsyncRead + Unpin> AsyncRead for StrictStdout<R> {
                 return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, message)));
             }
 
-            if let Some(offset) = this.pending[this.scanned..].iter().position(|b| *b == b'\n') {
+            if let Some(offset) = this.pending[this.scanned..]
+                .iter()
+                .position(|b| *b == b'\n')
+            {
                 let end = this.scanned + offset + 1;
                 let line: Vec<u8> = this.pending.drain(..end).collect();
                 this.scanned = 0;
@@ -190,57 +193,79 @@ mod tests {
         (out, violation.get())
     }
 
+    /// One framing case: the bytes the server writes, whether the first valid
+    /// message gets through before the stream stops, and the expected
+    /// violation (a fragment of its message), if any.
+    struct Case {
+        name: &'static str,
+        input: Vec<u8>,
+        message_first: bool,
+        violation: Option<&'static str>,
+    }
+
     #[test]
     fn framing_cases() {
         let ok = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
-        let cases: &[(&str, Vec<u8>, &[u8], Option<&str>)] = &[
-            ("valid line passes", [ok.as_slice(), b"\n"].concat(), b"", None),
-            ("blank lines pass", b"\n  \r\n".to_vec(), b"", None),
-            (
-                "garbage before a message stops the stream",
-                [b"Starting Satori...\n".as_slice(), ok, b"\n"].concat(),
-                b"",
-                Some("non-protocol output on stdout: \"Starting Satori...\""),
-            ),
-            (
-                "garbage after a message lets the message through",
-                [ok.as_slice(), b"\noops\n"].concat(),
-                b"x",
-                Some("\"oops\""),
-            ),
-            (
-                "object without jsonrpc",
-                b"{\"log\":1}\n".to_vec(),
-                b"",
-                Some("without \"jsonrpc\""),
-            ),
-            (
-                "unterminated fragment at eof",
-                b"{\"jsonrpc\"".to_vec(),
-                b"",
-                Some("non-protocol output"),
-            ),
-            (
-                "overlong line",
-                vec![b'a'; 200],
-                b"",
-                Some("longer than 64 bytes"),
-            ),
+        let line = |parts: &[&[u8]]| parts.concat();
+        let cases = [
+            Case {
+                name: "valid line passes",
+                input: line(&[ok, b"\n"]),
+                message_first: true,
+                violation: None,
+            },
+            Case {
+                name: "blank lines pass",
+                input: b"\n  \r\n".to_vec(),
+                message_first: false,
+                violation: None,
+            },
+            Case {
+                name: "garbage before a message stops the stream",
+                input: line(&[b"Starting Satori...\n", ok, b"\n"]),
+                message_first: false,
+                violation: Some("non-protocol output on stdout: \"Starting Satori...\""),
+            },
+            Case {
+                name: "garbage after a message lets the message through",
+                input: line(&[ok, b"\noops\n"]),
+                message_first: true,
+                violation: Some("\"oops\""),
+            },
+            Case {
+                name: "object without jsonrpc",
+                input: b"{\"log\":1}\n".to_vec(),
+                message_first: false,
+                violation: Some("without \"jsonrpc\""),
+            },
+            Case {
+                name: "unterminated fragment at eof",
+                input: b"{\"jsonrpc\"".to_vec(),
+                message_first: false,
+                violation: Some("non-protocol output"),
+            },
+            Case {
+                name: "overlong line",
+                input: vec![b'a'; 200],
+                message_first: false,
+                violation: Some("longer than 64 bytes"),
+            },
         ];
-        for (name, input, want_prefix, want_violation) in cases {
-            let (out, violation) = run(input);
-            match want_violation {
+        for case in cases {
+            let (out, violation) = run(&case.input);
+            let name = case.name;
+            match case.violation {
                 None => {
-                    assert_eq!(&out, input, "{name}");
+                    assert_eq!(out, case.input, "{name}");
                     assert_eq!(violation, None, "{name}");
                 }
                 Some(fragment) => {
                     let v = violation.unwrap_or_else(|| panic!("{name}: no violation"));
                     assert!(v.contains(fragment), "{name}: {v}");
-                    if want_prefix.is_empty() {
-                        assert!(out.is_empty(), "{name}: leaked {out:?}");
+                    if case.message_first {
+                        assert_eq!(out, line(&[ok, b"\n"]), "{name}");
                     } else {
-                        assert!(out.starts_with(ok), "{name}: {out:?}");
+                        assert!(out.is_empty(), "{name}: leaked {out:?}");
                     }
                 }
             }

@@ -36,7 +36,10 @@ pub async fn wait_for_index(
         if remaining.is_zero() {
             return Err(wait_timeout(path, timeout));
         }
-        let result = match client.call_tool(MANAGE_INDEX, args.clone(), remaining).await {
+        let result = match client
+            .call_tool(MANAGE_INDEX, args.clone(), remaining)
+            .await
+        {
             // Report the whole wait, not the slice the last poll happened to get.
             Err(ClientError::CallTimeout { .. }) => return Err(wait_timeout(path, timeout)),
             other => other?,

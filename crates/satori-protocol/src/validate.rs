@@ -293,6 +293,9 @@ fn check_string(schema: &Value, s: &str, field: &str, out: &mut Vec<Problem>) {
     }
 }
 
+/// A numeric bound keyword, its operator as shown in messages, and the test it makes.
+type BoundCheck = (&'static str, &'static str, fn(f64, f64) -> bool);
+
 fn check_number(schema: &Value, n: &serde_json::Number, field: &str, out: &mut Vec<Problem>) {
     let Some(x) = n.as_f64() else {
         return;
@@ -303,7 +306,7 @@ fn check_number(schema: &Value, n: &serde_json::Number, field: &str, out: &mut V
             .and_then(Value::as_f64)
             .map(|b| (b, &schema[key]))
     };
-    let checks: [(&str, &str, fn(f64, f64) -> bool); 4] = [
+    let checks: [BoundCheck; 4] = [
         ("minimum", ">=", |x, b| x >= b),
         ("exclusiveMinimum", ">", |x, b| x > b),
         ("maximum", "<=", |x, b| x <= b),

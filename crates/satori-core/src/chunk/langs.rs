@@ -58,21 +58,6 @@ fn single_spec_parent(n: Node) -> Node {
     }
 }
 
-fn is_type_scope(kind: Option<SymbolKind>) -> bool {
-    matches!(
-        kind,
-        Some(
-            SymbolKind::Class
-                | SymbolKind::Struct
-                | SymbolKind::Interface
-                | SymbolKind::Trait
-                | SymbolKind::Impl
-                | SymbolKind::Enum
-                | SymbolKind::Module
-        )
-    )
-}
-
 /// Top-level or namespace-level: where constants are outline symbols.
 fn module_level(ctx: &Ctx) -> bool {
     !ctx.in_function
@@ -82,8 +67,9 @@ fn module_level(ctx: &Ctx) -> bool {
         )
 }
 
-fn function_or_method(ctx: &Ctx) -> SymbolKind {
-    if is_type_scope(ctx.parent) {
+/// A function directly inside one of `scopes` is a method.
+fn function_or_method(ctx: &Ctx, scopes: &[SymbolKind]) -> SymbolKind {
+    if ctx.parent.is_some_and(|p| scopes.contains(&p)) {
         SymbolKind::Method
     } else {
         SymbolKind::Function
@@ -236,7 +222,7 @@ fn bare_type(t: &str) -> String {
 
 fn classify_rust<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
     let kind = match n.kind() {
-        "function_item" => function_or_method(ctx),
+        "function_item" => function_or_method(ctx, &[SymbolKind::Impl, SymbolKind::Trait]),
         "function_signature_item" => SymbolKind::Method,
         "struct_item" | "union_item" => SymbolKind::Struct,
         "enum_item" => SymbolKind::Enum,
@@ -356,7 +342,9 @@ fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
     match n.kind() {
         "function_definition" => {
             let name = c_declarator_name(n.child_by_field_name("declarator")?, src)?;
-            let kind = if is_type_scope(ctx.parent) {
+            let kind = if function_or_method(ctx, &[SymbolKind::Class, SymbolKind::Struct])
+                == SymbolKind::Method
+            {
                 let class = ctx.parent_name.unwrap_or("");
                 if name == class {
                     SymbolKind::Constructor
@@ -429,7 +417,7 @@ fn classify_ruby<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
         "singleton_method" => SymbolKind::Method,
         "method" => {
             let name = field_text(src, n, "name")?;
-            let kind = match function_or_method(ctx) {
+            let kind = match function_or_method(ctx, &[SymbolKind::Class, SymbolKind::Module]) {
                 SymbolKind::Method if name == "initialize" => SymbolKind::Constructor,
                 k => k,
             };

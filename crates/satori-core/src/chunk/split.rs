@@ -50,7 +50,30 @@ pub(crate) fn split_file<O: Outline>(
     if lines.len() > 0 {
         s.split(Some(root), 0, lines.len() - 1, 0, true);
     }
-    s.out
+    absorb_crumbs(lines, s.out, s.max, s.target / 4)
+}
+
+/// Merges pieces smaller than `min` characters into a neighbour when the result still fits
+/// `max`: a lone `export default App;` or the closing lines of a split function are useless
+/// as search results on their own.
+fn absorb_crumbs(
+    lines: &Lines,
+    pieces: Vec<(usize, usize)>,
+    max: usize,
+    min: usize,
+) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(pieces.len());
+    for (s, e) in pieces {
+        if let Some(last) = out.last_mut() {
+            let small = lines.size(s, e) < min || lines.size(last.0, last.1) < min;
+            if small && lines.size(last.0, e) <= max {
+                last.1 = e;
+                continue;
+            }
+        }
+        out.push((s, e));
+    }
+    out
 }
 
 struct Splitter<'a, 'l, O: Outline> {
@@ -105,18 +128,10 @@ impl<O: Outline> Splitter<'_, '_, O> {
         for u in units {
             let usize_ = self.lines.size(u.start, u.end);
             if usize_ > self.max {
-                // A small group just before a large unit is usually its header (a signature
-                // on its own lines, a class's fields): it travels into the unit's first piece
-                // instead of becoming a crumb of its own.
-                let mut start = u.start;
-                if let Some((gs, ge, gsize)) = group.take() {
-                    if gsize <= self.target / 2 {
-                        start = gs;
-                    } else {
-                        self.out.push((gs, ge));
-                    }
+                if let Some((gs, ge, _)) = group.take() {
+                    self.out.push((gs, ge));
                 }
-                self.split(Some(u.src), start, u.end, depth + 1, false);
+                self.split(Some(u.src), u.start, u.end, depth + 1, false);
                 continue;
             }
             group = match group {

@@ -113,9 +113,20 @@ impl<'t> Outline for TsOutline<'t> {
     fn units(&self, node: Node<'t>) -> Vec<Unit<Node<'t>>> {
         // (unit, only leading nodes in it, line count of its widest node)
         let mut raw: Vec<(Unit<Node<'t>>, bool, usize)> = Vec::new();
+        // Everything before a definition's body (name, multi-line parameters, decorators) is
+        // its signature: it joins the body's unit so it stays with the body's first piece.
+        let body = node.child_by_field_name("body");
+        let signature_end = body.map(|b| b.start_byte()).unwrap_or(0);
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
+            if child.end_byte() <= signature_end && !is_leading(child.kind()) {
+                continue;
+            }
             let (start, end) = (first_line(child), last_line(child));
+            let start = match body {
+                Some(b) if b.id() == child.id() => start.min(first_line(node)),
+                _ => start,
+            };
             let leading = is_leading(child.kind());
             match raw.last_mut() {
                 // Children sharing a line form one unit: a line goes to one chunk only.

@@ -889,6 +889,31 @@ fn truncate_chars(s: &str, max: usize) -> &str {
     }
 }
 
+/// Ignore patterns the noise report may suggest, in the order it lists them.
+const NOISE_PATTERNS: [&str; 6] = [
+    "**/*.test.*",
+    "**/*.spec.*",
+    "**/__tests__/**",
+    "**/__fixtures__/**",
+    "**/fixtures/**",
+    "coverage/**",
+];
+
+/// Whether one of [`NOISE_PATTERNS`] would ignore `path`.
+fn pattern_applies(pattern: &str, path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let has_dir = |dir: &str| path.split('/').rev().skip(1).any(|d| d == dir);
+    match pattern {
+        "**/*.test.*" => name.contains(".test."),
+        "**/*.spec.*" => name.contains(".spec."),
+        "**/__tests__/**" => has_dir("__tests__"),
+        "**/__fixtures__/**" => has_dir("__fixtures__"),
+        "**/fixtures/**" => has_dir("fixtures"),
+        "coverage/**" => path.starts_with("coverage/"),
+        _ => false,
+    }
+}
+
 /// Suggests ignore rules when tests, fixtures, docs or generated files dominate the top.
 fn noise_report(hits: &[Hit]) -> Option<NoiseReport> {
     let top = &hits[..hits.len().min(NOISE_TOP_K)];
@@ -924,20 +949,10 @@ fn noise_report(hits: &[Hit]) -> Option<NoiseReport> {
         .filter(|(_, c)| c.is_noise())
         .map(|(h, _)| h.file.as_str())
         .collect();
-    let has_dir = |p: &str, dir: &str| p.split('/').rev().skip(1).any(|d| d == dir);
-    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
-    let rules: [(&str, &dyn Fn(&str) -> bool); 6] = [
-        ("**/*.test.*", &|p| name(p).contains(".test.")),
-        ("**/*.spec.*", &|p| name(p).contains(".spec.")),
-        ("**/__tests__/**", &|p| has_dir(p, "__tests__")),
-        ("**/__fixtures__/**", &|p| has_dir(p, "__fixtures__")),
-        ("**/fixtures/**", &|p| has_dir(p, "fixtures")),
-        ("coverage/**", &|p| p.starts_with("coverage/")),
-    ];
-    let suggested = rules
+    let suggested = NOISE_PATTERNS
         .iter()
-        .filter(|(_, applies)| noisy_paths.iter().any(|p| applies(p)))
-        .map(|(pattern, _)| pattern.to_string())
+        .filter(|pattern| noisy_paths.iter().any(|p| pattern_applies(pattern, p)))
+        .map(|pattern| pattern.to_string())
         .collect();
     Some(NoiseReport {
         top_k: top.len(),

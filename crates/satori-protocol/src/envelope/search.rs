@@ -177,6 +177,9 @@ pub struct ChunkResult {
 }
 
 /// A search result, tagged by `kind`.
+// One page holds at most 50 results, all of the same kind, so boxing the larger variant would
+// only add an allocation per result without saving memory.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SearchResult {
