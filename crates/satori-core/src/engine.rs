@@ -226,8 +226,9 @@ impl Engine {
         let reason = match &st.fingerprint {
             None => Some(ReindexReason::MissingFingerprint),
             Some(fp) if *fp == self.fingerprint => None,
-            Some(fp) if fp.schema_version != self.fingerprint.schema_version
-                && fp.embedding_model == self.fingerprint.embedding_model =>
+            Some(fp)
+                if fp.schema_version != self.fingerprint.schema_version
+                    && fp.embedding_model == self.fingerprint.embedding_model =>
             {
                 Some(ReindexReason::LegacyUnverifiedFingerprint)
             }
@@ -453,10 +454,16 @@ impl IndexJob {
                         let prev = self.engine.store.load()?.codebases.get(&self.root).cloned();
                         let mut st = published_state(
                             &manifest,
-                            prev.as_ref().unwrap_or(&CodebaseState::new(IndexState::Indexed)),
+                            prev.as_ref()
+                                .unwrap_or(&CodebaseState::new(IndexState::Indexed)),
                         );
                         st.index_status = Some(
-                            if summary.limit_reached { "limit_reached" } else { "completed" }.into(),
+                            if summary.limit_reached {
+                                "limit_reached"
+                            } else {
+                                "completed"
+                            }
+                            .into(),
                         );
                         self.engine.store.set(&self.root, st)?;
                         Ok(summary)
@@ -483,9 +490,8 @@ impl IndexJob {
                     c.percentage = last_pct;
                 }
             });
-            let keep = fallback.and_then(|(d, _)| {
-                d.file_name().map(|n| n.to_string_lossy().into_owned())
-            });
+            let keep =
+                fallback.and_then(|(d, _)| d.file_name().map(|n| n.to_string_lossy().into_owned()));
             self.dir.remove_generations_except(keep.as_deref());
         }
         drop(lock);

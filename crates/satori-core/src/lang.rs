@@ -205,7 +205,11 @@ mod tests {
 
     #[track_caller]
     fn check(path: &str, expect: Option<&str>) {
-        assert_eq!(Language::from_path(path).map(Language::id), expect, "{path}");
+        assert_eq!(
+            Language::from_path(path).map(Language::id),
+            expect,
+            "{path}"
+        );
     }
 
     #[test]

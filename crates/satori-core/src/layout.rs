@@ -109,7 +109,8 @@ impl CodebaseDir {
 
     /// Creates the directory and records the root it belongs to.
     pub fn ensure(&self, canonical_root: &Path) -> Result<()> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io("create directory", &self.dir, e))?;
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| Error::io("create directory", &self.dir, e))?;
         let root_file = self.dir.join("root");
         if !root_file.exists() {
             write_atomic(&root_file, canonical_root.to_string_lossy().as_bytes())?;
@@ -166,7 +167,10 @@ impl CodebaseDir {
     /// stay readable until closed on Unix; elsewhere their removal is retried next time.
     pub fn publish(&self, gen_dir: &Path, manifest: &Manifest) -> Result<()> {
         manifest.write(gen_dir)?;
-        write_atomic(&gen_dir.join("COMPLETE"), manifest.completion_line().as_bytes())?;
+        write_atomic(
+            &gen_dir.join("COMPLETE"),
+            manifest.completion_line().as_bytes(),
+        )?;
         let name = gen_dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -334,7 +338,11 @@ mod tests {
         cb.ensure(Path::new("/r")).unwrap();
         let g = cb.new_generation().unwrap();
         manifest(Path::new("/r")).write(&g).unwrap();
-        write_atomic(&cb.dir.join("CURRENT"), g.file_name().unwrap().to_string_lossy().as_bytes()).unwrap();
+        write_atomic(
+            &cb.dir.join("CURRENT"),
+            g.file_name().unwrap().to_string_lossy().as_bytes(),
+        )
+        .unwrap();
         assert!(cb.current().is_none());
     }
 }

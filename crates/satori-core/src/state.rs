@@ -283,7 +283,9 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..25 {
                         let root = PathBuf::from(format!("/r/{t}/{i}"));
-                        store.set(&root, CodebaseState::new(IndexState::Indexed)).unwrap();
+                        store
+                            .set(&root, CodebaseState::new(IndexState::Indexed))
+                            .unwrap();
                     }
                 });
             }
@@ -303,7 +305,10 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(names.iter().any(|n| n.starts_with("state.json.corrupt-")), "{names:?}");
+        assert!(
+            names.iter().any(|n| n.starts_with("state.json.corrupt-")),
+            "{names:?}"
+        );
         assert!(home.state_file().exists());
     }
 

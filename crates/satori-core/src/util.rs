@@ -86,7 +86,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(format!(".{name}.tmp-{}-{}", std::process::id(), now_ms()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
-        f.write_all(bytes).map_err(|e| Error::io("write", &tmp, e))?;
+        f.write_all(bytes)
+            .map_err(|e| Error::io("write", &tmp, e))?;
         f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io("rename", path, e))?;
         sync_dir(dir);

@@ -143,7 +143,11 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
         .add_custom_ignore_filename(".satoriignore")
         .overrides(overrides)
         .follow_links(false)
-        .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(8));
+        .threads(
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .min(8),
+        );
 
     let found: Mutex<WalkReport> = Mutex::new(WalkReport::default());
     builder.build_parallel().run(|| {
@@ -248,7 +252,7 @@ fn detect_language(rel_path: &str, custom: &[String]) -> Option<Language> {
     }
     let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
     let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
-    custom.iter().any(|c| *c == ext).then_some(Language::Text)
+    custom.contains(&ext).then_some(Language::Text)
 }
 
 fn user_ignore_matcher(root: &Path, patterns: &[String]) -> Result<Gitignore> {

@@ -91,34 +91,61 @@ fn check(name: &str, lang: Language, text: &str, opts: &ChunkOptions) {
     let mut owners = vec![0usize; lines.len()];
     let mut prev_start = 0;
     for c in &out.chunks {
-        assert!(c.start_line >= 1 && c.start_line <= c.end_line, "{name}: span {c:?}");
+        assert!(
+            c.start_line >= 1 && c.start_line <= c.end_line,
+            "{name}: span {c:?}"
+        );
         assert!(c.start_line > prev_start, "{name}: chunks out of order");
         prev_start = c.start_line;
         let (s, e) = (c.start_line as usize - 1, c.end_line as usize - 1);
-        assert!(!lines[s].trim().is_empty() && !lines[e].trim().is_empty(), "{name}: blank edge");
+        assert!(
+            !lines[s].trim().is_empty() && !lines[e].trim().is_empty(),
+            "{name}: blank edge"
+        );
         for o in &mut owners[s..=e] {
             *o += 1;
         }
         // Content is exactly those lines, and hashed.
-        assert_eq!(c.content, lines[s..=e].join("\n"), "{name}: content of L{}", c.start_line);
+        assert_eq!(
+            c.content,
+            lines[s..=e].join("\n"),
+            "{name}: content of L{}",
+            c.start_line
+        );
         assert_eq!(c.content_hash, hash16(c.content.as_bytes()));
         assert_eq!(c.file, name);
         assert_eq!(c.language, lang);
         // Bounded: over max only when a single line is longer than max.
         let size: usize = lines[s..=e].iter().map(|l| l.chars().count() + 1).sum();
-        assert!(size <= opts.max_chars || s == e, "{name}: L{s}-{e} has {size} chars");
+        assert!(
+            size <= opts.max_chars || s == e,
+            "{name}: L{s}-{e} has {size} chars"
+        );
         assert!(c.breadcrumbs.len() <= 2);
         for d in &c.defines {
-            assert!(out.symbols.iter().any(|sym| &sym.name == d), "{name}: unknown define {d}");
+            assert!(
+                out.symbols.iter().any(|sym| &sym.name == d),
+                "{name}: unknown define {d}"
+            );
         }
     }
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
-            assert!(owners[i] <= 1 || fallback, "{name}: blank line {} twice", i + 1);
+            assert!(
+                owners[i] <= 1 || fallback,
+                "{name}: blank line {} twice",
+                i + 1
+            );
         } else if fallback {
             assert!(owners[i] >= 1, "{name}: line {} not covered", i + 1);
         } else {
-            assert_eq!(owners[i], 1, "{name}: line {} owned by {} chunks", i + 1, owners[i]);
+            assert_eq!(
+                owners[i],
+                1,
+                "{name}: line {} owned by {} chunks",
+                i + 1,
+                owners[i]
+            );
         }
     }
 
@@ -126,24 +153,45 @@ fn check(name: &str, lang: Language, text: &str, opts: &ChunkOptions) {
     let ids: HashSet<&str> = out.symbols.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids.len(), out.symbols.len(), "{name}: duplicate symbol ids");
     for w in out.symbols.windows(2) {
-        let key = |s: &satori_core::chunk::Symbol| (s.start_line, s.end_line, s.label.clone(), s.id.clone());
+        let key = |s: &satori_core::chunk::Symbol| {
+            (s.start_line, s.end_line, s.label.clone(), s.id.clone())
+        };
         assert!(key(&w[0]) <= key(&w[1]), "{name}: symbols not sorted");
     }
     for sym in &out.symbols {
-        assert!(sym.id.starts_with("sym_") && sym.id.len() == 20, "{}", sym.id);
+        assert!(
+            sym.id.starts_with("sym_") && sym.id.len() == 20,
+            "{}",
+            sym.id
+        );
         assert!(sym.start_line <= sym.end_line && sym.end_line as usize <= lines.len());
         assert!(sym.label.chars().count() <= 120 && !sym.label.contains('\n'));
         assert!(!sym.name.is_empty(), "{name}: empty symbol name");
     }
 
     // Deterministic.
-    assert_eq!(chunk_file(name, lang, text, opts), out, "{name}: not deterministic");
+    assert_eq!(
+        chunk_file(name, lang, text, opts),
+        out,
+        "{name}: not deterministic"
+    );
 
     // Inserting lines at the top moves spans but keeps every id.
     let shifted = chunk_file(name, lang, &format!("\n\n\n{text}"), opts);
-    let before: Vec<(&str, u32)> = out.symbols.iter().map(|s| (s.id.as_str(), s.start_line)).collect();
-    let after: Vec<(&str, u32)> = shifted.symbols.iter().map(|s| (s.id.as_str(), s.start_line - 3)).collect();
-    assert_eq!(before, after, "{name}: ids or spans changed when lines were inserted above");
+    let before: Vec<(&str, u32)> = out
+        .symbols
+        .iter()
+        .map(|s| (s.id.as_str(), s.start_line))
+        .collect();
+    let after: Vec<(&str, u32)> = shifted
+        .symbols
+        .iter()
+        .map(|s| (s.id.as_str(), s.start_line - 3))
+        .collect();
+    assert_eq!(
+        before, after,
+        "{name}: ids or spans changed when lines were inserted above"
+    );
 }
 
 #[test]
@@ -205,12 +253,20 @@ fn ids_survive_moves_and_docs_stay_attached() {
     let ca = chunk_file("m.rs", Language::Rust, a, &opts);
     let cb = chunk_file("m.rs", Language::Rust, b, &opts);
     let ids = |c: &ChunkedFile| {
-        let mut v: Vec<(String, String)> = c.symbols.iter().map(|s| (s.name.clone(), s.id.clone())).collect();
+        let mut v: Vec<(String, String)> = c
+            .symbols
+            .iter()
+            .map(|s| (s.name.clone(), s.id.clone()))
+            .collect();
         v.sort();
         v
     };
     assert_eq!(ids(&ca), ids(&cb));
-    let add = cb.chunks.iter().find(|c| c.defines == ["add"]).expect("add chunk");
+    let add = cb
+        .chunks
+        .iter()
+        .find(|c| c.defines == ["add"])
+        .expect("add chunk");
     assert_eq!((add.start_line, add.end_line), (5, 8));
     assert!(add.content.starts_with("/// Adds."));
     // The file name is part of the id.

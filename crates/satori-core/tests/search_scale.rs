@@ -48,7 +48,12 @@ fn capitalize(w: &str) -> String {
 /// Function `i` of file `f` is named `<word><Word>` deterministically.
 fn function_name(f: usize, i: usize) -> String {
     let mut rng = Lcg((f * 1000 + i) as u64);
-    format!("{}{}{}", word(&mut rng), capitalize(&word(&mut rng)), f * 100 + i)
+    format!(
+        "{}{}{}",
+        word(&mut rng),
+        capitalize(&word(&mut rng)),
+        f * 100 + i
+    )
 }
 
 #[test]
@@ -119,7 +124,10 @@ fn ten_thousand_chunks() {
     let mut queries = Vec::new();
     for k in 0..100 {
         let (f, i) = ((k * 37) % FILES, (k * 11) % FUNCTIONS_PER_FILE);
-        queries.push((function_name(f, i), Some(format!("src/mod{}/file{f}.ts", f % 25))));
+        queries.push((
+            function_name(f, i),
+            Some(format!("src/mod{}/file{f}.ts", f % 25)),
+        ));
     }
     let mut rng = Lcg(7);
     for _ in 0..100 {
@@ -143,8 +151,14 @@ fn ten_thousand_chunks() {
             }
         }
         let per_query = started.elapsed() / queries.len() as u32;
-        eprintln!("{label}: {per_query:?} per search over {} queries", queries.len());
+        eprintln!(
+            "{label}: {per_query:?} per search over {} queries",
+            queries.len()
+        );
         // Generous: a debug build on a busy machine; release is far below this.
-        assert!(per_query.as_millis() < 200, "{label} search too slow: {per_query:?}");
+        assert!(
+            per_query.as_millis() < 200,
+            "{label} search too slow: {per_query:?}"
+        );
     }
 }

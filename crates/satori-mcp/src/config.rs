@@ -65,11 +65,16 @@ impl Config {
         };
         let read_max_lines = match var("READ_FILE_MAX_LINES") {
             None => 1000,
-            Some(v) => v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or(ConfigError {
-                name: "READ_FILE_MAX_LINES",
-                value: v,
-                expected: "expected a positive integer",
-            })?,
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(ConfigError {
+                    name: "READ_FILE_MAX_LINES",
+                    value: v,
+                    expected: "expected a positive integer",
+                })?,
         };
         let sync_threshold_ms = match var("SATORI_SYNC_THRESHOLD_MS") {
             None => 180_000,
@@ -79,8 +84,9 @@ impl Config {
                 expected: "expected a non-negative integer",
             })?,
         };
-        let read_any_file = var("SATORI_READ_ANY_FILE")
-            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"));
+        let read_any_file = var("SATORI_READ_ANY_FILE").is_some_and(|v| {
+            matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
+        });
         Ok(Config {
             run_mode,
             guard,

@@ -5,6 +5,9 @@
 //! before the async runtime (or anything else that could start a thread or print) exists.
 
 #![deny(clippy::print_stdout)]
+// Handlers return a finished `CallToolResult` as their early-exit value; it is built once
+// per call, so its size does not matter.
+#![allow(clippy::result_large_err)]
 
 pub mod config;
 pub mod guard;
@@ -31,7 +34,10 @@ pub fn run_main() -> ExitCode {
     let protocol_out = match guard::install(config.guard) {
         Ok(out) => out,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "satori: cannot install the stdout guard: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "satori: cannot install the stdout guard: {e}"
+            );
             return ExitCode::from(3);
         }
     };

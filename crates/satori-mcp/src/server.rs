@@ -53,13 +53,21 @@ impl SatoriServer {
     }
 
     /// Runs one tool call (the body of `tools/call`), for in-process callers and tests.
-    pub async fn call(&self, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
         crate::guard::stray_write_for_tests();
         if !self.tools.iter().any(|t| t.name == name) {
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool '{name}'; available: {}",
-                    self.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>().join(", ")
+                    self.tools
+                        .iter()
+                        .map(|t| t.name.as_ref())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 None,
             ));

@@ -8,9 +8,9 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
+use satori_mcp::SatoriServer;
 use satori_mcp::config::{Config, RunMode};
 use satori_mcp::guard::GuardMode;
-use satori_mcp::SatoriServer;
 use serde_json::{Value, json};
 
 /// A server over a fresh `SATORI_HOME` plus a small multi-language repository.
@@ -29,7 +29,10 @@ fn write(root: &Path, rel: &str, body: &[u8]) {
 
 /// The fixture repository: real-looking code in several languages, a test, docs, a binary.
 fn fixture_repo(root: &Path) {
-    write(root, "src/auth/refresh.ts", br#"import { TokenStore } from "./store";
+    write(
+        root,
+        "src/auth/refresh.ts",
+        br#"import { TokenStore } from "./store";
 
 /** Refreshes the access token when it is about to expire, retrying with backoff. */
 export async function refreshAccessToken(store: TokenStore, now: number): Promise<string> {
@@ -52,8 +55,12 @@ export async function refreshAccessToken(store: TokenStore, now: number): Promis
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-"#);
-    write(root, "src/auth/store.ts", br#"export interface Token { accessToken: string; refreshToken: string; expiresAt: number }
+"#,
+    );
+    write(
+        root,
+        "src/auth/store.ts",
+        br#"export interface Token { accessToken: string; refreshToken: string; expiresAt: number }
 
 export class TokenStore {
   private token: Token | null = null;
@@ -72,8 +79,12 @@ export class TokenStore {
     return (await res.json()) as Token;
   }
 }
-"#);
-    write(root, "src/server/router.py", br#"""HTTP routing: match a request path to its handler."""
+"#,
+    );
+    write(
+        root,
+        "src/server/router.py",
+        br#"""HTTP routing: match a request path to its handler."""
 
 
 class Router:
@@ -96,8 +107,12 @@ class Router:
 
 def not_found(request):
     return {"status": 404, "path": request.path}
-"#);
-    write(root, "src/lib.rs", br#"//! Header parsing.
+"#,
+    );
+    write(
+        root,
+        "src/lib.rs",
+        br#"//! Header parsing.
 
 /// A parsed HTTP header.
 pub struct Header {
@@ -110,15 +125,20 @@ pub fn parse_header(line: &str) -> Option<Header> {
     let (name, value) = line.split_once(':')?;
     Some(Header { name: name.trim().to_string(), value: value.trim().to_string() })
 }
-"#);
-    write(root, "tests/test_router.py", br#"from src.server.router import Router
+"#,
+    );
+    write(
+        root,
+        "tests/test_router.py",
+        br#"from src.server.router import Router
 
 
 def test_route_request_calls_handler():
     r = Router()
     r.add_route("/a", lambda req: "ok")
     assert r.route_request(type("R", (), {"path": "/a"})) == "ok"
-"#);
+"#,
+    );
     write(root, "docs/guide.md", b"# Guide\n\n## Tokens\n\nThe token refresh flow renews access tokens before they expire.\n");
     write(root, "assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0binary");
     let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
@@ -181,18 +201,33 @@ impl Harness {
         // The text of an envelope is the pretty JSON of structuredContent: say so once,
         // instead of snapshotting it twice.
         if let Some(sc) = r.structured_content.as_ref() {
+            conforms_to_contract(tool, sc);
             let text = r.content[0].as_text().unwrap().text.clone();
-            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), *sc, "text and structuredContent differ");
+            assert_eq!(
+                serde_json::from_str::<Value>(&text).unwrap(),
+                *sc,
+                "text and structuredContent differ"
+            );
             v["content"] = json!("<structuredContent as pretty JSON>");
         }
         v
     }
 
     async fn create_and_wait(&self) {
-        let r = self.check("manage_index", json!({"action": "create", "path": self.repo_str()})).await;
+        let r = self
+            .check(
+                "manage_index",
+                json!({"action": "create", "path": self.repo_str()}),
+            )
+            .await;
         assert_eq!(r["structuredContent"]["status"], "ok", "{r}");
         for _ in 0..400 {
-            let s = self.check("manage_index", json!({"action": "status", "path": self.repo_str()})).await;
+            let s = self
+                .check(
+                    "manage_index",
+                    json!({"action": "status", "path": self.repo_str()}),
+                )
+                .await;
             if s["structuredContent"]["state"] != "indexing" {
                 assert_eq!(s["structuredContent"]["state"], "indexed", "{s}");
                 return;
@@ -203,7 +238,31 @@ impl Harness {
     }
 }
 
-const TIME_KEYS: &[&str] = &["checkedAt", "indexedAt", "lastSyncAt", "ageMs", "durationMs", "latency_ms"];
+/// Every envelope the server sends must read back as the contract's envelope type.
+#[track_caller]
+fn conforms_to_contract(tool: &str, v: &Value) {
+    use satori_protocol::envelope::{AnnotatedRead, ManageIndexEnvelope, SearchEnvelope};
+    let checked = match tool {
+        "manage_index" => serde_json::from_value::<ManageIndexEnvelope>(v.clone()).map(|_| ()),
+        "search_codebase" => serde_json::from_value::<SearchEnvelope>(v.clone()).map(|_| ()),
+        "read_file" if v["mode"] == "annotated" => {
+            serde_json::from_value::<AnnotatedRead>(v.clone()).map(|_| ())
+        }
+        _ => Ok(()),
+    };
+    if let Err(e) = checked {
+        panic!("{tool} envelope does not match satori-protocol: {e}\n{v:#}");
+    }
+}
+
+const TIME_KEYS: &[&str] = &[
+    "checkedAt",
+    "indexedAt",
+    "lastSyncAt",
+    "ageMs",
+    "durationMs",
+    "latency_ms",
+];
 
 fn redact(v: &mut Value, repo: &str, home: &str) {
     match v {
@@ -234,7 +293,15 @@ async fn tools_list_is_the_contract() {
     let h = Harness::new().await;
     let tools = h.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["list_codebases", "manage_index", "search_codebase", "read_file"]);
+    assert_eq!(
+        names,
+        [
+            "list_codebases",
+            "manage_index",
+            "search_codebase",
+            "read_file"
+        ]
+    );
     let info = h.client.peer_info().unwrap();
     assert_eq!(info.protocol_version.to_string(), "2025-11-25");
 }
@@ -250,27 +317,95 @@ async fn lifecycle_and_search() {
         };
     }
     step!("list empty", "list_codebases", json!({}));
-    step!("status untracked", "manage_index", json!({"action": "status", "path": repo}));
-    step!("search untracked", "search_codebase", json!({"path": repo, "query": "token"}));
+    step!(
+        "status untracked",
+        "manage_index",
+        json!({"action": "status", "path": repo})
+    );
+    step!(
+        "search untracked",
+        "search_codebase",
+        json!({"path": repo, "query": "token"})
+    );
     h.create_and_wait().await;
-    step!("status indexed", "manage_index", json!({"action": "status", "path": repo}));
-    step!("create again", "manage_index", json!({"action": "create", "path": repo}));
+    step!(
+        "status indexed",
+        "manage_index",
+        json!({"action": "status", "path": repo})
+    );
+    step!(
+        "create again",
+        "manage_index",
+        json!({"action": "create", "path": repo})
+    );
     step!("list ready", "list_codebases", json!({}));
-    step!("identifier", "search_codebase", json!({"path": repo, "query": "refreshAccessToken", "limit": 3}));
-    step!("natural language", "search_codebase", json!({"path": repo, "query": "dispatch a request to its route handler", "limit": 3}));
-    step!("raw", "search_codebase", json!({"path": repo, "query": "parse_header", "resultMode": "raw", "limit": 2}));
-    step!("operators", "search_codebase", json!({"path": repo, "query": "lang:python must:handler route", "limit": 5}));
-    step!("docs scope", "search_codebase", json!({"path": repo, "query": "token refresh", "scope": "docs", "limit": 3}));
-    step!("subdirectory", "search_codebase", json!({"path": format!("{repo}/src/server"), "query": "route", "limit": 3}));
-    step!("sync unchanged", "manage_index", json!({"action": "sync", "path": repo}));
-    write(&h.repo(), "src/new_module.py", b"def brand_new_function():\n    return 42\n");
+    step!(
+        "identifier",
+        "search_codebase",
+        json!({"path": repo, "query": "refreshAccessToken", "limit": 3})
+    );
+    step!(
+        "natural language",
+        "search_codebase",
+        json!({"path": repo, "query": "dispatch a request to its route handler", "limit": 3})
+    );
+    step!(
+        "raw",
+        "search_codebase",
+        json!({"path": repo, "query": "parse_header", "resultMode": "raw", "limit": 2})
+    );
+    step!(
+        "operators",
+        "search_codebase",
+        json!({"path": repo, "query": "lang:python must:handler route", "limit": 5})
+    );
+    step!(
+        "docs scope",
+        "search_codebase",
+        json!({"path": repo, "query": "token refresh", "scope": "docs", "limit": 3})
+    );
+    step!(
+        "subdirectory",
+        "search_codebase",
+        json!({"path": format!("{repo}/src/server"), "query": "route", "limit": 3})
+    );
+    step!(
+        "sync unchanged",
+        "manage_index",
+        json!({"action": "sync", "path": repo})
+    );
+    write(
+        &h.repo(),
+        "src/new_module.py",
+        b"def brand_new_function():\n    return 42\n",
+    );
     std::fs::remove_file(h.repo().join("notes/long.txt")).unwrap();
-    step!("sync changes", "manage_index", json!({"action": "sync", "path": repo}));
-    step!("finds new code", "search_codebase", json!({"path": repo, "query": "brand_new_function", "limit": 1}));
+    step!(
+        "sync changes",
+        "manage_index",
+        json!({"action": "sync", "path": repo})
+    );
+    step!(
+        "finds new code",
+        "search_codebase",
+        json!({"path": repo, "query": "brand_new_function", "limit": 1})
+    );
     write(&h.repo(), ".satoriignore", b"docs/\n");
-    step!("reindex ignore-only", "manage_index", json!({"action": "reindex", "path": repo}));
-    step!("clear", "manage_index", json!({"action": "clear", "path": repo}));
-    step!("clear again", "manage_index", json!({"action": "clear", "path": repo}));
+    step!(
+        "reindex ignore-only",
+        "manage_index",
+        json!({"action": "reindex", "path": repo})
+    );
+    step!(
+        "clear",
+        "manage_index",
+        json!({"action": "clear", "path": repo})
+    );
+    step!(
+        "clear again",
+        "manage_index",
+        json!({"action": "clear", "path": repo})
+    );
     step!("list after clear", "list_codebases", json!({}));
     insta::assert_json_snapshot!(out);
 }
@@ -287,23 +422,56 @@ async fn read_file_paths() {
             out.push(json!({"step": $name, "result": h.check("read_file", $args).await}));
         };
     }
-    step!("untracked file is confined", json!({"path": format!("{repo}/src/lib.rs")}));
+    step!(
+        "untracked file is confined",
+        json!({"path": format!("{repo}/src/lib.rs")})
+    );
     h.create_and_wait().await;
-    step!("whole small file", json!({"path": format!("{repo}/src/lib.rs")}));
-    step!("range", json!({"path": format!("{repo}/src/lib.rs"), "start_line": 9, "end_line": 10}));
-    step!("truncated", json!({"path": format!("{repo}/notes/long.txt")}));
-    step!("only start", json!({"path": format!("{repo}/notes/long.txt"), "start_line": 25}));
-    step!("only end", json!({"path": format!("{repo}/notes/long.txt"), "end_line": 2}));
-    step!("clamped", json!({"path": format!("{repo}/notes/long.txt"), "start_line": 29, "end_line": 99}));
+    step!(
+        "whole small file",
+        json!({"path": format!("{repo}/src/lib.rs")})
+    );
+    step!(
+        "range",
+        json!({"path": format!("{repo}/src/lib.rs"), "start_line": 9, "end_line": 10})
+    );
+    step!(
+        "truncated",
+        json!({"path": format!("{repo}/notes/long.txt")})
+    );
+    step!(
+        "only start",
+        json!({"path": format!("{repo}/notes/long.txt"), "start_line": 25})
+    );
+    step!(
+        "only end",
+        json!({"path": format!("{repo}/notes/long.txt"), "end_line": 2})
+    );
+    step!(
+        "clamped",
+        json!({"path": format!("{repo}/notes/long.txt"), "start_line": 29, "end_line": 99})
+    );
     step!("missing", json!({"path": format!("{repo}/nope.rs")}));
     step!("directory", json!({"path": format!("{repo}/src")}));
     step!("binary", json!({"path": format!("{repo}/assets/logo.png")}));
     step!("outside", json!({"path": outside.path().join("x.txt")}));
     step!("relative", json!({"path": "src/lib.rs"}));
-    step!("open symbol by label", json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"symbolLabel": "parse_header"}}));
-    step!("open symbol unknown", json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"symbolId": "sym_0000000000000000"}}));
-    step!("open symbol by line", json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"start_line": 3, "end_line": 4}}));
-    step!("annotated", json!({"path": format!("{repo}/src/server/router.py"), "mode": "annotated", "start_line": 1, "end_line": 12}));
+    step!(
+        "open symbol by label",
+        json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"symbolLabel": "parse_header"}})
+    );
+    step!(
+        "open symbol unknown",
+        json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"symbolId": "sym_0000000000000000"}})
+    );
+    step!(
+        "open symbol by line",
+        json!({"path": format!("{repo}/src/lib.rs"), "open_symbol": {"start_line": 3, "end_line": 4}})
+    );
+    step!(
+        "annotated",
+        json!({"path": format!("{repo}/src/server/router.py"), "mode": "annotated", "start_line": 1, "end_line": 12})
+    );
     insta::assert_json_snapshot!(out);
 }
 
@@ -315,16 +483,37 @@ async fn invalid_arguments() {
         ("manage_index", json!({})),
         ("manage_index", json!({"action": "explode", "path": "/x"})),
         ("manage_index", json!({"action": "create", "path": ""})),
-        ("manage_index", json!({"action": "create", "path": "relative/dir"})),
-        ("manage_index", json!({"action": "status", "path": "/x", "force": true})),
-        ("manage_index", json!({"action": "create", "path": "/x", "bogus": 1})),
+        (
+            "manage_index",
+            json!({"action": "create", "path": "relative/dir"}),
+        ),
+        (
+            "manage_index",
+            json!({"action": "status", "path": "/x", "force": true}),
+        ),
+        (
+            "manage_index",
+            json!({"action": "create", "path": "/x", "bogus": 1}),
+        ),
         ("search_codebase", json!({"path": "/x"})),
         ("search_codebase", json!({"path": "/x", "query": ""})),
         ("search_codebase", json!({"path": "/x", "query": "   "})),
-        ("search_codebase", json!({"path": "/x", "query": "q", "limit": 0})),
-        ("search_codebase", json!({"path": "/x", "query": "q", "limit": 51})),
-        ("search_codebase", json!({"path": "/x", "query": "q", "scope": "everything"})),
-        ("search_codebase", json!({"path": "/x", "query": "q", "debug": "yes"})),
+        (
+            "search_codebase",
+            json!({"path": "/x", "query": "q", "limit": 0}),
+        ),
+        (
+            "search_codebase",
+            json!({"path": "/x", "query": "q", "limit": 51}),
+        ),
+        (
+            "search_codebase",
+            json!({"path": "/x", "query": "q", "scope": "everything"}),
+        ),
+        (
+            "search_codebase",
+            json!({"path": "/x", "query": "q", "debug": "yes"}),
+        ),
         ("read_file", json!({"path": "/x", "start_line": 0})),
         ("read_file", json!({"path": "/x", "open_symbol": {}})),
         ("read_file", json!({"path": "/x", "mode": "fancy"})),
@@ -336,7 +525,10 @@ async fn invalid_arguments() {
         assert_eq!(r.is_error, Some(true), "{tool} {args}");
         let text = r.content[0].as_text().unwrap().text.clone();
         assert!(!text.contains('\n'), "one line: {text}");
-        assert!(text.starts_with(&format!("Error: Invalid arguments for '{tool}'. ")), "{text}");
+        assert!(
+            text.starts_with(&format!("Error: Invalid arguments for '{tool}'. ")),
+            "{text}"
+        );
         out.push(json!({"tool": tool, "args": args, "error": text}));
     }
     insta::assert_json_snapshot!(out);
@@ -364,10 +556,19 @@ async fn fingerprint_mismatch_requires_reindex() {
     state["codebases"][&repo]["fingerprint"]["embeddingModel"] = json!("some-other-model");
     std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
     let mut out = Vec::new();
-    out.push(h.check("search_codebase", json!({"path": repo, "query": "token"})).await);
-    out.push(h.check("manage_index", json!({"action": "status", "path": repo})).await);
+    out.push(
+        h.check("search_codebase", json!({"path": repo, "query": "token"}))
+            .await,
+    );
+    out.push(
+        h.check("manage_index", json!({"action": "status", "path": repo}))
+            .await,
+    );
     out.push(h.check("list_codebases", json!({})).await);
-    out.push(h.check("manage_index", json!({"action": "sync", "path": repo})).await);
+    out.push(
+        h.check("manage_index", json!({"action": "sync", "path": repo}))
+            .await,
+    );
     insta::assert_json_snapshot!(out);
 }
 
@@ -381,10 +582,20 @@ async fn interrupted_build_is_reported_as_failed() {
         "codebases": { repo.clone(): { "state": "indexing", "percentage": 40.0, "phase": "chunking", "lastUpdatedMs": 1 } }
     });
     std::fs::create_dir_all(&h.home_path).unwrap();
-    std::fs::write(h.home_path.join("state.json"), serde_json::to_vec(&state).unwrap()).unwrap();
+    std::fs::write(
+        h.home_path.join("state.json"),
+        serde_json::to_vec(&state).unwrap(),
+    )
+    .unwrap();
     let mut out = Vec::new();
-    out.push(h.check("manage_index", json!({"action": "status", "path": repo})).await);
-    out.push(h.check("search_codebase", json!({"path": repo, "query": "token"})).await);
+    out.push(
+        h.check("manage_index", json!({"action": "status", "path": repo}))
+            .await,
+    );
+    out.push(
+        h.check("search_codebase", json!({"path": repo, "query": "token"}))
+            .await,
+    );
     out.push(h.check("list_codebases", json!({})).await);
     insta::assert_json_snapshot!(out);
 }
@@ -395,10 +606,22 @@ async fn corrupt_state_file_loses_no_index() {
     let h = Harness::new().await;
     let repo = h.repo_str();
     h.create_and_wait().await;
-    std::fs::write(h.home_path.join("state.json"), b"{\"formatVersion\": 1, \"codebases\": {").unwrap();
-    let r = h.check("search_codebase", json!({"path": repo, "query": "parse_header", "limit": 1})).await;
+    std::fs::write(
+        h.home_path.join("state.json"),
+        b"{\"formatVersion\": 1, \"codebases\": {",
+    )
+    .unwrap();
+    let r = h
+        .check(
+            "search_codebase",
+            json!({"path": repo, "query": "parse_header", "limit": 1}),
+        )
+        .await;
     assert_eq!(r["structuredContent"]["status"], "ok", "{r}");
-    assert_eq!(r["structuredContent"]["results"][0]["file"], "src/lib.rs", "{r}");
+    assert_eq!(
+        r["structuredContent"]["results"][0]["file"], "src/lib.rs",
+        "{r}"
+    );
 }
 
 /// Searching while the first build runs answers not_ready with a status hint.
@@ -416,9 +639,24 @@ async fn search_during_first_index_is_not_ready() {
     st.percentage = 12.0;
     store.set(&h.repo(), st).unwrap();
     let mut out = Vec::new();
-    out.push(h.check("search_codebase", json!({"path": repo, "query": "token"})).await);
-    out.push(h.check("read_file", json!({"path": format!("{repo}/src/lib.rs")})).await);
-    out.push(h.check("manage_index", json!({"action": "create", "path": repo, "force": true})).await);
-    out.push(h.check("manage_index", json!({"action": "clear", "path": repo})).await);
+    out.push(
+        h.check("search_codebase", json!({"path": repo, "query": "token"}))
+            .await,
+    );
+    out.push(
+        h.check("read_file", json!({"path": format!("{repo}/src/lib.rs")}))
+            .await,
+    );
+    out.push(
+        h.check(
+            "manage_index",
+            json!({"action": "create", "path": repo, "force": true}),
+        )
+        .await,
+    );
+    out.push(
+        h.check("manage_index", json!({"action": "clear", "path": repo}))
+            .await,
+    );
     insta::assert_json_snapshot!(out);
 }

@@ -40,7 +40,7 @@ fn fingerprint(model: &str) -> Fingerprint {
         embedding_model: model.to_owned(),
         embedding_dimension: 256,
         vector_backend: "flat".to_owned(),
-        schema_version: 1,
+        schema_version: "lexical_v1".into(),
     }
 }
 

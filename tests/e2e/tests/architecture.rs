@@ -10,20 +10,52 @@ use serde_json::Value;
 const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "satori-core",
-        &["satori-protocol", "satori-mcp", "satori-client", "satori-cli", "rmcp", "clap", "napi", "napi-derive"],
+        &[
+            "satori-protocol",
+            "satori-mcp",
+            "satori-client",
+            "satori-cli",
+            "rmcp",
+            "clap",
+            "napi",
+            "napi-derive",
+        ],
     ),
-    ("satori-protocol", &["satori-core", "satori-mcp", "satori-client", "satori-cli", "rmcp", "tokio"]),
-    ("satori-client", &["satori-core", "satori-mcp", "satori-cli"]),
+    (
+        "satori-protocol",
+        &[
+            "satori-core",
+            "satori-mcp",
+            "satori-client",
+            "satori-cli",
+            "rmcp",
+            "tokio",
+        ],
+    ),
+    (
+        "satori-client",
+        &["satori-core", "satori-mcp", "satori-cli"],
+    ),
     ("satori-cli", &["satori-core", "satori-mcp"]),
 ];
 
 #[test]
 fn forbidden_edges_are_absent() {
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .output()
         .expect("cargo metadata");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
     let packages = meta["packages"].as_array().expect("packages");
     let mut violations = Vec::new();
@@ -40,5 +72,8 @@ fn forbidden_edges_are_absent() {
             }
         }
     }
-    assert!(violations.is_empty(), "forbidden dependency edges: {violations:?}");
+    assert!(
+        violations.is_empty(),
+        "forbidden dependency edges: {violations:?}"
+    );
 }

@@ -35,24 +35,54 @@ fn index_then_search_from_a_script() {
 
     let (out, tools) = cli(home.path(), &["tools", "list"]);
     assert_eq!(out.status.code(), Some(0));
-    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["list_codebases", "manage_index", "search_codebase", "read_file"]);
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "list_codebases",
+            "manage_index",
+            "search_codebase",
+            "read_file"
+        ]
+    );
     assert!(tools["tools"][2]["inputSchema"]["properties"]["query"].is_object());
 
     let create = json!({"action": "create", "path": repo}).to_string();
-    let (out, result) = cli(home.path(), &["tool", "call", "manage_index", "--args-json", &create]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (out, result) = cli(
+        home.path(),
+        &["tool", "call", "manage_index", "--args-json", &create],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(envelope(&result)["state"], "indexed", "{result}");
-    assert!(envelope(&result)["stats"]["chunks"].as_u64().unwrap() >= 2, "{result}");
+    assert!(
+        envelope(&result)["stats"]["chunks"].as_u64().unwrap() >= 2,
+        "{result}"
+    );
 
     let search = json!({"path": repo, "query": "retry_with_backoff", "limit": 3}).to_string();
-    let (out, result) = cli(home.path(), &["tool", "call", "search_codebase", "--args-json", &search]);
+    let (out, result) = cli(
+        home.path(),
+        &["tool", "call", "search_codebase", "--args-json", &search],
+    );
     assert_eq!(out.status.code(), Some(0));
     let env = envelope(&result);
     assert_eq!(env["status"], "ok");
     assert_eq!(env["results"][0]["file"], "src/retry.py", "{env}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("[TELEMETRY] "), "telemetry goes to stderr: {stderr}");
+    assert!(
+        stderr.contains("[TELEMETRY] "),
+        "telemetry goes to stderr: {stderr}"
+    );
 }
 
 #[test]
@@ -60,19 +90,39 @@ fn non_ok_envelope_exits_1_with_the_token() {
     let home = tempfile::tempdir().unwrap();
     let repo_dir = tempfile::tempdir().unwrap();
     let args = json!({"path": repo_dir.path(), "query": "anything"}).to_string();
-    let (out, result) = cli(home.path(), &["tool", "call", "search_codebase", "--args-json", &args]);
+    let (out, result) = cli(
+        home.path(),
+        &["tool", "call", "search_codebase", "--args-json", &args],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(envelope(&result)["status"], "not_indexed");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.lines().any(|l| l.starts_with("E_TOOL_ERROR status=not_indexed")), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("E_TOOL_ERROR status=not_indexed")),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn invalid_arguments_exit_1_as_a_tool_error() {
     let home = tempfile::tempdir().unwrap();
-    let (out, result) = cli(home.path(), &["tool", "call", "search_codebase", "--args-json", r#"{"path":"/x","query":"q","limit":99}"#]);
+    let (out, result) = cli(
+        home.path(),
+        &[
+            "tool",
+            "call",
+            "search_codebase",
+            "--args-json",
+            r#"{"path":"/x","query":"q","limit":99}"#,
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(result["isError"], true);
     let text = result["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("Error: Invalid arguments for 'search_codebase'. limit:"), "{text}");
+    assert!(
+        text.starts_with("Error: Invalid arguments for 'search_codebase'. limit:"),
+        "{text}"
+    );
 }

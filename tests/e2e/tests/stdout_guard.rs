@@ -60,11 +60,20 @@ fn run(env: &[(&str, &str)]) -> Run {
             }
         }
     };
-    send(&mut stdin, json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}),
+    );
     let init = read_until_id(1, &mut lines);
     assert!(init.is_some(), "no initialize response: {lines:?}");
-    send(&mut stdin, json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    send(&mut stdin, json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_codebases","arguments":{}}}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    send(
+        &mut stdin,
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_codebases","arguments":{}}}),
+    );
     let call = read_until_id(2, &mut lines);
     drop(stdin);
     let mut rest = String::new();
@@ -81,8 +90,12 @@ fn run(env: &[(&str, &str)]) -> Run {
 #[track_caller]
 fn assert_protocol_only(r: &Run) {
     for line in &r.stdout_lines {
-        let v: Value = serde_json::from_str(line)
-            .unwrap_or_else(|_| panic!("non-protocol bytes on stdout: {line:?}\nstderr: {}", r.stderr));
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|_| {
+            panic!(
+                "non-protocol bytes on stdout: {line:?}\nstderr: {}",
+                r.stderr
+            )
+        });
         assert_eq!(v["jsonrpc"], "2.0", "{line}");
     }
     let call = r.call.as_ref().expect("the tool call answered");
@@ -93,15 +106,29 @@ fn assert_protocol_only(r: &Run) {
 fn drop_mode_discards_stray_bytes_and_says_so() {
     let r = run(&[("SATORI_RUN_MODE", "cli")]);
     assert_protocol_only(&r);
-    assert!(r.stderr.contains("[STDOUT_BLOCKED] dropped len="), "{}", r.stderr);
-    assert!(!r.stderr.contains("STRAY-LINE"), "drop mode must not echo the bytes");
+    assert!(
+        r.stderr.contains("[STDOUT_BLOCKED] dropped len="),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("STRAY-LINE"),
+        "drop mode must not echo the bytes"
+    );
 }
 
 #[test]
 fn redirect_mode_sends_stray_bytes_to_stderr() {
-    let r = run(&[("SATORI_RUN_MODE", "cli"), ("SATORI_CLI_STDOUT_GUARD", "redirect")]);
+    let r = run(&[
+        ("SATORI_RUN_MODE", "cli"),
+        ("SATORI_CLI_STDOUT_GUARD", "redirect"),
+    ]);
     assert_protocol_only(&r);
-    assert!(r.stderr.contains("STRAY-LINE-FROM-A-DEPENDENCY"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("STRAY-LINE-FROM-A-DEPENDENCY"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("PARTIAL-NO-NEWLINE"), "{}", r.stderr);
 }
 
@@ -109,20 +136,33 @@ fn redirect_mode_sends_stray_bytes_to_stderr() {
 fn mcp_mode_redirects_by_default() {
     let r = run(&[("SATORI_RUN_MODE", "mcp")]);
     assert_protocol_only(&r);
-    assert!(r.stderr.contains("STRAY-LINE-FROM-A-DEPENDENCY"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("STRAY-LINE-FROM-A-DEPENDENCY"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
 fn off_mode_announces_itself_and_leaves_stdout_unguarded() {
-    let r = run(&[("SATORI_RUN_MODE", "cli"), ("SATORI_CLI_STDOUT_GUARD", "off")]);
+    let r = run(&[
+        ("SATORI_RUN_MODE", "cli"),
+        ("SATORI_CLI_STDOUT_GUARD", "off"),
+    ]);
     assert_eq!(
-        r.stderr.matches("[STDOUT_GUARD_DISABLED] SATORI_CLI_STDOUT_GUARD=off").count(),
+        r.stderr
+            .matches("[STDOUT_GUARD_DISABLED] SATORI_CLI_STDOUT_GUARD=off")
+            .count(),
         1,
         "{}",
         r.stderr
     );
     // Without the guard the stray line reaches stdout: this is what the guard prevents.
-    assert!(r.stdout_lines.iter().any(|l| l.contains("STRAY-LINE")), "{:?}", r.stdout_lines);
+    assert!(
+        r.stdout_lines.iter().any(|l| l.contains("STRAY-LINE")),
+        "{:?}",
+        r.stdout_lines
+    );
 }
 
 #[test]

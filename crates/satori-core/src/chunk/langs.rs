@@ -77,12 +77,7 @@ fn function_or_method(ctx: &Ctx, scopes: &[SymbolKind]) -> SymbolKind {
 }
 
 /// Recognises a definition node of `lang`.
-pub(crate) fn classify<'t>(
-    lang: Language,
-    n: Node<'t>,
-    src: &str,
-    ctx: &Ctx,
-) -> Option<Def<'t>> {
+pub(crate) fn classify<'t>(lang: Language, n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
     match lang {
         Language::TypeScript | Language::Tsx | Language::JavaScript => classify_js(n, src, ctx),
         Language::Python => classify_python(n, src, ctx),
@@ -326,8 +321,12 @@ fn classify_java<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
 fn c_declarator_name(mut n: Node, src: &str) -> Option<String> {
     for _ in 0..16 {
         match n.kind() {
-            "identifier" | "field_identifier" | "type_identifier" | "destructor_name"
-            | "operator_name" | "qualified_identifier" => {
+            "identifier"
+            | "field_identifier"
+            | "type_identifier"
+            | "destructor_name"
+            | "operator_name"
+            | "qualified_identifier" => {
                 let t = collapse(text(src, n));
                 let last = t.rsplit("::").next().unwrap_or(&t).to_string();
                 return (!last.is_empty()).then_some(last);
@@ -372,9 +371,7 @@ fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
             d.body = None;
             Some(d)
         }
-        "namespace_definition" => {
-            Some(def(SymbolKind::Namespace, field_text(src, n, "name")?, n))
-        }
+        "namespace_definition" => Some(def(SymbolKind::Namespace, field_text(src, n, "name")?, n)),
         "preproc_def" | "preproc_function_def" if !ctx.in_function => {
             Some(def(SymbolKind::Macro, field_text(src, n, "name")?, n))
         }
@@ -524,7 +521,7 @@ fn strip_annotations(mut s: &str, lang: Language) -> &str {
                 after
             };
         } else if s.starts_with("#[") || (lang == Language::CSharp && s.starts_with('[')) {
-            let from = if s.starts_with('#') { &s[1..] } else { s };
+            let from = s.strip_prefix('#').unwrap_or(s);
             match skip_group(from, '[', ']') {
                 Some(rest) => s = rest,
                 None => return s,

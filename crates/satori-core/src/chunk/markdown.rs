@@ -41,7 +41,13 @@ impl MdOutline {
                 fence = match fence {
                     None => Some(marker),
                     // A fence closes with the same character, at least as long, nothing after.
-                    Some((c, n)) if marker.0 == c && marker.1 >= n && body.trim_end().chars().all(|x| x == c) => None,
+                    Some((c, n))
+                        if marker.0 == c
+                            && marker.1 >= n
+                            && body.trim_end().chars().all(|x| x == c) =>
+                    {
+                        None
+                    }
                     other => other,
                 };
                 continue;
@@ -178,7 +184,11 @@ mod tests {
         let text = "# A\n```sh\n# not a heading\n```\n## B\ntext\n";
         let lines = Lines::new(text);
         let o = MdOutline::new(&lines);
-        let names: Vec<_> = o.sections.iter().map(|s| (s.name.as_str(), s.line, s.end)).collect();
+        let names: Vec<_> = o
+            .sections
+            .iter()
+            .map(|s| (s.name.as_str(), s.line, s.end))
+            .collect();
         assert_eq!(names, vec![("A", 0, 5), ("B", 4, 5)]);
     }
 }

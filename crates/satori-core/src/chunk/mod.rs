@@ -149,7 +149,9 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
         max_chars: opts.max_chars.max(1),
         target_chars: opts.target_chars.clamp(1, opts.max_chars.max(1)),
         fallback_lines: opts.fallback_lines.max(1),
-        fallback_overlap: opts.fallback_overlap.min(opts.fallback_lines.saturating_sub(1)),
+        fallback_overlap: opts
+            .fallback_overlap
+            .min(opts.fallback_lines.saturating_sub(1)),
     };
     if language == Language::Markdown {
         let outline = markdown::MdOutline::new(&lines);
@@ -158,7 +160,12 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
     }
     if let Some(tree) = ts::parse(language, text) {
         let root = tree.root_node();
-        let pieces = split::split_file(&lines, &opts, &ts::TsOutline(std::marker::PhantomData), root);
+        let pieces = split::split_file(
+            &lines,
+            &opts,
+            &ts::TsOutline(std::marker::PhantomData),
+            root,
+        );
         let symbols = ts::symbols(language, root, text);
         return assemble(file, language, &lines, &pieces, symbols);
     }
@@ -212,7 +219,9 @@ fn fallback_pieces(lines: &Lines, opts: &ChunkOptions) -> Vec<(usize, usize)> {
             continue;
         }
         out.push((start, end));
-        start = (end + 1).saturating_sub(opts.fallback_overlap).max(start + 1);
+        start = (end + 1)
+            .saturating_sub(opts.fallback_overlap)
+            .max(start + 1);
     }
     out
 }
@@ -249,10 +258,15 @@ fn assemble(
     for &i in &order {
         let r = &raw[i];
         let scope = r.scope.join("::");
-        let occurrence = seen.entry((scope.clone(), r.name.as_str(), r.kind)).or_insert(0);
+        let occurrence = seen
+            .entry((scope.clone(), r.name.as_str(), r.kind))
+            .or_insert(0);
         symbols[i].id = format!(
             "sym_{}",
-            hash_parts(&[file, &scope, &r.name, r.kind.id(), &occurrence.to_string()], 16)
+            hash_parts(
+                &[file, &scope, &r.name, r.kind.id(), &occurrence.to_string()],
+                16
+            )
         );
         *occurrence += 1;
     }
@@ -284,7 +298,12 @@ fn assemble(
     }
 
     symbols.sort_by(|a, b| {
-        (a.start_line, a.end_line, &a.label, &a.id).cmp(&(b.start_line, b.end_line, &b.label, &b.id))
+        (a.start_line, a.end_line, &a.label, &a.id).cmp(&(
+            b.start_line,
+            b.end_line,
+            &b.label,
+            &b.id,
+        ))
     });
     ChunkedFile { chunks, symbols }
 }
@@ -301,8 +320,11 @@ fn main_symbol(raw: &[RawSymbol], s: usize, e: usize) -> Option<usize> {
         .enumerate()
         .filter(|(_, r)| r.start <= s && r.end >= s)
         .max_by(|(_, a), (_, b)| {
-            (a.start, std::cmp::Reverse(a.end), a.scope.len())
-                .cmp(&(b.start, std::cmp::Reverse(b.end), b.scope.len()))
+            (a.start, std::cmp::Reverse(a.end), a.scope.len()).cmp(&(
+                b.start,
+                std::cmp::Reverse(b.end),
+                b.scope.len(),
+            ))
         });
     if let Some((i, _)) = enclosing {
         return Some(i);
@@ -332,3 +354,6 @@ fn breadcrumbs(raw: &[RawSymbol], main: usize, s: usize) -> Vec<String> {
     let skip = chain.len().saturating_sub(2);
     chain.split_off(skip)
 }
+
+#[cfg(test)]
+mod tests;

@@ -190,7 +190,10 @@ fn leading_start(node: Node) -> usize {
 fn is_wrapper(kind: &str) -> bool {
     matches!(
         kind,
-        "export_statement" | "decorated_definition" | "template_declaration" | "ambient_declaration"
+        "export_statement"
+            | "decorated_definition"
+            | "template_declaration"
+            | "ambient_declaration"
     )
 }
 

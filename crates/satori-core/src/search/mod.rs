@@ -3,6 +3,7 @@
 //! same outcome.
 
 pub mod category;
+mod group;
 mod pipeline;
 pub mod query;
 
@@ -11,8 +12,9 @@ use serde::Serialize;
 use crate::chunk::Symbol;
 use crate::lang::Language;
 
+pub use self::group::language_has_symbols;
+pub use self::pipeline::FileFacts;
 pub(crate) use self::pipeline::execute;
-pub use self::pipeline::{FileFacts, language_has_symbols};
 
 /// Which part of a codebase a search looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

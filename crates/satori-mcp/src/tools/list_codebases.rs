@@ -24,9 +24,10 @@ pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult 
     for (root, st) in &states {
         let path = root.to_string_lossy();
         match st.state {
-            IndexState::Indexed | IndexState::SyncCompleted => {
-                ready.push(format!("- {path} ({} files, {} chunks)", st.files, st.chunks))
-            }
+            IndexState::Indexed | IndexState::SyncCompleted => ready.push(format!(
+                "- {path} ({} files, {} chunks)",
+                st.files, st.chunks
+            )),
             IndexState::Indexing => {
                 let pct = ctx
                     .jobs

@@ -30,7 +30,12 @@ struct Env {
 }
 
 impl Env {
-    fn new(action: ManageAction, path: &str, status: &'static str, message: impl Into<String>) -> Env {
+    fn new(
+        action: ManageAction,
+        path: &str,
+        status: &'static str,
+        message: impl Into<String>,
+    ) -> Env {
         Env {
             action,
             path: path.to_string(),
@@ -124,7 +129,9 @@ fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf
             ),
             other => ("io_error", format!("Cannot resolve '{shown}': {other}")),
         };
-        Env::new(action, shown, "error", msg).reason(reason).done(true)
+        Env::new(action, shown, "error", msg)
+            .reason(reason)
+            .done(true)
     })
 }
 
@@ -146,7 +153,14 @@ fn engine_error(action: ManageAction, shown: &str, e: &CoreError) -> CallToolRes
     }
 }
 
-fn start(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str, opts: IndexOptions, what: &str) -> CallToolResult {
+fn start(
+    ctx: &Ctx,
+    action: ManageAction,
+    root: &Path,
+    shown: &str,
+    opts: IndexOptions,
+    what: &str,
+) -> CallToolResult {
     match ctx.engine.start_index(root, opts) {
         Ok(job) => {
             ctx.jobs.spawn(job);
@@ -184,9 +198,10 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> CallT
                     .warn("INDEXING_ALREADY_RUNNING")
                     .done(false);
             }
-            IndexState::Indexed | IndexState::SyncCompleted => {
-                if ctx.engine.check_fingerprint(&root).ok().flatten().is_none() {
-                    return Env::new(
+            IndexState::Indexed | IndexState::SyncCompleted
+                if ctx.engine.check_fingerprint(&root).ok().flatten().is_none() =>
+            {
+                return Env::new(
                         ManageAction::Create,
                         &shown,
                         "ok",
@@ -198,7 +213,6 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> CallT
                     .hint("sync", "sync")
                     .hint_value("search", wire::hint(satori_protocol::SEARCH_CODEBASE, json!({"path": shown, "query": "<what you are looking for>"})))
                     .done(false);
-                }
             }
             _ => {}
         }
@@ -255,7 +269,11 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Call
     };
     let mut r = start(ctx, ManageAction::Reindex, &root, &shown, opts, "Rebuild");
     if let Some(v) = r.structured_content.as_mut() {
-        put(v, "preflight", json!({"outcome": outcome, "confidence": if outcome == "unknown" {"low"} else {"high"}}));
+        put(
+            v,
+            "preflight",
+            json!({"outcome": outcome, "confidence": if outcome == "unknown" {"low"} else {"high"}}),
+        );
         if let Some(w) = wire::warnings(warnings) {
             put(v, "warnings", w);
         }
@@ -281,11 +299,16 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
                 .done(false);
         }
         IndexState::IndexFailed => {
-            return Env::new(ManageAction::Sync, &shown, "not_indexed", "The last indexing failed; there is no index to sync. Run create with force=true.")
-                .state("indexfailed")
-                .reason("indexfailed")
-                .hint("create", "create")
-                .done(false);
+            return Env::new(
+                ManageAction::Sync,
+                &shown,
+                "not_indexed",
+                "The last indexing failed; there is no index to sync. Run create with force=true.",
+            )
+            .state("indexfailed")
+            .reason("indexfailed")
+            .hint("create", "create")
+            .done(false);
         }
         _ => {}
     }
@@ -293,10 +316,15 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
         return requires_reindex(ctx, ManageAction::Sync, &root, &shown, reason.id());
     }
     if !root.is_dir() {
-        return Env::new(ManageAction::Sync, &shown, "error", format!("Path '{shown}' no longer exists; clear its index with action=clear."))
-            .reason("path_not_found")
-            .hint("clear", "clear")
-            .done(true);
+        return Env::new(
+            ManageAction::Sync,
+            &shown,
+            "error",
+            format!("Path '{shown}' no longer exists; clear its index with action=clear."),
+        )
+        .reason("path_not_found")
+        .hint("clear", "clear")
+        .done(true);
     }
     match ctx.engine.sync(&root) {
         Ok(s) => Env::new(
@@ -336,7 +364,13 @@ fn not_indexed(action: ManageAction, shown: &str) -> CallToolResult {
     .done(false)
 }
 
-pub(crate) fn requires_reindex(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str, reason: &str) -> CallToolResult {
+pub(crate) fn requires_reindex(
+    ctx: &Ctx,
+    action: ManageAction,
+    root: &Path,
+    shown: &str,
+    reason: &str,
+) -> CallToolResult {
     Env::new(
         action,
         shown,
@@ -369,13 +403,31 @@ pub(crate) fn compatibility(ctx: &Ctx, root: &Path, reason: &str) -> Value {
 }
 
 /// The envelope describing a tracked codebase's state.
-fn status_envelope(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str, st: &CodebaseState) -> Env {
+fn status_envelope(
+    ctx: &Ctx,
+    action: ManageAction,
+    root: &Path,
+    shown: &str,
+    st: &CodebaseState,
+) -> Env {
     match st.state {
         IndexState::Indexing => {
             let live = ctx.jobs.view(root).map(|v| v.progress);
             let (pct, phase, done, total, chunks) = match &live {
-                Some(p) => (p.percentage, p.phase.to_string(), p.files_done, p.files_total, p.chunks),
-                None => (st.percentage, st.phase.clone().unwrap_or_else(|| "scanning".into()), st.files_done, st.files_total, 0),
+                Some(p) => (
+                    p.percentage,
+                    p.phase.to_string(),
+                    p.files_done,
+                    p.files_total,
+                    p.chunks,
+                ),
+                None => (
+                    st.percentage,
+                    st.phase.clone().unwrap_or_else(|| "scanning".into()),
+                    st.files_done,
+                    st.files_total,
+                    0,
+                ),
             };
             let mut e = Env::new(
                 action,
@@ -424,22 +476,35 @@ fn status_envelope(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str, st
             action,
             shown,
             "error",
-            format!("Indexing '{shown}' failed: {}", st.error_message.as_deref().unwrap_or("unknown error")),
+            format!(
+                "Indexing '{shown}' failed: {}",
+                st.error_message.as_deref().unwrap_or("unknown error")
+            ),
         )
         .state("indexfailed")
         .reason("indexfailed")
         .hint("create", "create")
-        .extra("progress", json!({"percentage": st.percentage})),
+        .extra("progress", json!({"percentage": st.percentage, "phase": st.phase.clone().unwrap_or_else(|| "failed".into()), "filesDone": st.files_done, "filesTotal": st.files_total, "chunks": 0})),
         IndexState::RequiresReindex => Env::new(
             action,
             shown,
             "requires_reindex",
-            format!("The index of '{shown}' must be rebuilt ({}).", st.reason.as_deref().unwrap_or("fingerprint_mismatch")),
+            format!(
+                "The index of '{shown}' must be rebuilt ({}).",
+                st.reason.as_deref().unwrap_or("fingerprint_mismatch")
+            ),
         )
         .state("requires_reindex")
         .reason("requires_reindex")
         .hint("reindex", "reindex")
-        .extra("compatibility", compatibility(ctx, root, st.reason.as_deref().unwrap_or("fingerprint_mismatch"))),
+        .extra(
+            "compatibility",
+            compatibility(
+                ctx,
+                root,
+                st.reason.as_deref().unwrap_or("fingerprint_mismatch"),
+            ),
+        ),
     }
 }
 
@@ -469,14 +534,24 @@ fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
         }
     }
     match ctx.engine.clear(&root) {
-        Ok(true) => Env::new(ManageAction::Clear, &shown, "ok", format!("The index of '{shown}' was removed."))
-            .state("not_indexed")
-            .hint("create", "create")
-            .done(false),
-        Ok(false) => Env::new(ManageAction::Clear, shown_in, "ok", format!("'{shown_in}' was not indexed; nothing to clear."))
-            .state("not_indexed")
-            .warn("NOTHING_TO_CLEAR")
-            .done(false),
+        Ok(true) => Env::new(
+            ManageAction::Clear,
+            &shown,
+            "ok",
+            format!("The index of '{shown}' was removed."),
+        )
+        .state("not_indexed")
+        .hint("create", "create")
+        .done(false),
+        Ok(false) => Env::new(
+            ManageAction::Clear,
+            shown_in,
+            "ok",
+            format!("'{shown_in}' was not indexed; nothing to clear."),
+        )
+        .state("not_indexed")
+        .warn("NOTHING_TO_CLEAR")
+        .done(false),
         Err(CoreError::Busy(_)) => Env::new(
             ManageAction::Clear,
             &shown,

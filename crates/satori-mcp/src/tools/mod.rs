@@ -16,7 +16,9 @@ use crate::server::{Ctx, text};
 /// Routes a validated tool name to its handler.
 pub(crate) fn dispatch(ctx: &Ctx, name: &str, args: Option<&JsonObject>) -> CallToolResult {
     match name {
-        satori_protocol::LIST_CODEBASES => with_args(name, args, |p| list_codebases::handle(ctx, p)),
+        satori_protocol::LIST_CODEBASES => {
+            with_args(name, args, |p| list_codebases::handle(ctx, p))
+        }
         satori_protocol::MANAGE_INDEX => with_args(name, args, |p| manage_index::handle(ctx, p)),
         satori_protocol::SEARCH_CODEBASE => with_args(name, args, |p| search::handle(ctx, p)),
         satori_protocol::READ_FILE => with_args(name, args, |p| read_file::handle(ctx, p)),

@@ -1,7 +1,6 @@
 //! `read_file`: line ranges with a truncation hint, symbol opening, an annotated mode with
 //! the file's outline, confinement to tracked codebases, and binary refusal.
 
-
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
@@ -41,7 +40,10 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         && !st.searchable_during_indexing
     {
         let root_shown = wire::display(root);
-        let pct = ctx.jobs.view(root).map_or(st.percentage, |v| v.progress.percentage);
+        let pct = ctx
+            .jobs
+            .view(root)
+            .map_or(st.percentage, |v| v.progress.percentage);
         return envelope(
             json!({
                 "status": "not_ready",
@@ -61,7 +63,10 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     };
     if satori_core::walk::looks_binary(&bytes) {
         return text(
-            format!("Error: '{shown}' is a binary file ({} bytes); read_file returns text only.", bytes.len()),
+            format!(
+                "Error: '{shown}' is a binary file ({} bytes); read_file returns text only.",
+                bytes.len()
+            ),
             true,
         );
     }
@@ -164,7 +169,11 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                 "span": {"startLine": from, "endLine": to, "totalLines": total},
             });
             if to < total {
-                put(&mut v, "hints", json!({"next": wire::read_hint(&shown, to as u32 + 1, (to + max).min(total) as u32)}));
+                put(
+                    &mut v,
+                    "hints",
+                    json!({"next": wire::read_hint(&shown, to as u32 + 1, (to + max).min(total) as u32)}),
+                );
             }
             envelope(v, false)
         }
@@ -182,7 +191,10 @@ fn symbol_json(s: &Symbol) -> Value {
 
 /// Lines split on `\n` or `\r\n`, a trailing empty line dropped.
 fn split_lines(content: &str) -> Vec<&str> {
-    let mut lines: Vec<&str> = content.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let mut lines: Vec<&str> = content
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
     if lines.last() == Some(&"") {
         lines.pop();
     }

@@ -10,8 +10,10 @@ use serde_json::{Value, json};
 
 use satori_core::search::{self as core_search, Hit, SearchOutcome, SearchRequest};
 use satori_core::state::IndexState;
-use satori_core::util::{now_ms, iso8601};
-use satori_protocol::{GroupBy, ResultMode, SEARCH_CODEBASE, Scope, SearchCodebaseParams, RankingMode};
+use satori_core::util::{iso8601, now_ms};
+use satori_protocol::{
+    GroupBy, RankingMode, ResultMode, SEARCH_CODEBASE, Scope, SearchCodebaseParams,
+};
 
 use super::{canonical_or_normal, manage_index, require_absolute};
 use crate::server::{Ctx, envelope};
@@ -43,28 +45,62 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
     };
     let found = match ctx.engine.find_root(&target) {
         Ok(f) => f,
-        Err(e) => return envelope(json!({"status": "error", "path": p.path, "message": e.to_string()}), true),
+        Err(e) => {
+            return envelope(
+                json!({"status": "error", "path": p.path, "message": e.to_string()}),
+                true,
+            );
+        }
     };
     let Some((root, st)) = found else {
         let mut v = base("not_indexed");
         put(&mut v, "reason", "not_indexed");
         put(&mut v, "freshnessDecision", Value::Null);
         put(&mut v, "results", json!([]));
-        put(&mut v, "message", format!("'{}' is not inside an indexed codebase. Index it first with manage_index create.", p.path));
-        put(&mut v, "hints", json!({"create": manage_hint("create", &p.path)}));
+        put(
+            &mut v,
+            "message",
+            format!(
+                "'{}' is not inside an indexed codebase. Index it first with manage_index create.",
+                p.path
+            ),
+        );
+        put(
+            &mut v,
+            "hints",
+            json!({"create": manage_hint("create", &p.path)}),
+        );
         return envelope(v, false);
     };
     let root_shown = wire::display(&root);
     let mut warnings = Vec::new();
-    let searchable_while_indexing = st.state == IndexState::Indexing && st.searchable_during_indexing;
+    let searchable_while_indexing =
+        st.state == IndexState::Indexing && st.searchable_during_indexing;
     if st.state == IndexState::Indexing && !searchable_while_indexing {
-        let pct = ctx.jobs.view(&root).map_or(st.percentage, |v| v.progress.percentage);
+        let pct = ctx
+            .jobs
+            .view(&root)
+            .map_or(st.percentage, |v| v.progress.percentage);
         let mut v = base("not_ready");
         put(&mut v, "reason", "indexing");
-        put(&mut v, "freshnessDecision", json!({"mode": "skipped_indexing"}));
+        put(
+            &mut v,
+            "freshnessDecision",
+            json!({"mode": "skipped_indexing"}),
+        );
         put(&mut v, "results", json!([]));
-        put(&mut v, "message", format!("'{root_shown}' is being indexed ({pct:.0}%). Poll manage_index status, then search again."));
-        put(&mut v, "hints", json!({"status": manage_hint("status", &root_shown)}));
+        put(
+            &mut v,
+            "message",
+            format!(
+                "'{root_shown}' is being indexed ({pct:.0}%). Poll manage_index status, then search again."
+            ),
+        );
+        put(
+            &mut v,
+            "hints",
+            json!({"status": manage_hint("status", &root_shown)}),
+        );
         return envelope(v, false);
     }
     if st.state == IndexState::IndexFailed {
@@ -72,18 +108,48 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         put(&mut v, "reason", "indexfailed");
         put(&mut v, "freshnessDecision", Value::Null);
         put(&mut v, "results", json!([]));
-        put(&mut v, "message", format!("Indexing '{root_shown}' failed: {}. Run manage_index create with force=true.", st.error_message.as_deref().unwrap_or("unknown error")));
-        put(&mut v, "hints", json!({"create": wire::hint(satori_protocol::MANAGE_INDEX, json!({"action": "create", "path": root_shown, "force": true}))}));
+        put(
+            &mut v,
+            "message",
+            format!(
+                "Indexing '{root_shown}' failed: {}. Run manage_index create with force=true.",
+                st.error_message.as_deref().unwrap_or("unknown error")
+            ),
+        );
+        put(
+            &mut v,
+            "hints",
+            json!({"create": wire::hint(satori_protocol::MANAGE_INDEX, json!({"action": "create", "path": root_shown, "force": true}))}),
+        );
         return envelope(v, false);
     }
     if let Ok(Some(reason)) = ctx.engine.check_fingerprint(&root) {
         let mut v = base("requires_reindex");
         put(&mut v, "reason", "requires_reindex");
-        put(&mut v, "freshnessDecision", json!({"mode": "skipped_requires_reindex"}));
+        put(
+            &mut v,
+            "freshnessDecision",
+            json!({"mode": "skipped_requires_reindex"}),
+        );
         put(&mut v, "results", json!([]));
-        put(&mut v, "message", format!("The index of '{root_shown}' must be rebuilt ({}) before it can be searched.", reason.id()));
-        put(&mut v, "hints", json!({"reindex": manage_hint("reindex", &root_shown)}));
-        put(&mut v, "compatibility", manage_index::compatibility(ctx, &root, reason.id()));
+        put(
+            &mut v,
+            "message",
+            format!(
+                "The index of '{root_shown}' must be rebuilt ({}) before it can be searched.",
+                reason.id()
+            ),
+        );
+        put(
+            &mut v,
+            "hints",
+            json!({"reindex": manage_hint("reindex", &root_shown)}),
+        );
+        put(
+            &mut v,
+            "compatibility",
+            manage_index::compatibility(ctx, &root, reason.id()),
+        );
         return envelope(v, false);
     }
 
@@ -130,8 +196,18 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
             put(&mut v, "reason", "search_failed");
             put(&mut v, "freshnessDecision", freshness);
             put(&mut v, "results", json!([]));
-            put(&mut v, "message", format!("Search failed: {e}. If the index is damaged, rebuild it with manage_index reindex."));
-            put(&mut v, "hints", json!({"reindex": manage_hint("reindex", &root_shown)}));
+            put(
+                &mut v,
+                "message",
+                format!(
+                    "Search failed: {e}. If the index is damaged, rebuild it with manage_index reindex."
+                ),
+            );
+            put(
+                &mut v,
+                "hints",
+                json!({"reindex": manage_hint("reindex", &root_shown)}),
+            );
             telemetry(ctx, &p, &root, None, started, Some(&e.to_string()));
             return envelope(v, true);
         }
@@ -166,10 +242,17 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         );
     }
     if p.debug {
-        hints.insert("debugSearch".into(), serde_json::to_value(&outcome.diagnostics).unwrap_or(Value::Null));
+        hints.insert(
+            "debugSearch".into(),
+            serde_json::to_value(&outcome.diagnostics).unwrap_or(Value::Null),
+        );
     }
     if outcome.hits.is_empty() {
-        put(&mut v, "message", "No results. Try other words, an identifier, scope=\"mixed\", or fewer operators.");
+        put(
+            &mut v,
+            "message",
+            "No results. Try other words, an identifier, scope=\"mixed\", or fewer operators.",
+        );
     }
     if !hints.is_empty() {
         put(&mut v, "hints", Value::Object(hints));
@@ -180,7 +263,12 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
 
 /// Sync-on-read: when the last check of the tree is older than the threshold, bring the
 /// index up to date before searching.
-fn ensure_fresh(ctx: &Ctx, root: &Path, last_sync_ms: Option<u64>, warnings: &mut Vec<String>) -> Value {
+fn ensure_fresh(
+    ctx: &Ctx,
+    root: &Path,
+    last_sync_ms: Option<u64>,
+    warnings: &mut Vec<String>,
+) -> Value {
     let now = now_ms();
     let threshold = ctx.config.sync_threshold_ms;
     let age = last_sync_ms.map(|t| now.saturating_sub(t));
@@ -227,7 +315,12 @@ fn changed_files(root: &Path) -> Option<Vec<String>> {
         return None;
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    Some(text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect())
+    Some(
+        text.lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 fn span(h: &Hit) -> Value {
@@ -240,7 +333,11 @@ fn group_result(root: &Path, h: &Hit, debug: bool) -> Value {
     let (call_graph_hint, fallback) = {
         // The call graph arrives with the navigation tools; until then every group points at
         // a runnable read of its span.
-        let reason = if h.symbol.is_none() { "missing_symbol" } else { "unsupported_language" };
+        let reason = if h.symbol.is_none() {
+            "missing_symbol"
+        } else {
+            "unsupported_language"
+        };
         (
             json!({"supported": false, "reason": reason}),
             Some(json!({
@@ -282,8 +379,16 @@ fn chunk_result(h: &Hit, debug: bool) -> Value {
         "score": round(h.score),
     });
     put(&mut v, "symbolId", h.symbol.as_ref().map(|s| s.id.clone()));
-    put(&mut v, "symbolLabel", h.symbol.as_ref().map(|s| s.label.clone()));
-    put(&mut v, "indexedAt", (h.indexed_at_ms > 0).then(|| iso8601(h.indexed_at_ms)));
+    put(
+        &mut v,
+        "symbolLabel",
+        h.symbol.as_ref().map(|s| s.label.clone()),
+    );
+    put(
+        &mut v,
+        "indexedAt",
+        (h.indexed_at_ms > 0).then(|| iso8601(h.indexed_at_ms)),
+    );
     put(&mut v, "stalenessBucket", wire::staleness(h.indexed_at_ms));
     if debug {
         put(&mut v, "debug", &h.components);
@@ -296,7 +401,14 @@ fn round(x: f32) -> f64 {
 }
 
 /// One `[TELEMETRY] {json}` line on stderr per search.
-fn telemetry(ctx: &Ctx, p: &SearchCodebaseParams, root: &Path, outcome: Option<&SearchOutcome>, started: Instant, error: Option<&str>) {
+fn telemetry(
+    ctx: &Ctx,
+    p: &SearchCodebaseParams,
+    root: &Path,
+    outcome: Option<&SearchOutcome>,
+    started: Instant,
+    error: Option<&str>,
+) {
     let d = outcome.map(|o| &o.diagnostics);
     let mut ev = json!({
         "event": "search_executed",

@@ -238,7 +238,7 @@ pub struct Fingerprint {
     /// Vector store implementation.
     pub vector_backend: String,
     /// Index schema version; older versions need a reindex.
-    pub schema_version: u32,
+    pub schema_version: String,
 }
 
 /// Fingerprint check reported with `requires_reindex` (and by `status`).
