@@ -84,7 +84,7 @@ export class TokenStore {
     write(
         root,
         "src/server/router.py",
-        br#"""HTTP routing: match a request path to its handler."""
+        br#""""HTTP routing: match a request path to its handler."""
 
 
 class Router:
@@ -472,6 +472,13 @@ async fn read_file_paths() {
         "annotated",
         json!({"path": format!("{repo}/src/server/router.py"), "mode": "annotated", "start_line": 1, "end_line": 12})
     );
+    let outside_path = outside.path().to_string_lossy().into_owned();
+    let out: Value = serde_json::from_str(
+        &serde_json::to_string(&out)
+            .unwrap()
+            .replace(&outside_path, "<OUTSIDE>"),
+    )
+    .unwrap();
     insta::assert_json_snapshot!(out);
 }
 

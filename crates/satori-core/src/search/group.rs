@@ -53,6 +53,9 @@ pub fn language_has_symbols(language: Language) -> bool {
             | Language::Java
             | Language::C
             | Language::Cpp
+            | Language::CSharp
+            | Language::Ruby
+            | Language::Php
     )
 }
 

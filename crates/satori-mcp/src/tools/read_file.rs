@@ -186,6 +186,8 @@ fn symbol_json(s: &Symbol) -> Value {
         "symbolLabel": s.label,
         "kind": s.kind.id(),
         "span": {"startLine": s.start_line, "endLine": s.end_line},
+        // The call graph arrives with the navigation tools.
+        "callGraphHint": {"supported": false, "reason": "call_graph_unavailable"},
     })
 }
 

@@ -333,10 +333,12 @@ fn group_result(root: &Path, h: &Hit, debug: bool) -> Value {
     let (call_graph_hint, fallback) = {
         // The call graph arrives with the navigation tools; until then every group points at
         // a runnable read of its span.
-        let reason = if h.symbol.is_none() {
+        let reason = if !h.language_has_symbols {
+            "unsupported_language"
+        } else if h.symbol.is_none() {
             "missing_symbol"
         } else {
-            "unsupported_language"
+            "call_graph_unavailable"
         };
         (
             json!({"supported": false, "reason": reason}),

@@ -23,10 +23,12 @@ pub struct SymbolRef {
 }
 
 string_enum! {
-    /// Why a result has no call-graph handle.
+    /// Why a result has no call-graph handle. `call_graph_unavailable`: this server does not
+    /// offer the call_graph tool yet, so no handle is given even for a known symbol.
     pub enum CallGraphUnsupportedReason {
         MissingSymbol = "missing_symbol",
         UnsupportedLanguage = "unsupported_language",
+        CallGraphUnavailable = "call_graph_unavailable",
     }
 }
 
