@@ -25,7 +25,8 @@ import json, sys
 result = json.load(sys.stdin)
 env = result.get("structuredContent") or json.loads(result["content"][0]["text"])
 for r in env.get("results", []):
-    print(f"{r[\"score\"]:>8}  {r[\"file\"]}:{r[\"span\"][\"startLine\"]}-{r[\"span\"][\"endLine\"]}  {r.get(\"symbolLabel\") or \"\"}")
+    span, label = r["span"], r.get("symbolLabel") or ""
+    print("%8s  %s:%d-%d  %s" % (r["score"], r["file"], span["startLine"], span["endLine"], label))
     for line in (r.get("preview") or "").splitlines()[:3]:
         print("          " + line)
 '
