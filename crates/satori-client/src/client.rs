@@ -29,8 +29,8 @@ use tokio::task::JoinHandle;
 use crate::ClientError;
 use crate::stdout_guard::{StrictStdout, Violation};
 
-/// The MCP revision we speak. rmcp defaults to a newer, handshake-less one.
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The MCP revision we speak (from the contract). rmcp defaults to a newer, handshake-less one.
+pub use satori_protocol::PROTOCOL_VERSION;
 
 /// Environment variable that tells the server it runs as a one-shot CLI child.
 pub const RUN_MODE_ENV: &str = "SATORI_RUN_MODE";

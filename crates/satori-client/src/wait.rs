@@ -13,8 +13,8 @@ use tokio::time::Instant;
 use crate::classify::is_terminal;
 use crate::{Client, ClientError};
 
-/// Name of the index management tool.
-pub const MANAGE_INDEX: &str = "manage_index";
+/// Name of the index management tool (from the contract).
+pub use satori_protocol::MANAGE_INDEX;
 
 /// Poll `manage_index {action:"status", path}` every `poll_every` until the
 /// envelope's top-level `state` is anything but `indexing`, and return that

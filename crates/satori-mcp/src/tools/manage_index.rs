@@ -75,6 +75,11 @@ impl Env {
         self
     }
 
+    fn status(mut self, s: &'static str) -> Self {
+        self.status = s;
+        self
+    }
+
     fn warn(mut self, w: impl Into<String>) -> Self {
         self.warnings.push(w.into());
         self
@@ -294,7 +299,7 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
     match st.state {
         IndexState::Indexing => {
             return status_envelope(ctx, ManageAction::Sync, &root, &shown, &st)
-                .status_override("not_ready")
+                .status("not_ready")
                 .reason("indexing")
                 .done(false);
         }
@@ -337,17 +342,6 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
         .extra("stats", json!({"added": s.added, "removed": s.removed, "modified": s.modified, "rebuilt": s.rebuilt, "durationMs": s.duration_ms}))
         .done(false),
         Err(e) => engine_error(ManageAction::Sync, &shown, &e),
-    }
-}
-
-trait StatusOverride {
-    fn status_override(self, s: &'static str) -> Self;
-}
-
-impl StatusOverride for Env {
-    fn status_override(mut self, s: &'static str) -> Self {
-        self.status = s;
-        self
     }
 }
 

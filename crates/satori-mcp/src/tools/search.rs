@@ -28,9 +28,6 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         Ok(a) => a,
         Err(r) => return r,
     };
-    if p.query.trim().is_empty() {
-        return super::invalid_field(SEARCH_CODEBASE, "query", "must contain non-whitespace text");
-    }
     let target = canonical_or_normal(&abs);
     let base = |status: &str| {
         json!({
