@@ -7,10 +7,15 @@
 //! [`Command::Wrapper`] for the schema-driven stage.
 //!
 //! Global flags go before the command; for the reserved commands, which take
-//! no tool flags, they are also accepted after it.
+//! no tool flags, they are also accepted after it. After a tool name in
+//! wrapper mode every flag is the tool's (`search_codebase --debug` is the
+//! tool's `debug`), except `--args-json`/`--args-file`, which select raw
+//! arguments and then admit no tool flag beside them.
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+use satori_client::GuardRecovery;
 
 use crate::exit::ErrorCode;
 use crate::report::Failure;
@@ -34,6 +39,8 @@ pub struct Globals {
     pub call_timeout: Duration,
     pub format: Format,
     pub debug: bool,
+    /// `--guard-recovery`; `None` defers to the environment variable.
+    pub guard_recovery: Option<GuardRecovery>,
 }
 
 impl Default for Globals {
@@ -43,6 +50,7 @@ impl Default for Globals {
             call_timeout: Duration::from_millis(DEFAULT_CALL_TIMEOUT_MS),
             format: Format::Json,
             debug: false,
+            guard_recovery: None,
         }
     }
 }
@@ -73,6 +81,10 @@ pub enum Command {
     Wrapper {
         tool: String,
         flags: Vec<String>,
+    },
+    /// `satori-cli <tool> --help`: the tool's flags, from its schema.
+    ToolHelp {
+        tool: String,
     },
 }
 
@@ -130,10 +142,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, Failure> {
             }
             None => return Err(usage("missing subcommand; expected 'tool call <tool>'")),
         },
-        tool => Command::Wrapper {
-            tool: tool.to_owned(),
-            flags: rest.remaining().to_vec(),
-        },
+        tool => parse_wrapper(tool, rest.remaining())?,
     };
     Ok(Invocation { globals, command })
 }
@@ -199,6 +208,14 @@ fn parse_global<'a>(
             };
         }
         "--debug" if inline.is_none() => globals.debug = true,
+        "--guard-recovery" => {
+            let value = flag_value(name, inline, rest)?;
+            globals.guard_recovery = Some(
+                value
+                    .parse()
+                    .map_err(|e| usage(&format!("--guard-recovery {e}")))?,
+            );
+        }
         _ => return Err(usage(&format!("unknown flag '{name}'"))),
     }
     Ok(())
@@ -243,7 +260,14 @@ fn parse_tool_call(rest: &mut Cursor<'_>, globals: &mut Globals) -> Result<Comma
             "--args-file" => sources.push(ArgsSource::File(PathBuf::from(flag_value(
                 name, inline, rest,
             )?))),
-            _ if token.starts_with('-') => parse_global(token, rest, globals)?,
+            _ if GLOBAL_FLAGS.contains(&name) => parse_global(token, rest, globals)?,
+            _ if token.starts_with('-') => {
+                return Err(usage(&format!(
+                    "'tool call' takes the tool arguments from --args-json or --args-file, \
+                     not flags like '{name}'; for flags use wrapper mode: \
+                     satori-cli {tool} {name} ..."
+                )));
+            }
             _ => return Err(usage(&format!("unexpected argument '{token}'"))),
         }
     }
@@ -254,6 +278,61 @@ fn parse_tool_call(rest: &mut Cursor<'_>, globals: &mut Globals) -> Result<Comma
     }
     let args = sources.pop().unwrap_or(ArgsSource::Empty);
     Ok(Command::ToolCall { tool, args })
+}
+
+/// The names [`parse_global`] knows.
+const GLOBAL_FLAGS: &[&str] = &[
+    "--startup-timeout-ms",
+    "--call-timeout-ms",
+    "--format",
+    "--debug",
+    "--guard-recovery",
+];
+
+/// `satori-cli <tool> ...`: tool flags for the schema stage, or raw arguments
+/// (`--args-json`/`--args-file`), never both.
+fn parse_wrapper(tool: &str, flags: &[String]) -> Result<Command, Failure> {
+    if flags.len() == 1 && matches!(flags[0].as_str(), "--help" | "-h") {
+        return Ok(Command::ToolHelp {
+            tool: tool.to_owned(),
+        });
+    }
+    let mut sources = Vec::new();
+    let mut tool_flags = Vec::new();
+    let mut rest = Cursor {
+        args: flags,
+        pos: 0,
+    };
+    while let Some(token) = rest.next() {
+        let (name, inline) = split_flag(token);
+        match name {
+            "--args-json" => match flag_value(name, inline, &mut rest)? {
+                "@-" => sources.push(ArgsSource::Stdin),
+                json => sources.push(ArgsSource::Inline(json.to_owned())),
+            },
+            "--args-file" => sources.push(ArgsSource::File(PathBuf::from(flag_value(
+                name, inline, &mut rest,
+            )?))),
+            _ => tool_flags.push(token),
+        }
+    }
+    match (sources.len(), tool_flags.first()) {
+        (0, _) => Ok(Command::Wrapper {
+            tool: tool.to_owned(),
+            flags: flags.to_vec(),
+        }),
+        (1, None) => Ok(Command::ToolCall {
+            tool: tool.to_owned(),
+            args: sources.remove(0),
+        }),
+        (1, Some(flag)) => Err(usage(&format!(
+            "'{flag}' cannot be combined with --args-json/--args-file: give the arguments \
+             either as tool flags or as one JSON object (global flags go before the tool name)"
+        ))),
+        _ => Err(usage(
+            "give the tool arguments once: one --args-json or one --args-file",
+        )),
+    }
 }
 
 fn usage(message: &str) -> Failure {
@@ -275,6 +354,7 @@ mod tests {
             call_timeout: Duration::from_millis(call),
             format,
             debug,
+            guard_recovery: None,
         }
     }
 
@@ -341,6 +421,53 @@ mod tests {
                     flags: vec!["--query".into(), "x".into(), "--debug".into()],
                 },
             ),
+            (
+                "--guard-recovery auto tools list",
+                Globals {
+                    guard_recovery: Some(GuardRecovery::Auto),
+                    ..d.clone()
+                },
+                Command::ToolsList,
+            ),
+            (
+                "tools list --guard-recovery=never",
+                Globals {
+                    guard_recovery: Some(GuardRecovery::Never),
+                    ..d.clone()
+                },
+                Command::ToolsList,
+            ),
+            (
+                "read_file --args-json {\"path\":\"/a\"}",
+                d.clone(),
+                Command::ToolCall {
+                    tool: "read_file".into(),
+                    args: ArgsSource::Inline("{\"path\":\"/a\"}".into()),
+                },
+            ),
+            (
+                "read_file --args-file=a.json",
+                d.clone(),
+                Command::ToolCall {
+                    tool: "read_file".into(),
+                    args: ArgsSource::File("a.json".into()),
+                },
+            ),
+            (
+                "read_file --help",
+                d.clone(),
+                Command::ToolHelp {
+                    tool: "read_file".into(),
+                },
+            ),
+            (
+                "tool call t --args-json {} --call-timeout-ms 9",
+                globals(DEFAULT_STARTUP_TIMEOUT_MS, 9, Format::Json, false),
+                Command::ToolCall {
+                    tool: "t".into(),
+                    args: ArgsSource::Inline("{}".into()),
+                },
+            ),
         ];
         for (line, want_globals, want_command) in cases {
             let got = check(line).unwrap_or_else(|e| panic!("{line}: {e}"));
@@ -375,6 +502,27 @@ mod tests {
             ("--call-timeout-ms abc tools list", "positive integer"),
             ("--format yaml tools list", "'json' or 'text'"),
             ("version now", "unexpected argument 'now'"),
+            (
+                "--guard-recovery sometimes tools list",
+                "must be 'auto' or 'never'",
+            ),
+            // Raw arguments and tool flags do not mix, in either mode.
+            (
+                "read_file --path /a --args-json {}",
+                "'--path' cannot be combined with --args-json",
+            ),
+            (
+                "read_file --args-file a.json --debug",
+                "'--debug' cannot be combined with --args-json",
+            ),
+            (
+                "read_file --args-json {} --args-json {}",
+                "give the tool arguments once",
+            ),
+            (
+                "tool call read_file --path /a",
+                "'tool call' takes the tool arguments from --args-json",
+            ),
         ];
         for (line, fragment) in cases {
             let err = check(line).expect_err(line);

@@ -14,9 +14,11 @@ use crate::help;
 use crate::output::{self, debug};
 use crate::progress::Progress;
 use crate::report::{Failure, Report};
+use crate::wrapper::ToolFlags;
 use satori_client::{
-    Classification, Client, MANAGE_INDEX, SpawnOptions, classify, envelope, first_text,
-    index_state, is_index_success, resolve_server_bin, wait_for_index,
+    Classification, Client, GUARD_RECOVERY_ENV, GuardRecovery, MANAGE_INDEX, SpawnOptions,
+    classify, envelope, first_text, index_state, is_index_success, resolve_server_bin,
+    wait_for_index,
 };
 
 /// How often a waiting `manage_index create|reindex` polls `status`.
@@ -80,6 +82,14 @@ pub enum Remote {
         tool: String,
         args: Map<String, Value>,
     },
+    /// Wrapper mode: the flags become arguments once the schema is known.
+    Wrapper {
+        tool: String,
+        flags: Vec<String>,
+    },
+    ToolHelp {
+        tool: String,
+    },
 }
 
 /// Everything that can fail without a server, done synchronously.
@@ -98,35 +108,79 @@ pub fn prepare(invocation: &Invocation) -> Prepared {
             }),
             Err(failure) => Prepared::Done(Report::failure(failure)),
         },
-        Command::Wrapper { tool, .. } => Prepared::Done(Report::failure(usage(format!(
-            "'{tool}' is not a command, and schema-derived tool flags are not supported yet; \
-             use 'satori-cli tool call {tool} --args-json <json>'"
-        )))),
+        Command::Wrapper { tool, flags } => Prepared::Remote(Remote::Wrapper {
+            tool: tool.clone(),
+            flags: flags.clone(),
+        }),
+        Command::ToolHelp { tool } => Prepared::Remote(Remote::ToolHelp { tool: tool.clone() }),
+    }
+}
+
+/// The recovery policy: the flag, else `SATORI_CLI_GUARD_RECOVERY`, else never.
+pub fn guard_recovery(
+    flag: Option<GuardRecovery>,
+    env_value: Option<String>,
+) -> Result<GuardRecovery, Failure> {
+    if let Some(policy) = flag {
+        return Ok(policy);
+    }
+    match env_value.filter(|v| !v.is_empty()) {
+        None => Ok(GuardRecovery::Never),
+        Some(value) => value
+            .parse()
+            .map_err(|e| usage(format!("{GUARD_RECOVERY_ENV} {e}"))),
     }
 }
 
 /// Run a command that needs the server. The client is shut down (child
 /// reaped, stderr drained) before this returns, on every path.
 pub async fn execute(globals: &Globals, remote: Remote) -> Report {
+    let policy = match guard_recovery(
+        globals.guard_recovery,
+        std::env::var(GUARD_RECOVERY_ENV).ok(),
+    ) {
+        Ok(policy) => policy,
+        Err(failure) => return Report::failure(failure),
+    };
     let server_bin = match resolve_server_bin() {
         Ok(path) => path,
         Err(e) => return Report::failure(Failure::from_client(&e)),
     };
     debug(
         globals.debug,
-        &format!("server executable: {}", server_bin.display()),
+        &format!(
+            "server executable: {}; guard recovery: {policy}",
+            server_bin.display()
+        ),
     );
 
     let mut options = SpawnOptions::new(server_bin);
     options.startup_timeout = globals.startup_timeout;
     options.client_name = help::NAME.to_owned();
     options.client_version = help::VERSION.to_owned();
+    options.guard_recovery = policy;
 
+    let mut client = Client::new(options);
+    let report = run_remote(globals, &mut client, remote).await;
+    let attempts = client.attempts().clone();
+    client.shutdown().await;
+    if globals.debug || attempts.guard_recovery_attempted {
+        output::stderr_line(&format!(
+            "[GUARD_RECOVERY] {}",
+            serde_json::to_string(&attempts).unwrap_or_default()
+        ));
+    }
+    match policy {
+        GuardRecovery::Auto => report.with_attempts(&attempts),
+        GuardRecovery::Never => report,
+    }
+}
+
+async fn run_remote(globals: &Globals, client: &mut Client, remote: Remote) -> Report {
     let started = Instant::now();
-    let mut client = match Client::spawn(options).await {
-        Ok(client) => client,
-        Err(e) => return Report::failure(Failure::from_client(&e)),
-    };
+    if let Err(e) = client.connect().await {
+        return Report::failure(Failure::from_client(&e));
+    }
     if globals.debug {
         let pid = client
             .pid()
@@ -144,20 +198,68 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
         );
     }
 
-    let report = match remote {
-        Remote::ToolsList => match client.list_tools(globals.call_timeout).await {
-            Ok(tools) => {
-                if globals.format == Format::Text {
-                    summarize_tools(&tools);
-                }
-                Report::success(tools)
-            }
-            Err(e) => Report::failure(Failure::from_client(&e)),
-        },
-        Remote::Call { tool, args } => call(globals, &mut client, &tool, args).await,
+    let tools = match client.list_tools(globals.call_timeout).await {
+        Ok(tools) => tools,
+        Err(e) => return Report::failure(Failure::from_client(&e)),
     };
-    client.shutdown().await;
-    report
+    let (tool, args) = match remote {
+        Remote::ToolsList => {
+            if globals.format == Format::Text {
+                summarize_tools(&tools);
+            }
+            return Report::success(tools);
+        }
+        Remote::Call { tool, args } => {
+            if let Err(failure) = find_tool(&tools, &tool) {
+                return Report::failure(failure);
+            }
+            (tool, args)
+        }
+        Remote::Wrapper { tool, flags } => {
+            let parsed = find_tool(&tools, &tool)
+                .and_then(ToolFlags::from_tool)
+                .and_then(|spec| spec.parse(&flags));
+            match parsed {
+                Ok(args) => (tool, args),
+                Err(failure) => return Report::failure(failure),
+            }
+        }
+        Remote::ToolHelp { tool } => {
+            return match find_tool(&tools, &tool).and_then(ToolFlags::from_tool) {
+                Ok(spec) => Report::success(spec.describe()),
+                Err(failure) => Report::failure(failure),
+            };
+        }
+    };
+    debug(
+        globals.debug,
+        &format!("calling {tool} with {}", Value::Object(args.clone())),
+    );
+    call(globals, client, &tool, args).await
+}
+
+/// The `tools/list` entry of `name`; an unknown name is a usage error that
+/// lists the ones that exist.
+fn find_tool<'a>(tools: &'a Value, name: &str) -> Result<&'a Value, Failure> {
+    let list = tools
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if let Some(tool) = list
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+    {
+        return Ok(tool);
+    }
+    let names: Vec<&str> = list
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    Err(usage(format!(
+        "unknown command or tool '{name}'; commands: tools, tool, help, version; tools: {}",
+        names.join(", ")
+    )))
 }
 
 async fn call(

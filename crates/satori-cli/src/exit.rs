@@ -74,13 +74,17 @@ impl ErrorCode {
 
     /// Which token a client-library error is reported under.
     pub fn of_client_error(error: &ClientError) -> ErrorCode {
-        match error {
+        match error.decisive() {
             // Not finding the server is a configuration problem the user fixes
             // by installing it or setting SATORI_SERVER_BIN, like a bad flag.
             ClientError::ServerNotFound(_) => ErrorCode::Usage,
             ClientError::StartupTimeout(_) => ErrorCode::StartupTimeout,
             ClientError::CallTimeout { .. } => ErrorCode::CallTimeout,
-            ClientError::Spawn { .. } | ClientError::Protocol(_) => ErrorCode::ProtocolFailure,
+            ClientError::Spawn { .. }
+            | ClientError::Protocol(_)
+            | ClientError::Closed
+            // `decisive` never returns this variant; listed so the match stays exhaustive.
+            | ClientError::RecoveryFailed { .. } => ErrorCode::ProtocolFailure,
             ClientError::Rpc { .. } => ErrorCode::ToolError,
         }
     }
@@ -125,6 +129,20 @@ mod tests {
                 },
                 "E_TOOL_ERROR",
                 1,
+            ),
+            (ClientError::Closed, "E_PROTOCOL_FAILURE", 3),
+            (
+                // A failed recovery is reported by its last attempt.
+                ClientError::RecoveryFailed {
+                    first_mode: "drop".into(),
+                    first: Box::new(ClientError::Protocol("p".into())),
+                    second: Box::new(ClientError::CallTimeout {
+                        what: "m".into(),
+                        timeout: Duration::ZERO,
+                    }),
+                },
+                "E_CALL_TIMEOUT",
+                3,
             ),
         ];
         for (error, token, status) in cases {

@@ -13,6 +13,7 @@ mod help;
 mod output;
 mod progress;
 mod report;
+mod wrapper;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -8,7 +8,10 @@
 use serde_json::{Value, json};
 
 use crate::exit::{ErrorCode, ExitStatus};
-use satori_client::{ClientError, ToolError};
+use satori_client::{Attempts, ClientError, RECOVERY_GUARD_MODE, ToolError};
+
+/// The `_meta` key under which results carry the guard-recovery record.
+pub const ATTEMPTS_META_KEY: &str = "satori/guardRecovery";
 
 /// A failure that is not a tool result: usage, transport, timeouts.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +40,23 @@ impl Failure {
                 data,
                 ..
             } => Some(json!({"rpc": {"code": code, "message": message, "data": data}})),
+            ClientError::RecoveryFailed {
+                first_mode,
+                first,
+                second,
+            } => {
+                let attempt = |mode: &str, error: &ClientError| {
+                    json!({
+                        "guardMode": mode,
+                        "code": ErrorCode::of_client_error(error).token(),
+                        "message": error.to_string(),
+                    })
+                };
+                Some(json!({"attempts": [
+                    attempt(first_mode, first),
+                    attempt(RECOVERY_GUARD_MODE, second),
+                ]}))
+            }
             _ => None,
         };
         Failure {
@@ -54,6 +74,8 @@ pub struct Report {
     pub exit: ExitStatus,
     /// Lines for stderr, each starting with a stable token where it is an error.
     pub stderr: Vec<String>,
+    /// stdout is our `{"error": ...}` object rather than a server result.
+    pub is_failure: bool,
 }
 
 impl Report {
@@ -62,7 +84,34 @@ impl Report {
             stdout,
             exit: ExitStatus::Success,
             stderr: Vec::new(),
+            is_failure: false,
         }
+    }
+
+    /// Record the guard-recovery attempts in the stdout document: under
+    /// `error.guardRecovery` in an error object, under `_meta` (the MCP
+    /// place for client metadata) in a result.
+    pub fn with_attempts(mut self, attempts: &Attempts) -> Report {
+        let record = serde_json::to_value(attempts).unwrap_or(Value::Null);
+        let slot = if self.is_failure {
+            self.stdout.get_mut("error")
+        } else {
+            if let Value::Object(doc) = &mut self.stdout {
+                doc.entry("_meta").or_insert_with(|| json!({}));
+            }
+            self.stdout.get_mut("_meta")
+        };
+        // A result that is not an object, or has a non-object `_meta`, is
+        // passed through untouched rather than rewritten.
+        if let Some(Value::Object(obj)) = slot {
+            let key = if self.is_failure {
+                "guardRecovery"
+            } else {
+                ATTEMPTS_META_KEY
+            };
+            obj.insert(key.to_owned(), record);
+        }
+        self
     }
 
     /// A tool answered with a failure: its result still goes to stdout.
@@ -89,6 +138,7 @@ impl Report {
             stdout,
             exit: ErrorCode::ToolError.exit_status(),
             stderr,
+            is_failure: false,
         }
     }
 
@@ -110,6 +160,7 @@ impl Report {
             stdout: json!({ "error": error }),
             exit: failure.code.exit_status(),
             stderr,
+            is_failure: true,
         }
     }
 }

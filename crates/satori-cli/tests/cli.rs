@@ -61,6 +61,9 @@ fn fake_server() -> PathBuf {
 fn run(case: &Case, extra_env: &[(&str, String)]) -> Run {
     let mut cmd = Command::cargo_bin("satori-cli").expect("satori-cli is built");
     cmd.args(case.args)
+        // The developer's own settings must not leak into the contract cases.
+        .env_remove("SATORI_CLI_GUARD_RECOVERY")
+        .env_remove("SATORI_CLI_STDOUT_GUARD")
         .env("SATORI_SERVER_BIN", fake_server())
         .env("FAKE_SCENARIO", case.scenario)
         .timeout(Duration::from_secs(60));
@@ -346,13 +349,6 @@ fn contract_cases() {
             },
         ),
         (
-            "usage_wrapper_mode_not_yet_supported",
-            Case {
-                args: &["search_codebase", "--query", "x"],
-                ..Case::default()
-            },
-        ),
-        (
             "usage_server_not_found",
             Case {
                 args: &["tools", "list"],
@@ -426,7 +422,7 @@ fn text_format_adds_a_summary_on_stderr_only() {
     assert_eq!(outcome.code, 0);
     assert!(outcome.stdout["tools"].is_array());
     let stderr = outcome.stderr_text();
-    assert!(stderr.contains("3 tools:"), "{stderr}");
+    assert!(stderr.contains("6 tools:"), "{stderr}");
     assert!(
         stderr.contains("  search_codebase  Semantic search."),
         "{stderr}"
@@ -588,4 +584,296 @@ fn sigint_kills_the_server_and_exits_130() {
         !is_running(server_pid.trim()),
         "server {server_pid} outlived satori-cli"
     );
+}
+
+/// (G) Wrapper mode against the fake's schemas: flags become the arguments
+/// the fake echoes back, or the command fails with exit 2 before any call.
+#[test]
+fn wrapper_flag_matrix() {
+    let cases: Vec<(&str, &[&str])> = vec![
+        (
+            "wrapper_aliases_last_wins",
+            &[
+                "read_file",
+                "--path",
+                "/repo/a.rs",
+                "--start_line",
+                "3",
+                "--start-line",
+                "7",
+                "--end-line=9",
+            ],
+        ),
+        (
+            "wrapper_enum_and_object_json",
+            &[
+                "read_file",
+                "--path=/repo/a.rs",
+                "--mode",
+                "annotated",
+                "--open-symbol-json",
+                r#"{"symbolId":"sym_1"}"#,
+            ],
+        ),
+        (
+            "wrapper_arrays_keep_order",
+            &[
+                "fancy",
+                "--tags",
+                "zeta",
+                "--weights",
+                "2.5",
+                "--tags",
+                "alpha",
+                "--tags",
+                "zeta",
+                "--weights",
+                "1",
+                "--level",
+                "2",
+                "--dry-run",
+            ],
+        ),
+        (
+            "wrapper_boolean_forms",
+            &["fancy", "--dryRun", "false", "--level=3"],
+        ),
+        ("wrapper_no_flags_no_required", &["list_codebases"]),
+        (
+            "wrapper_missing_required",
+            &["read_file", "--mode", "plain"],
+        ),
+        ("wrapper_missing_two_required", &["search_codebase"]),
+        (
+            "wrapper_bad_enum",
+            &["read_file", "--path", "/a", "--mode", "fancy"],
+        ),
+        (
+            "wrapper_bad_integer",
+            &["read_file", "--path", "/a", "--start-line", "x"],
+        ),
+        (
+            "wrapper_unknown_flag",
+            &["read_file", "--path", "/a", "--bogus", "1"],
+        ),
+        (
+            "wrapper_object_without_json",
+            &["read_file", "--path", "/a", "--open-symbol", "x"],
+        ),
+        ("wrapper_unsupported_one_of", &["fancy", "--choice", "a"]),
+        (
+            "wrapper_unsupported_nested_object",
+            &["fancy", "--nested-json", "{}"],
+        ),
+        (
+            "wrapper_unsupported_complex_items",
+            &["fancy", "--pairs", "a"],
+        ),
+        ("wrapper_unsupported_required", &["strict"]),
+        (
+            "wrapper_raw_args_bypass_required",
+            &["strict", "--args-json", r#"{"spec":{"any":"thing"}}"#],
+        ),
+        (
+            "wrapper_mixing_flags_and_args_json",
+            &["read_file", "--path", "/a", "--args-json", "{}"],
+        ),
+        (
+            "tool_call_rejects_tool_flags",
+            &["tool", "call", "read_file", "--path", "/a"],
+        ),
+        ("wrapper_unknown_tool", &["no_such_tool", "--x", "1"]),
+        ("tool_call_unknown_tool", &["tool", "call", "no_such_tool"]),
+        ("wrapper_tool_help", &["fancy", "--help"]),
+    ];
+    for (name, args) in cases {
+        check(
+            name,
+            Case {
+                args,
+                scenario: "ok",
+                ..Case::default()
+            },
+        );
+    }
+}
+
+/// (H) Guard recovery. Each case runs with a fresh spawn log, so the snapshot
+/// shows how many servers were started and with which guard mode.
+#[test]
+fn guard_recovery_matrix() {
+    struct R {
+        name: &'static str,
+        args: &'static [&'static str],
+        scenario: &'static str,
+        breaks: &'static str,
+        policy_env: Option<&'static str>,
+    }
+    let auto = &["--guard-recovery", "auto"];
+    let join = |a: &[&'static str], b: &[&'static str]| -> &'static [&'static str] {
+        Vec::leak([a, b].concat())
+    };
+    let cases = [
+        R {
+            name: "recovery_connect_retried",
+            args: join(auto, &["tools", "list"]),
+            scenario: "ok",
+            breaks: "init",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_startup_timeout_retried",
+            args: join(
+                &["--startup-timeout-ms", "1500", "--guard-recovery", "auto"],
+                &["tools", "list"],
+            ),
+            scenario: "ok",
+            breaks: "hang_init",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_list_retried_and_sticky_for_the_call",
+            args: join(auto, &["tool", "call", "list_codebases"]),
+            scenario: "ok",
+            breaks: "list",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_call_retried",
+            args: join(auto, &["read_file", "--path", "/a"]),
+            scenario: "ok",
+            breaks: "call",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_from_env",
+            args: &["read_file", "--path", "/a"],
+            scenario: "ok",
+            breaks: "call",
+            policy_env: Some("auto"),
+        },
+        R {
+            name: "recovery_flag_beats_env",
+            args: &["--guard-recovery", "never", "read_file", "--path", "/a"],
+            scenario: "ok",
+            breaks: "call",
+            policy_env: Some("auto"),
+        },
+        R {
+            name: "recovery_never_by_default",
+            args: &["read_file", "--path", "/a"],
+            scenario: "ok",
+            breaks: "call",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_both_attempts_fail",
+            args: join(auto, &["tool", "call", "list_codebases"]),
+            scenario: "garbage_call",
+            breaks: "",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_then_non_ok_envelope_is_not_retried_again",
+            args: join(
+                auto,
+                &["search_codebase", "--path", "/repo", "--query", "q"],
+            ),
+            scenario: "envelope",
+            breaks: "call",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_not_for_non_ok_envelope",
+            args: join(
+                auto,
+                &["search_codebase", "--path", "/repo", "--query", "q"],
+            ),
+            scenario: "envelope",
+            breaks: "",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_not_for_is_error",
+            args: join(auto, &["tool", "call", "list_codebases"]),
+            scenario: "tool_error",
+            breaks: "",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_not_for_usage_errors",
+            args: join(auto, &["read_file", "--bogus"]),
+            scenario: "ok",
+            breaks: "call",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_not_for_manage_index_after_dispatch",
+            args: join(
+                auto,
+                &["manage_index", "--action", "status", "--path", "/repo"],
+            ),
+            scenario: "ok",
+            breaks: "call",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_manage_index_before_dispatch",
+            args: join(
+                auto,
+                &["manage_index", "--action", "create", "--path", "/repo"],
+            ),
+            scenario: "index",
+            breaks: "init",
+            policy_env: None,
+        },
+        R {
+            name: "recovery_bad_env_value",
+            args: &["tools", "list"],
+            scenario: "ok",
+            breaks: "",
+            policy_env: Some("always"),
+        },
+    ];
+    for case in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("spawns");
+        let mut env = vec![
+            ("FAKE_SPAWN_LOG", log.to_string_lossy().into_owned()),
+            ("FAKE_GUARD_BREAKS", case.breaks.to_owned()),
+            ("FAKE_POLLS", "1".to_owned()),
+        ];
+        if let Some(policy) = case.policy_env {
+            env.push(("SATORI_CLI_GUARD_RECOVERY", policy.to_owned()));
+        }
+        let outcome = run(
+            &Case {
+                args: case.args,
+                scenario: case.scenario,
+                ..Case::default()
+            },
+            &env,
+        );
+        let spawns: Vec<String> = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let recovery_lines: Vec<String> = outcome
+            .stderr_text()
+            .lines()
+            .filter(|l| l.starts_with("[GUARD_RECOVERY]"))
+            .map(str::to_owned)
+            .collect();
+        insta::assert_json_snapshot!(
+            case.name,
+            json!({
+                "exitCode": outcome.code,
+                "stdout": outcome.stdout,
+                "stderrTokens": outcome.tokens(),
+                "recoveryLines": recovery_lines,
+                "serversStartedWithGuard": spawns,
+            })
+        );
+    }
 }

@@ -7,9 +7,9 @@
 //! runtime is shutting down.
 //!
 //! The live parts (process, rmcp service, stderr pump) sit in a `Connection`
-//! that is separate from the caller-facing [`Client`], so that a policy which
-//! replaces the connection (a guard-recovery retry with a different
-//! environment) can be added inside `Client` without changing its API.
+//! that is separate from the caller-facing [`Client`], because guard recovery
+//! (see `recovery`) replaces the connection with one started in a different
+//! environment while the caller keeps the same `Client`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -27,6 +27,10 @@ use tokio::process::{Child, ChildStderr, Command};
 use tokio::task::JoinHandle;
 
 use crate::ClientError;
+use crate::recovery::{
+    Attempts, DEFAULT_GUARD_MODE, GuardRecovery, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV, Stage,
+    should_retry,
+};
 use crate::stdout_guard::{StrictStdout, Violation};
 
 /// The MCP revision we speak (from the contract). rmcp defaults to a newer, handshake-less one.
@@ -55,6 +59,8 @@ pub struct SpawnOptions {
     /// `clientInfo` sent in `initialize`.
     pub client_name: String,
     pub client_version: String,
+    /// Whether a failed attempt may be retried once with the stdout guard off.
+    pub guard_recovery: GuardRecovery,
 }
 
 impl SpawnOptions {
@@ -66,7 +72,21 @@ impl SpawnOptions {
             startup_timeout: Duration::from_secs(180),
             client_name: "satori-client".to_owned(),
             client_version: env!("CARGO_PKG_VERSION").to_owned(),
+            guard_recovery: GuardRecovery::Never,
         }
+    }
+
+    /// The guard mode the first server process gets: from `env`, else
+    /// inherited from our environment, else the server's cli-mode default.
+    pub fn initial_guard_mode(&self) -> String {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == STDOUT_GUARD_ENV)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(STDOUT_GUARD_ENV).ok())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| DEFAULT_GUARD_MODE.to_owned())
     }
 }
 
@@ -94,11 +114,13 @@ struct Connection {
     server_info: Value,
 }
 
-/// A client of one `satori` server child. Dropping it kills the child.
+/// A client of one `satori` server child (two, after a guard recovery).
+/// Dropping it kills the child.
 pub struct Client {
     options: SpawnOptions,
     connection: Option<Connection>,
     tools: Option<Value>,
+    attempts: Attempts,
 }
 
 impl std::fmt::Debug for Client {
@@ -106,20 +128,46 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("server_bin", &self.options.server_bin)
             .field("pid", &self.pid())
+            .field("attempts", &self.attempts)
             .finish()
     }
 }
 
 impl Client {
+    /// A client that has not started the server yet; see [`Client::connect`].
+    pub fn new(options: SpawnOptions) -> Client {
+        let initial_mode = options.initial_guard_mode();
+        Client {
+            options,
+            connection: None,
+            tools: None,
+            attempts: Attempts::new(initial_mode),
+        }
+    }
+
     /// Start the server and complete the MCP handshake within
     /// `options.startup_timeout`. On failure the child is already gone.
     pub async fn spawn(options: SpawnOptions) -> Result<Client, ClientError> {
-        let connection = Connection::open(&options).await?;
-        Ok(Client {
-            options,
-            connection: Some(connection),
-            tools: None,
-        })
+        let mut client = Client::new(options);
+        client.connect().await?;
+        Ok(client)
+    }
+
+    /// Start the server (again, after a failure) and complete the handshake.
+    /// Under [`GuardRecovery::Auto`] a failed start is retried once with the
+    /// stdout guard off; nothing was sent yet, so this is safe for any tool.
+    pub async fn connect(&mut self) -> Result<(), ClientError> {
+        if self.connection.is_some() {
+            return Ok(());
+        }
+        match self.open().await {
+            Ok(()) => Ok(()),
+            Err(first) => {
+                let first = self.begin_recovery(Stage::Connect, first)?;
+                let outcome = self.open().await;
+                self.end_recovery(first, outcome)
+            }
+        }
     }
 
     /// The options this client was started with.
@@ -137,20 +185,28 @@ impl Client {
         self.connection.as_ref().map(|c| &c.server_info)
     }
 
+    /// What happened to the stdout guard so far (see [`crate::recovery`]).
+    pub fn attempts(&self) -> &Attempts {
+        &self.attempts
+    }
+
     /// The `tools/list` result as JSON (`{"tools":[...]}`, all pages), fetched
     /// once per client and then served from memory.
     pub async fn list_tools(&mut self, timeout: Duration) -> Result<Value, ClientError> {
         if let Some(tools) = &self.tools {
             return Ok(tools.clone());
         }
-        let outcome = {
-            let service = self.service()?;
-            tokio::time::timeout(timeout, service.list_all_tools()).await
+        let result = match self.list_tools_once(timeout).await {
+            Ok(result) => result,
+            Err(first) => {
+                let first = self.begin_recovery(Stage::ListTools, first)?;
+                let outcome = match self.open().await {
+                    Ok(()) => self.list_tools_once(timeout).await,
+                    Err(e) => Err(e),
+                };
+                self.end_recovery(first, outcome)?
+            }
         };
-        let tools = self.settle("tools/list", timeout, outcome).await?;
-        let json = serde_json::to_value(tools)
-            .map_err(|e| ClientError::Protocol(format!("cannot encode tools/list: {e}")))?;
-        let result = serde_json::json!({ "tools": json });
         self.tools = Some(result.clone());
         Ok(result)
     }
@@ -158,6 +214,98 @@ impl Client {
     /// Call a tool; returns the `CallToolResult` as JSON. A tool-level error
     /// (`isError`, non-ok envelope) is a successful return: see [`crate::classify`].
     pub async fn call_tool(
+        &mut self,
+        name: &str,
+        args: Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<Value, ClientError> {
+        match self.call_tool_once(name, args.clone(), timeout).await {
+            Ok(result) => Ok(result),
+            Err(first) => {
+                let first = self.begin_recovery(Stage::Call(name), first)?;
+                let outcome = match self.open().await {
+                    Ok(()) => self.call_tool_once(name, args, timeout).await,
+                    Err(e) => Err(e),
+                };
+                self.end_recovery(first, outcome)
+            }
+        }
+    }
+
+    /// Close the connection politely: close the server's stdin, give it
+    /// a moment to exit, then kill it. Always reaps the child.
+    pub async fn shutdown(mut self) {
+        if let Some(connection) = self.connection.take() {
+            connection.close(EXIT_GRACE).await;
+        }
+    }
+
+    /// Start one server process with the current guard mode.
+    async fn open(&mut self) -> Result<(), ClientError> {
+        self.attempts.attempt_count += 1;
+        let mut env = Vec::new();
+        if self.attempts.guard_recovery_attempted {
+            env.push((STDOUT_GUARD_ENV.to_owned(), RECOVERY_GUARD_MODE.to_owned()));
+        }
+        self.connection = Some(Connection::open(&self.options, &env).await?);
+        Ok(())
+    }
+
+    /// Decide on a retry after `first`: `Err(first)` when there is none,
+    /// otherwise switch to the recovery guard mode (for good: it is sticky)
+    /// and hand `first` back for the combined error.
+    fn begin_recovery(
+        &mut self,
+        stage: Stage<'_>,
+        first: ClientError,
+    ) -> Result<ClientError, ClientError> {
+        if !should_retry(
+            self.options.guard_recovery,
+            &self.attempts.effective_guard_mode,
+            stage,
+            &first,
+        ) {
+            return Err(first);
+        }
+        self.attempts.guard_recovery_attempted = true;
+        Ok(first)
+    }
+
+    /// Record how the retry went; `first_mode` is what the first attempt used.
+    fn end_recovery<T>(
+        &mut self,
+        first: ClientError,
+        outcome: Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        let first_mode = std::mem::replace(
+            &mut self.attempts.effective_guard_mode,
+            RECOVERY_GUARD_MODE.to_owned(),
+        );
+        match outcome {
+            Ok(value) => {
+                self.attempts.guard_recovery_succeeded = true;
+                Ok(value)
+            }
+            Err(second) => Err(ClientError::RecoveryFailed {
+                first_mode,
+                first: Box::new(first),
+                second: Box::new(second),
+            }),
+        }
+    }
+
+    async fn list_tools_once(&mut self, timeout: Duration) -> Result<Value, ClientError> {
+        let outcome = {
+            let service = self.service()?;
+            tokio::time::timeout(timeout, service.list_all_tools()).await
+        };
+        let tools = self.settle("tools/list", timeout, outcome).await?;
+        let json = serde_json::to_value(tools)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode tools/list: {e}")))?;
+        Ok(serde_json::json!({ "tools": json }))
+    }
+
+    async fn call_tool_once(
         &mut self,
         name: &str,
         args: Map<String, Value>,
@@ -174,19 +322,11 @@ impl Client {
             .map_err(|e| ClientError::Protocol(format!("cannot encode tool result: {e}")))
     }
 
-    /// Close the connection politely: close the server's stdin, give it
-    /// a moment to exit, then kill it. Always reaps the child.
-    pub async fn shutdown(mut self) {
-        if let Some(connection) = self.connection.take() {
-            connection.close(EXIT_GRACE).await;
-        }
-    }
-
     fn service(&self) -> Result<&RunningService<RoleClient, Handler>, ClientError> {
         self.connection
             .as_ref()
             .and_then(|c| c.service.as_ref())
-            .ok_or_else(|| ClientError::Protocol("the connection to the server is closed".into()))
+            .ok_or(ClientError::Closed)
     }
 
     /// Turn the outcome of one request into our result. Any failure that
@@ -238,11 +378,15 @@ impl Drop for Client {
 }
 
 impl Connection {
-    async fn open(options: &SpawnOptions) -> Result<Connection, ClientError> {
+    async fn open(
+        options: &SpawnOptions,
+        overrides: &[(String, String)],
+    ) -> Result<Connection, ClientError> {
         let mut command = Command::new(&options.server_bin);
         command
             .env(RUN_MODE_ENV, "cli")
             .envs(options.env.iter().map(|(k, v)| (k, v)))
+            .envs(overrides.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -2,12 +2,14 @@
 //!
 //! Variants are shaped by what a caller has to decide, not by where the failure
 //! happened: "could not find the server" (a configuration problem), "the server
-//! is not speaking MCP properly" (a transport-class failure that a future guard
-//! recovery may retry), "it answered, but with a JSON-RPC error" (a parseable
+//! is not speaking MCP properly" (a transport-class failure that guard
+//! recovery may retry, see `recovery`), "it answered, but with a JSON-RPC error" (a parseable
 //! response, never retried), and the two timeouts.
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::recovery::{RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 
 /// Everything that can go wrong between us and the `satori` server.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +40,23 @@ pub enum ClientError {
     #[error("{0}")]
     Protocol(String),
 
+    /// A request was made after an earlier failure had already torn the
+    /// connection down.
+    #[error("the connection to the server is closed after an earlier failure")]
+    Closed,
+
+    /// Guard recovery retried with the stdout guard off, and that failed too.
+    /// `first_mode` is the guard mode of the first attempt.
+    #[error(
+        "guard recovery failed: attempt 1 ({STDOUT_GUARD_ENV}={first_mode}): {first}; \
+         attempt 2 ({STDOUT_GUARD_ENV}={RECOVERY_GUARD_MODE}): {second}"
+    )]
+    RecoveryFailed {
+        first_mode: String,
+        first: Box<ClientError>,
+        second: Box<ClientError>,
+    },
+
     /// The server answered the request with a JSON-RPC error object.
     #[error("server returned JSON-RPC error {code}: {message}")]
     Rpc {
@@ -48,16 +67,12 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// True for failures that happened before any parseable answer to the
-    /// request arrived. This is the class a guard-recovery retry is allowed to
-    /// act on; a JSON-RPC error or a tool result is an answer and never is.
-    pub fn is_transport_class(&self) -> bool {
-        matches!(
-            self,
-            ClientError::Protocol(_)
-                | ClientError::StartupTimeout(_)
-                | ClientError::CallTimeout { .. }
-                | ClientError::Spawn { .. }
-        )
+    /// The error that decides how a failure is reported: for a failed
+    /// recovery, the last attempt's; otherwise the error itself.
+    pub fn decisive(&self) -> &ClientError {
+        match self {
+            ClientError::RecoveryFailed { second, .. } => second.decisive(),
+            other => other,
+        }
     }
 }

@@ -6,11 +6,14 @@
 //! outlives the [`Client`]. It also knows how to read Satori's tool results:
 //! [`classify`] separates successes from tool errors (including `isError:
 //! false` envelopes with a non-ok `status`), and [`wait_for_index`] follows a
-//! background index build to its end.
+//! background index build to its end. The guard-recovery policy (one retry
+//! with the server's stdout guard off, only where that is safe) lives here
+//! too, so every client applies the same rules.
 
 mod classify;
 mod client;
 mod error;
+mod recovery;
 mod resolve;
 mod stdout_guard;
 mod wait;
@@ -21,5 +24,9 @@ pub use classify::{
 };
 pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions};
 pub use error::ClientError;
+pub use recovery::{
+    Attempts, DEFAULT_GUARD_MODE, GUARD_RECOVERY_ENV, GuardRecovery, RECOVERY_GUARD_MODE,
+    STDOUT_GUARD_ENV, Stage, should_retry,
+};
 pub use resolve::{SERVER_BIN_ENV, SERVER_BIN_NAME, resolve_server_bin, resolve_server_bin_from};
 pub use wait::{MANAGE_INDEX, wait_for_index};

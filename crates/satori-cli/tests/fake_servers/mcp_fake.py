@@ -16,7 +16,19 @@ with FAKE_SCENARIO:
   index          manage_index create starts a fake build; status reports
                  `indexing` FAKE_POLLS times, then FAKE_INDEX_END
 
+FAKE_GUARD_BREAKS imitates a broken stdout guard on top of any scenario: the
+stream is corrupted only while SATORI_CLI_STDOUT_GUARD is not `off`, like a
+server whose guard eats or mangles protocol bytes, so turning the guard off
+cures it. Values:
+
+  init       garbage before the initialize answer
+  hang_init  initialize is never answered
+  list       garbage before the tools/list answer
+  call       garbage before the tools/call answer
+
 FAKE_PID_FILE, when set, receives the process id at startup.
+FAKE_SPAWN_LOG, when set, gets one line per process start: the guard mode
+it was started with (`unset` when the variable is absent).
 """
 
 import json
@@ -25,6 +37,8 @@ import sys
 import time
 
 SCENARIO = os.environ.get("FAKE_SCENARIO", "ok")
+GUARD = os.environ.get("SATORI_CLI_STDOUT_GUARD", "unset")
+BREAKS = os.environ.get("FAKE_GUARD_BREAKS", "") if GUARD != "off" else ""
 PROTOCOL = "2025-11-25"
 
 TOOLS = [
@@ -53,6 +67,49 @@ TOOLS = [
         "name": "list_codebases",
         "description": "List tracked codebases.",
         "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "read_file",
+        "description": "Read a file.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "start_line": {"type": "integer", "minimum": 1},
+                "end_line": {"type": "integer", "minimum": 1},
+                "mode": {"type": "string", "enum": ["plain", "annotated"], "default": "plain"},
+                "open_symbol": {
+                    "type": "object",
+                    "properties": {"symbolId": {"type": "string"}, "start_line": {"type": "integer"}},
+                },
+            },
+            "required": ["path"],
+        },
+    },
+    {
+        "name": "fancy",
+        "description": "A tool whose schema uses every shape the wrapper knows, and some it does not.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "weights": {"type": "array", "items": {"type": "number"}},
+                "level": {"type": "integer", "enum": [1, 2, 3]},
+                "dryRun": {"type": "boolean"},
+                "choice": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+                "nested": {"type": "object", "properties": {"inner": {"type": "object"}}},
+                "pairs": {"type": "array", "items": {"type": "object"}},
+            },
+        },
+    },
+    {
+        "name": "strict",
+        "description": "A tool with a required property that flags cannot express.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"spec": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
+            "required": ["spec"],
+        },
     },
 ]
 
@@ -125,6 +182,10 @@ def call_tool(params):
 
 
 def main():
+    spawn_log = os.environ.get("FAKE_SPAWN_LOG")
+    if spawn_log:
+        with open(spawn_log, "a") as f:
+            f.write(GUARD + "\n")
     pid_file = os.environ.get("FAKE_PID_FILE")
     if pid_file:
         with open(pid_file, "w") as f:
@@ -145,9 +206,9 @@ def main():
         method = message.get("method")
         msg_id = message.get("id")
         if method == "initialize":
-            if SCENARIO == "silent_init":
+            if SCENARIO == "silent_init" or BREAKS == "hang_init":
                 continue
-            if SCENARIO == "garbage_init":
+            if SCENARIO == "garbage_init" or BREAKS == "init":
                 sys.stdout.write("Starting Satori...\n")
             send({"jsonrpc": "2.0", "id": msg_id, "result": {
                 "protocolVersion": PROTOCOL,
@@ -157,6 +218,8 @@ def main():
         elif method == "tools/list":
             if SCENARIO == "noisy":
                 log("noise: listing tools\n")
+            if BREAKS == "list":
+                sys.stdout.write("[STDOUT_BLOCKED_BINARY len=42]\n")
             send({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": TOOLS}})
         elif method == "tools/call":
             if SCENARIO == "hang_call":
@@ -164,7 +227,7 @@ def main():
             if SCENARIO == "die_call":
                 log("fatal: giving up\n")
                 sys.exit(7)
-            if SCENARIO == "garbage_call":
+            if SCENARIO == "garbage_call" or BREAKS == "call":
                 sys.stdout.write("debug: handling call\n")
             if SCENARIO == "noisy":
                 log("noise: calling " + str(message["params"].get("name")) + "\n")
