@@ -877,3 +877,29 @@ fn guard_recovery_matrix() {
         );
     }
 }
+
+/// A reader that goes away (`satori-cli ... | head -c0`) loses the document,
+/// nothing else: no panic, the outcome's own exit status, no child left.
+#[cfg(target_os = "linux")]
+#[test]
+fn closed_stdout_pipe_is_not_a_crash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("pid");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
+        .args(["tools", "list"])
+        .env("SATORI_SERVER_BIN", fake_server())
+        .env("FAKE_SCENARIO", "ok")
+        .env("FAKE_PID_FILE", &pid_file)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn satori-cli");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait satori-cli");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let pid = std::fs::read_to_string(&pid_file).expect("fake wrote its pid");
+    assert!(!is_running(pid.trim()), "server {pid} outlived satori-cli");
+}

@@ -126,3 +126,162 @@ fn invalid_arguments_exit_1_as_a_tool_error() {
         "{text}"
     );
 }
+
+/// One `satori-cli list_codebases` against the real server (debug build) whose
+/// test hook writes stray bytes to fd 1 during every tool call.
+fn stray_call(home: &Path, guard: &str, cli_args: &[&str]) -> (Output, Value) {
+    let out = Command::new(binary("satori-cli"))
+        .env("SATORI_HOME", home)
+        .env("SATORI_SERVER_BIN", binary("satori"))
+        .env("SATORI_TEST_STRAY_STDOUT", "STRAY-LINE-FROM-A-DEPENDENCY")
+        .env("SATORI_CLI_STDOUT_GUARD", guard)
+        .env_remove("SATORI_CLI_GUARD_RECOVERY")
+        .args(cli_args)
+        .arg("list_codebases")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    let doc: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stdout:?}"));
+    (out, doc)
+}
+
+/// (C) The real server's fd-level guard, seen through the CLI in every mode:
+/// with the guard on, stray writes never reach the protocol and no recovery
+/// is needed; with it off they corrupt the stream, the CLI says so with
+/// `E_PROTOCOL_FAILURE`, and recovery has nothing left to try.
+#[test]
+fn real_server_guard_modes_through_the_cli() {
+    let home = tempfile::tempdir().unwrap();
+    struct Want {
+        guard: &'static str,
+        args: &'static [&'static str],
+        exit: i32,
+        stderr_has: &'static str,
+        attempts: Option<Value>,
+    }
+    let cases = [
+        Want {
+            guard: "drop",
+            args: &[],
+            exit: 0,
+            stderr_has: "[STDOUT_BLOCKED] dropped len=",
+            attempts: None,
+        },
+        Want {
+            guard: "redirect",
+            args: &[],
+            exit: 0,
+            stderr_has: "STRAY-LINE-FROM-A-DEPENDENCY",
+            attempts: None,
+        },
+        Want {
+            guard: "drop",
+            args: &["--guard-recovery", "auto"],
+            exit: 0,
+            stderr_has: "[STDOUT_BLOCKED] dropped len=",
+            attempts: Some(json!({"attemptCount": 1, "guardRecoveryAttempted": false,
+                "guardRecoverySucceeded": false, "effectiveGuardMode": "drop"})),
+        },
+        Want {
+            guard: "off",
+            args: &[],
+            exit: 3,
+            stderr_has: "E_PROTOCOL_FAILURE: tools/call list_codebases: server wrote non-protocol output on stdout: \"STRAY-LINE-FROM-A-DEPENDENCY\"",
+            attempts: None,
+        },
+        Want {
+            guard: "off",
+            args: &["--guard-recovery", "auto"],
+            exit: 3,
+            stderr_has: "[STDOUT_GUARD_DISABLED]",
+            attempts: Some(json!({"attemptCount": 1, "guardRecoveryAttempted": false,
+                "guardRecoverySucceeded": false, "effectiveGuardMode": "off"})),
+        },
+    ];
+    for want in cases {
+        let (out, doc) = stray_call(home.path(), want.guard, want.args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let label = format!("guard={} {:?}", want.guard, want.args);
+        assert_eq!(out.status.code(), Some(want.exit), "{label}: {stderr}");
+        assert!(stderr.contains(want.stderr_has), "{label}: {stderr}");
+        if want.exit == 0 {
+            assert_eq!(doc["isError"], false, "{label}: {doc}");
+        }
+        if let Some(attempts) = want.attempts {
+            let recorded = if want.exit == 0 {
+                &doc["_meta"]["satori/guardRecovery"]
+            } else {
+                &doc["error"]["guardRecovery"]
+            };
+            assert_eq!(recorded, &attempts, "{label}: {doc}");
+        }
+    }
+}
+
+/// Wrapper mode against the real schemas: flags become typed arguments.
+#[test]
+fn wrapper_mode_against_the_real_schemas() {
+    let home = tempfile::tempdir().unwrap();
+    let repo_dir = tempfile::tempdir().unwrap();
+    small_repo(repo_dir.path());
+    let repo = repo_dir.path().canonicalize().unwrap();
+    let repo = repo.to_str().unwrap();
+
+    let (out, result) = cli(
+        home.path(),
+        &["manage_index", "--action", "create", "--path", repo],
+    );
+    assert_eq!(out.status.code(), Some(0), "{result}");
+    let (out, result) = cli(
+        home.path(),
+        &[
+            "search_codebase",
+            "--path",
+            repo,
+            "--query",
+            "retry_with_backoff",
+            "--limit",
+            "2",
+            "--result-mode",
+            "raw",
+            "--scope",
+            "mixed",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{result}");
+    let env = envelope(&result);
+    assert_eq!(env["resultMode"], "raw", "{env}");
+    assert!(env["results"].as_array().unwrap().len() <= 2, "{env}");
+    let file = repo_dir.path().join("src/retry.py");
+    let (out, result) = cli(
+        home.path(),
+        &[
+            "read_file",
+            "--path",
+            file.to_str().unwrap(),
+            "--start-line",
+            "1",
+            "--end_line",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{result}");
+    // Range checks are the server's: its own message comes back as a tool error.
+    let (out, result) = cli(
+        home.path(),
+        &[
+            "search_codebase",
+            "--path",
+            repo,
+            "--query",
+            "x",
+            "--limit",
+            "99",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{result}");
+    let (out, result) = cli(home.path(), &["search_codebase", "--limit", "ten"]);
+    assert_eq!(out.status.code(), Some(2), "{result}");
+    assert_eq!(result["error"]["code"], "E_USAGE");
+}
