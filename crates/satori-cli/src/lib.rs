@@ -9,7 +9,7 @@
 mod args;
 mod commands;
 pub mod exit;
-mod help;
+pub mod help;
 mod output;
 mod progress;
 mod report;
