@@ -903,3 +903,28 @@ fn closed_stdout_pipe_is_not_a_crash() {
     let pid = std::fs::read_to_string(&pid_file).expect("fake wrote its pid");
     assert!(!is_running(pid.trim()), "server {pid} outlived satori-cli");
 }
+
+#[test]
+fn debug_adds_diagnostics_on_stderr_only() {
+    let outcome = run(
+        &Case {
+            args: &["--debug", "read_file", "--path", "/a", "--start-line", "2"],
+            scenario: "ok",
+            ..Case::default()
+        },
+        &[],
+    );
+    assert_eq!(outcome.code, 0);
+    let stderr = outcome.stderr_text();
+    for needle in [
+        "satori-cli: debug: server executable: ",
+        "satori-cli: debug: server pid ",
+        r#"satori-cli: debug: calling read_file with {"path":"/a","start_line":2}"#,
+        "satori-cli: debug: read_file answered in ",
+        r#"[GUARD_RECOVERY] {"attemptCount":1,"guardRecoveryAttempted":false"#,
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in {stderr}");
+    }
+    // Diagnostics never change the document.
+    assert!(outcome.stdout.get("_meta").is_none(), "{}", outcome.stdout);
+}
