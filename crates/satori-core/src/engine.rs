@@ -11,16 +11,17 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::chunk::{ChunkOptions, chunk_file};
+use crate::embed::{Embeddings, Scratch, StaticModel, chunk_text};
 use crate::layout::{CodebaseDir, Fingerprint, Home, Manifest, ManifestFile, WriterLock};
 use crate::lexical::{FileRecord, Generation, GenerationWriter};
-use crate::search::{SearchOutcome, SearchRequest};
+use crate::search::{SearchContext, SearchOutcome, SearchRequest, SearchTuning};
 use crate::state::{CodebaseState, IndexState, StateStore};
 use crate::util::{hash_parts, hash16, now_ms};
 use crate::walk::{self, WalkOptions};
 use crate::{Error, Result};
 
 /// Version of the on-disk index layout. Bumping it makes older indexes `requires_reindex`.
-pub const INDEX_SCHEMA_VERSION: &str = "lexical_v1";
+pub const INDEX_SCHEMA_VERSION: &str = "hybrid_v1";
 
 /// Indexing stops adding chunks past this many (the index is then `limit_reached`).
 pub const CHUNK_LIMIT: u64 = 450_000;
@@ -100,20 +101,36 @@ pub struct Engine {
     home: Home,
     store: StateStore,
     fingerprint: Fingerprint,
+    embeddings: Arc<Embeddings>,
+    tuning: SearchTuning,
     open: Mutex<HashMap<PathBuf, Arc<Generation>>>,
     chunk_options: ChunkOptions,
 }
 
 impl Engine {
-    /// An engine over `home` with the runtime `fingerprint`.
-    pub fn new(home: Home, fingerprint: Fingerprint) -> Engine {
+    /// An engine over `home` embedding with `embeddings` (whose identity becomes the runtime
+    /// fingerprint) and ranking with `tuning`.
+    pub fn new(home: Home, embeddings: Arc<Embeddings>, tuning: SearchTuning) -> Engine {
         Engine {
             store: StateStore::new(home.clone()),
+            fingerprint: Fingerprint::of(embeddings.info()),
             home,
-            fingerprint,
+            embeddings,
+            tuning,
             open: Mutex::new(HashMap::new()),
             chunk_options: ChunkOptions::default(),
         }
+    }
+
+    /// The embedding model, loaded on first use; `None` when dense retrieval is off.
+    fn model(&self) -> Result<Option<Arc<StaticModel>>> {
+        if !self.embeddings.enabled() {
+            return Ok(None);
+        }
+        self.embeddings
+            .model(&self.home.models_dir())
+            .map(Some)
+            .map_err(|e| Error::Model(e.0))
     }
 
     pub fn home(&self) -> &Home {
@@ -305,7 +322,18 @@ impl Engine {
 
     /// Searches the published generation of a codebase.
     pub fn search(&self, root: &Path, req: &SearchRequest) -> Result<SearchOutcome> {
-        self.generation(root)?.search(req)
+        let generation = self.generation(root)?;
+        let model = match generation.dense_dim() {
+            Some(_) if self.tuning.dense => self.model()?,
+            _ => None,
+        };
+        generation.search_with(
+            req,
+            SearchContext {
+                model: model.as_deref(),
+                tuning: self.tuning,
+            },
+        )
     }
 
     /// The manifest of the published generation.
@@ -518,8 +546,9 @@ impl IndexJob {
         progress.percentage = 5.0;
         report(&progress, true);
 
+        let model = self.engine.model()?;
         let gen_dir = self.dir.new_generation()?;
-        let mut writer = GenerationWriter::create(&gen_dir)?;
+        let mut writer = GenerationWriter::create(&gen_dir, model.as_ref().map(|m| m.dim()))?;
         let mut file_list = Vec::with_capacity(walked.files.len());
         let mut skipped = walked.skipped.len() as u64;
         let mut chunks = 0u64;
@@ -533,22 +562,24 @@ impl IndexJob {
             }
             let done: Vec<_> = batch
                 .par_iter()
-                .map(|f| {
-                    let text = walk::read_text(&f.abs_path);
-                    (f, text)
-                })
-                .map(|(f, text)| match text {
-                    Ok(Some(text)) => {
-                        let hash = hash16(text.as_bytes());
-                        let chunked = chunk_file(&f.rel_path, f.language, &text, &opts);
-                        Some((f, hash, chunked))
+                .map_init(EmbedScratch::default, |scratch, f| {
+                    match walk::read_text(&f.abs_path) {
+                        Ok(Some(text)) => {
+                            let hash = hash16(text.as_bytes());
+                            let chunked = chunk_file(&f.rel_path, f.language, &text, &opts);
+                            let vectors = match &model {
+                                Some(m) => scratch.embed_chunks(m, &f.rel_path, &chunked),
+                                None => Vec::new(),
+                            };
+                            Some((f, hash, chunked, vectors))
+                        }
+                        _ => None,
                     }
-                    _ => None,
                 })
                 .collect();
             for item in done {
                 progress.files_done += 1;
-                let Some((f, hash, chunked)) = item else {
+                let Some((f, hash, chunked, vectors)) = item else {
                     skipped += 1;
                     continue;
                 };
@@ -564,7 +595,7 @@ impl IndexJob {
                     mtime_ms: f.mtime_ms,
                     indexed_at_ms: indexed_at,
                 };
-                writer.add_file(&record, &chunked)?;
+                writer.add_file(&record, &chunked, &vectors)?;
                 file_list.push(ManifestFile {
                     path: f.rel_path.clone(),
                     size: f.size,
@@ -604,6 +635,31 @@ impl IndexJob {
             duration_ms,
         };
         Ok((gen_dir, manifest, summary))
+    }
+}
+
+/// Per-thread buffers for embedding chunks during a build.
+#[derive(Default)]
+struct EmbedScratch {
+    text: String,
+    model: Scratch,
+}
+
+impl EmbedScratch {
+    /// The vectors of a file's chunks, concatenated in chunk order.
+    fn embed_chunks(
+        &mut self,
+        model: &StaticModel,
+        path: &str,
+        chunked: &crate::chunk::ChunkedFile,
+    ) -> Vec<f32> {
+        let dim = model.dim();
+        let mut out = vec![0.0f32; chunked.chunks.len() * dim];
+        for (chunk, v) in chunked.chunks.iter().zip(out.chunks_exact_mut(dim)) {
+            chunk_text(path, &chunk.content, &mut self.text);
+            model.embed_into(&self.text, &mut self.model, v);
+        }
+        out
     }
 }
 

@@ -39,6 +39,9 @@ pub enum Error {
     /// Another process or task is building this codebase's index right now.
     #[error("an index build for '{0}' is already running")]
     Busy(PathBuf),
+    /// The embedding model could not be obtained or loaded.
+    #[error("embedding model: {0}")]
+    Model(String),
     /// Indexing was cancelled (the codebase was cleared or the process is shutting down).
     #[error("indexing was cancelled")]
     Cancelled,

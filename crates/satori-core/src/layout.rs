@@ -65,6 +65,11 @@ impl Home {
         self.root.join("indexes")
     }
 
+    /// Downloaded embedding models.
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
     /// The directory of one codebase (not created).
     pub fn codebase(&self, canonical_root: &Path) -> CodebaseDir {
         let key = hash16(canonical_root.to_string_lossy().as_bytes());
@@ -216,15 +221,20 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// The fingerprint of this build's embedded default (lexical only for now).
-    pub fn embedded_default() -> Fingerprint {
+    /// The fingerprint of indexes built with the model `info` by this version.
+    pub fn of(info: &crate::embed::ModelInfo) -> Fingerprint {
         Fingerprint {
-            embedding_provider: "none".into(),
-            embedding_model: "none".into(),
-            embedding_dimension: 0,
-            vector_backend: "embedded".into(),
+            embedding_provider: info.provider.clone(),
+            embedding_model: info.fingerprint_model(),
+            embedding_dimension: info.dim as u32,
+            vector_backend: if info.dim > 0 { "embedded" } else { "none" }.into(),
             schema_version: crate::engine::INDEX_SCHEMA_VERSION.into(),
         }
+    }
+
+    /// The fingerprint of this build's embedded default (the bundled model).
+    pub fn embedded_default() -> Fingerprint {
+        Fingerprint::of(&crate::embed::bundled::info())
     }
 }
 

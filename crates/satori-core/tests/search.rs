@@ -96,9 +96,9 @@ fn corpus() -> Vec<(FileRecord, ChunkedFile)> {
 
 /// Writes the corpus (in the given file order) into a fresh generation directory.
 fn build(dir: &Path, files: &[(FileRecord, ChunkedFile)]) -> GenerationStats {
-    let mut writer = GenerationWriter::create(dir).unwrap();
+    let mut writer = GenerationWriter::create(dir, None).unwrap();
     for (record, chunked) in files {
-        writer.add_file(record, chunked).unwrap();
+        writer.add_file(record, chunked, &[]).unwrap();
     }
     writer.finish().unwrap()
 }

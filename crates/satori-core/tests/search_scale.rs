@@ -61,7 +61,7 @@ fn function_name(f: usize, i: usize) -> String {
 fn ten_thousand_chunks() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let mut writer = GenerationWriter::create(dir.path()).unwrap();
+    let mut writer = GenerationWriter::create(dir.path(), None).unwrap();
     let mut rng = Lcg(42);
     for f in 0..FILES {
         let path = format!("src/mod{}/file{f}.ts", f % 25);
@@ -111,7 +111,7 @@ fn ten_thousand_chunks() {
             mtime_ms: 0,
             indexed_at_ms: 0,
         };
-        writer.add_file(&record, &chunked).unwrap();
+        writer.add_file(&record, &chunked, &[]).unwrap();
     }
     let stats = writer.finish().unwrap();
     assert_eq!(stats.chunks as usize, FILES * FUNCTIONS_PER_FILE);

@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+use satori_core::embed::ModelSource;
+use satori_core::embed::hub::HubOptions;
+use satori_core::search::SearchTuning;
+
 use crate::guard::GuardMode;
 
 /// `SATORI_RUN_MODE`: a long-running agent server, or the on-demand child of `satori-cli`.
@@ -25,6 +29,15 @@ pub struct Config {
     /// `SATORI_SYNC_THRESHOLD_MS`: a search re-checks the tree when the last check is older
     /// (default 3 minutes).
     pub sync_threshold_ms: u64,
+    /// `SATORI_EMBEDDING_MODEL`: the bundled static model (default), a model2vec directory,
+    /// a pinned hub model, or `none` for lexical search only.
+    pub embedding: ModelSource,
+    /// `SATORI_HF_ENDPOINT` (hub address) and `SATORI_OFFLINE` (never download), for hub
+    /// models.
+    pub hub: HubOptions,
+    /// `SATORI_SEARCH_ABLATION`: switches that turn parts of the ranking pipeline off, for
+    /// measuring what each contributes (default: everything on).
+    pub tuning: SearchTuning,
 }
 
 /// A configuration value that cannot be used.
@@ -33,7 +46,7 @@ pub struct Config {
 pub struct ConfigError {
     pub name: &'static str,
     pub value: String,
-    pub expected: &'static str,
+    pub expected: String,
 }
 
 impl Config {
@@ -47,7 +60,7 @@ impl Config {
                 return Err(ConfigError {
                     name: "SATORI_RUN_MODE",
                     value: other.into(),
-                    expected: "expected 'mcp' or 'cli'",
+                    expected: "expected 'mcp' or 'cli'".into(),
                 });
             }
         };
@@ -59,7 +72,7 @@ impl Config {
                 Some(v) => GuardMode::parse(&v).ok_or(ConfigError {
                     name: "SATORI_CLI_STDOUT_GUARD",
                     value: v,
-                    expected: "expected 'drop', 'redirect' or 'off'",
+                    expected: "expected 'drop', 'redirect' or 'off'".into(),
                 })?,
             },
         };
@@ -73,7 +86,7 @@ impl Config {
                 .ok_or(ConfigError {
                     name: "READ_FILE_MAX_LINES",
                     value: v,
-                    expected: "expected a positive integer",
+                    expected: "expected a positive integer".into(),
                 })?,
         };
         let sync_threshold_ms = match var("SATORI_SYNC_THRESHOLD_MS") {
@@ -81,15 +94,41 @@ impl Config {
             Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError {
                 name: "SATORI_SYNC_THRESHOLD_MS",
                 value: v,
-                expected: "expected a non-negative integer",
+                expected: "expected a non-negative integer".into(),
             })?,
         };
         let read_any_file = var("SATORI_READ_ANY_FILE").is_some_and(|v| {
             matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
         });
+        let embedding = match var("SATORI_EMBEDDING_MODEL") {
+            None => ModelSource::Bundled,
+            Some(v) => ModelSource::parse(&v).map_err(|e| ConfigError {
+                name: "SATORI_EMBEDDING_MODEL",
+                value: v,
+                expected: e.0,
+            })?,
+        };
+        let tuning = match var("SATORI_SEARCH_ABLATION") {
+            None => SearchTuning::default(),
+            Some(v) => SearchTuning::parse(&v).map_err(|e| ConfigError {
+                name: "SATORI_SEARCH_ABLATION",
+                value: v,
+                expected: e,
+            })?,
+        };
+        let mut hub = HubOptions::default();
+        if let Some(v) = var("SATORI_HF_ENDPOINT") {
+            hub.endpoint = v.trim().to_string();
+        }
+        hub.offline = var("SATORI_OFFLINE").is_some_and(|v| {
+            matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
+        });
         Ok(Config {
             run_mode,
             guard,
+            embedding,
+            hub,
+            tuning,
             home: satori_core::layout::Home::from_env().root().to_path_buf(),
             read_max_lines,
             read_any_file,

@@ -67,7 +67,7 @@ pub fn run_main() -> ExitCode {
 /// Serves MCP on stdin and the guarded protocol output until the client disconnects.
 async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    let server = SatoriServer::new(config);
+    let server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
     let stdin = tokio::io::stdin();
     let running = match out {
         guard::ProtocolOut::Guarded(file) => {

@@ -14,8 +14,9 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use satori_core::embed::Embeddings;
 use satori_core::engine::Engine;
-use satori_core::layout::{Fingerprint, Home};
+use satori_core::layout::Home;
 
 use crate::config::Config;
 use crate::jobs::Jobs;
@@ -36,20 +37,26 @@ pub struct SatoriServer {
 }
 
 impl SatoriServer {
-    /// A server over the engine configured by `config`.
-    pub fn new(config: Config) -> SatoriServer {
-        let engine = Arc::new(Engine::new(
-            Home::new(config.home.clone()),
-            Fingerprint::embedded_default(),
-        ));
-        SatoriServer {
+    /// A server over the engine configured by `config`. Fails when the embedding model
+    /// cannot be identified (an unreadable model directory, a hub model that cannot be
+    /// downloaded or verified).
+    pub fn new(config: Config) -> Result<SatoriServer, String> {
+        let home = Home::new(config.home.clone());
+        let embeddings = Embeddings::new(
+            config.embedding.clone(),
+            &home.models_dir(),
+            config.hub.clone(),
+        )
+        .map_err(|e| format!("embedding model: {e}"))?;
+        let engine = Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning));
+        Ok(SatoriServer {
             ctx: Arc::new(Ctx {
                 engine,
                 config,
                 jobs: Jobs::default(),
             }),
             tools: Arc::new(advertised_tools()),
-        }
+        })
     }
 
     /// Runs one tool call (the body of `tools/call`), for in-process callers and tests.

@@ -8,6 +8,8 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
+use satori_core::embed::ModelSource;
+use satori_core::search::SearchTuning;
 use satori_mcp::SatoriServer;
 use satori_mcp::config::{Config, RunMode};
 use satori_mcp::guard::GuardMode;
@@ -160,10 +162,17 @@ impl Harness {
             read_max_lines: 20,
             read_any_file: false,
             sync_threshold_ms: 180_000,
+            embedding: ModelSource::Bundled,
+            hub: Default::default(),
+            tuning: SearchTuning::default(),
         };
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
         tokio::spawn(async move {
-            let running = SatoriServer::new(config).serve(server_io).await.unwrap();
+            let running = SatoriServer::new(config)
+                .unwrap()
+                .serve(server_io)
+                .await
+                .unwrap();
             let _ = running.waiting().await;
         });
         let client = ().serve(client_io).await.unwrap();

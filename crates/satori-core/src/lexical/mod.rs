@@ -4,7 +4,8 @@
 //! A generation directory is written once by [`GenerationWriter`] and then only read through
 //! [`Generation`]. The engine owns everything around it (manifest, completion marker, the
 //! `CURRENT` pointer); this module owns only what is inside `<gen>/lexical/` and `<gen>/chunks*`.
-//! `<gen>/vectors/` is reserved for the dense matrix.
+//! The dense matrix under `<gen>/vectors/` (rows in the same ordinal order) is written and
+//! opened alongside, by `crate::dense`.
 
 pub mod table;
 pub mod tokenizer;
@@ -19,8 +20,9 @@ use tantivy::schema::{
 use tantivy::{DocAddress, Index, IndexWriter, ReloadPolicy, Searcher, TantivyDocument};
 
 use crate::chunk::ChunkedFile;
+use crate::dense::{DenseIndex, DenseWriter};
 use crate::lang::Language;
-use crate::search::{FileFacts, SearchOutcome, SearchRequest};
+use crate::search::{FileFacts, SearchContext, SearchOutcome, SearchRequest};
 use crate::{Error, Result};
 
 use self::table::{ChunkEntry, ChunkTable, FileEntry, TABLE_VERSION};
@@ -29,7 +31,7 @@ use self::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 /// Sub-directory of a generation holding the tantivy index.
 pub const LEXICAL_DIR: &str = "lexical";
 
-/// Sub-directory reserved for the dense matrix (row = chunk ordinal); not created here.
+/// Sub-directory of the dense matrix (row = chunk ordinal).
 pub const VECTORS_DIR: &str = "vectors";
 
 /// Indexing memory budget shared by tantivy's indexing threads: big enough that a typical
@@ -121,21 +123,28 @@ pub struct GenerationWriter {
     writer: IndexWriter<TantivyDocument>,
     fields: Fields,
     table: ChunkTable,
+    dense: Option<DenseWriter>,
 }
 
 impl GenerationWriter {
-    /// Creates the writer; `dir` must exist and be empty.
-    pub fn create(dir: &Path) -> Result<Self> {
+    /// Creates the writer; `dir` must exist and be empty. With `dim`, every chunk comes with
+    /// a vector of that length.
+    pub fn create(dir: &Path, dim: Option<usize>) -> Result<Self> {
         let lexical = dir.join(LEXICAL_DIR);
         std::fs::create_dir(&lexical).map_err(|e| Error::io("create directory", &lexical, e))?;
         let (schema, fields) = Fields::schema();
         let index = Index::create_in_dir(&lexical, schema)?;
         register_tokenizer(&index);
         let writer = index.writer(WRITER_MEMORY_BYTES)?;
+        let dense = match dim {
+            Some(d) => Some(DenseWriter::create(&dir.join(VECTORS_DIR), d)?),
+            None => None,
+        };
         Ok(GenerationWriter {
             dir: dir.to_path_buf(),
             writer,
             fields,
+            dense,
             table: ChunkTable {
                 version: TABLE_VERSION,
                 ..ChunkTable::default()
@@ -143,8 +152,27 @@ impl GenerationWriter {
         })
     }
 
-    /// Adds one file's chunks. Called from one thread, in any file order.
-    pub fn add_file(&mut self, file: &FileRecord, chunked: &ChunkedFile) -> Result<()> {
+    /// Adds one file's chunks, with their vectors (concatenated, in chunk order) when the
+    /// generation has a dense matrix. Called from one thread, in any file order.
+    pub fn add_file(
+        &mut self,
+        file: &FileRecord,
+        chunked: &ChunkedFile,
+        vectors: &[f32],
+    ) -> Result<()> {
+        if let Some(dense) = &mut self.dense {
+            let dim = dense.dim();
+            if vectors.len() != chunked.chunks.len() * dim {
+                return Err(Error::Lexical(format!(
+                    "{} vectors values for {} chunks of dimension {dim}",
+                    vectors.len(),
+                    chunked.chunks.len()
+                )));
+            }
+            for v in vectors.chunks_exact(dim) {
+                dense.push(v);
+            }
+        }
         let file_id = u32::try_from(self.table.files.len())
             .map_err(|_| Error::Lexical("too many files in one generation".into()))?;
         self.table.files.push(FileEntry {
@@ -182,6 +210,10 @@ impl GenerationWriter {
         // files no longer touched) before the engine publishes it.
         self.writer.wait_merging_threads()?;
         self.table.save(&self.dir)?;
+        if let Some(dense) = self.dense {
+            dense.finish()?;
+            crate::util::sync_dir(&self.dir.join(VECTORS_DIR));
+        }
         crate::util::sync_dir(&self.dir.join(LEXICAL_DIR));
         crate::util::sync_dir(&self.dir);
         Ok(GenerationStats {
@@ -214,6 +246,8 @@ pub struct Generation {
     pub(crate) ord_of: Vec<Vec<u32>>,
     /// Chunk ordinal → where its document lives in the index.
     pub(crate) addr_of: Vec<DocAddress>,
+    /// The dense matrix, when the generation was built with an embedding model.
+    pub(crate) dense: Option<DenseIndex>,
 }
 
 impl Generation {
@@ -259,6 +293,19 @@ impl Generation {
                 "chunk {missing} is missing from the index"
             )));
         }
+        let dense = if dir.join(VECTORS_DIR).is_dir() {
+            let d = DenseIndex::open(&dir.join(VECTORS_DIR))?;
+            if d.len() != n {
+                return Err(Error::Corrupt {
+                    what: "dense index",
+                    path: dir.join(VECTORS_DIR),
+                    reason: format!("{} rows for {n} chunks", d.len()),
+                });
+            }
+            Some(d)
+        } else {
+            None
+        };
         let mut tokenizer = CodeTokenizer::default();
         let facts = table
             .files
@@ -272,7 +319,13 @@ impl Generation {
             fields,
             ord_of,
             addr_of,
+            dense,
         })
+    }
+
+    /// Dimension of the dense matrix, when there is one.
+    pub fn dense_dim(&self) -> Option<usize> {
+        self.dense.as_ref().map(DenseIndex::dim)
     }
 
     /// Counts of the generation.
@@ -283,9 +336,18 @@ impl Generation {
         }
     }
 
-    /// Runs one search (see `crate::search`).
+    /// Runs one lexical search with the default ranking (see `crate::search`).
     pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome> {
-        crate::search::execute(self, req)
+        crate::search::execute(self, req, SearchContext::default())
+    }
+
+    /// Runs one search with a query embedding model and pipeline switches.
+    pub fn search_with(
+        &self,
+        req: &SearchRequest,
+        ctx: SearchContext<'_>,
+    ) -> Result<SearchOutcome> {
+        crate::search::execute(self, req, ctx)
     }
 
     /// The files of the generation, in file-id order.

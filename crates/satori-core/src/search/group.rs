@@ -31,6 +31,9 @@ fn components(s: &Scored) -> ScoreComponents {
     ScoreComponents {
         bm25: s.bm25,
         lexical_rank: s.lexical_rank,
+        dense: s.dense,
+        dense_rank: s.dense_rank,
+        fused: s.fused,
         definition_boost: s.definition,
         path_boost: s.path,
         category_multiplier: s.category_mult,

@@ -16,6 +16,103 @@ pub use self::group::language_has_symbols;
 pub use self::pipeline::FileFacts;
 pub(crate) use self::pipeline::execute;
 
+use crate::embed::StaticModel;
+
+/// How lexical and dense scores are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fusion {
+    /// A weighted sum of the normalised scores, weighted by query kind.
+    #[default]
+    Blend,
+    /// Reciprocal-rank fusion of the two rankings.
+    Rrf,
+}
+
+/// Switches of the ranking pipeline. The default is what Satori ships; the others exist so
+/// that the benchmark can measure each part's contribution with the same engine
+/// (`SATORI_SEARCH_ABLATION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchTuning {
+    pub lexical: bool,
+    pub dense: bool,
+    pub definition: bool,
+    pub path: bool,
+    pub category: bool,
+    pub saturation: bool,
+    pub changed: bool,
+    pub fusion: Fusion,
+}
+
+impl Default for SearchTuning {
+    fn default() -> Self {
+        SearchTuning {
+            lexical: true,
+            dense: true,
+            definition: true,
+            path: true,
+            category: true,
+            saturation: true,
+            changed: true,
+            fusion: Fusion::Blend,
+        }
+    }
+}
+
+impl SearchTuning {
+    /// Names accepted by [`SearchTuning::parse`].
+    pub const SWITCHES: [&'static str; 8] = [
+        "lexical_only",
+        "dense_only",
+        "no_signals",
+        "no_definition",
+        "no_path",
+        "no_category",
+        "no_saturation",
+        "rrf",
+    ];
+
+    /// Parses a comma-separated list of ablation switches (empty = the default).
+    pub fn parse(spec: &str) -> Result<SearchTuning, String> {
+        let mut t = SearchTuning::default();
+        for word in spec.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word {
+                "lexical_only" => t.dense = false,
+                "dense_only" => t.lexical = false,
+                "no_signals" => {
+                    t.definition = false;
+                    t.path = false;
+                    t.category = false;
+                    t.saturation = false;
+                    t.changed = false;
+                }
+                "no_definition" => t.definition = false,
+                "no_path" => t.path = false,
+                "no_category" => t.category = false,
+                "no_saturation" => t.saturation = false,
+                "rrf" => t.fusion = Fusion::Rrf,
+                other => {
+                    return Err(format!(
+                        "unknown switch '{other}' (known: {})",
+                        SearchTuning::SWITCHES.join(", ")
+                    ));
+                }
+            }
+        }
+        if !t.lexical && !t.dense {
+            return Err("lexical_only and dense_only exclude each other".into());
+        }
+        Ok(t)
+    }
+}
+
+/// What a search needs besides the request: the query embedding model (absent when dense
+/// retrieval is off) and the pipeline switches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SearchContext<'a> {
+    pub model: Option<&'a StaticModel>,
+    pub tuning: SearchTuning,
+}
+
 /// Which part of a codebase a search looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scope {
@@ -67,10 +164,16 @@ pub struct SearchRequest {
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ScoreComponents {
-    /// Raw BM25 score of the chunk.
+    /// Raw BM25 score of the chunk (0 when only dense retrieval found it).
     pub bm25: f32,
-    /// Rank of the chunk in the BM25 candidate list (0-based).
-    pub lexical_rank: usize,
+    /// Rank of the chunk in the BM25 candidate list (0-based; absent when not retrieved).
+    pub lexical_rank: Option<usize>,
+    /// Cosine similarity of the chunk and the query embeddings (absent without vectors).
+    pub dense: Option<f32>,
+    /// Rank of the chunk among the dense neighbours (0-based; absent when not retrieved).
+    pub dense_rank: Option<usize>,
+    /// The fused retrieval score in [0, 1] that the signals below adjust.
+    pub fused: f32,
     /// Multiplier (or additive bonus, see `final_score`) for defining the queried identifier.
     pub definition_boost: f32,
     /// Bonus for file-stem / path matches.
@@ -119,9 +222,15 @@ pub struct SearchDiagnostics {
     pub semantic_query: String,
     /// Lexical terms actually searched.
     pub terms: Vec<String>,
-    /// `lexical` for now; `hybrid` once dense retrieval exists.
+    /// `hybrid`, `lexical` or `dense`.
     pub retrieval_mode: String,
+    /// How the two retrievers were combined (`blend`, `rrf`) and with which weights.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<serde_json::Value>,
     pub candidates: usize,
+    /// Candidates found by each retriever (before filters).
+    pub lexical_candidates: usize,
+    pub dense_candidates: usize,
     /// Candidates left after each filter, in order: scope, lang, path, -path, must, exclude.
     pub filter_counts: Vec<(String, usize)>,
     pub after_filters: usize,

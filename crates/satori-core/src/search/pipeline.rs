@@ -17,7 +17,12 @@ use tantivy::{DocSet, TERMINATED, Term};
 use super::category::{self, Category};
 use super::group;
 use super::query::{self, Analysis, ParsedQuery, QueryKind};
-use super::{Hit, NoiseReport, ResultMode, SearchDiagnostics, SearchOutcome, SearchRequest};
+use super::{
+    Fusion, Hit, NoiseReport, ResultMode, SearchContext, SearchDiagnostics, SearchOutcome,
+    SearchRequest, SearchTuning,
+};
+use crate::dense::{Neighbor, Quantized};
+use crate::embed::Scratch;
 use crate::lang::Language;
 use crate::lexical::Generation;
 use crate::lexical::table::{ChunkEntry, FileEntry};
@@ -325,7 +330,10 @@ fn term_query(field: Field, text: &str, boost: f32) -> Box<dyn Query> {
 pub(super) struct Scored {
     pub(super) ord: u32,
     pub(super) bm25: f32,
-    pub(super) lexical_rank: usize,
+    pub(super) lexical_rank: Option<usize>,
+    pub(super) dense: Option<f32>,
+    pub(super) dense_rank: Option<usize>,
+    pub(super) fused: f32,
     pub(super) definition: f32,
     pub(super) path: f32,
     pub(super) category: Category,
@@ -334,9 +342,37 @@ pub(super) struct Scored {
     pub(super) score: f32,
 }
 
+/// A retrieved chunk before scoring.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    ord: u32,
+    bm25: f32,
+    lexical_rank: Option<usize>,
+    dense: Option<f32>,
+    dense_rank: Option<usize>,
+}
+
+/// Weights of the lexical and dense scores in the blend, by query kind: an identifier is
+/// best found by its exact spelling, a question by its meaning.
+fn blend_weights(kind: QueryKind) -> (f32, f32) {
+    match kind {
+        QueryKind::Identifier => (0.8, 0.2),
+        QueryKind::Mixed => (0.6, 0.4),
+        QueryKind::NaturalLanguage | QueryKind::Empty => (0.5, 0.5),
+    }
+}
+
+/// The constant of reciprocal-rank fusion.
+const RRF_K: f32 = 60.0;
+
 /// Runs one search.
-pub(crate) fn execute(g: &Generation, req: &SearchRequest) -> Result<SearchOutcome> {
+pub(crate) fn execute(
+    g: &Generation,
+    req: &SearchRequest,
+    ctx: SearchContext<'_>,
+) -> Result<SearchOutcome> {
     let limit = req.limit.clamp(1, 50);
+    let tuning = ctx.tuning;
     let parsed = query::parse(&req.query);
     let mut tokenizer = CodeTokenizer::default();
     let analysis = query::analyze(&parsed.text, &mut tokenizer);
@@ -345,7 +381,6 @@ pub(crate) fn execute(g: &Generation, req: &SearchRequest) -> Result<SearchOutco
         query_kind: analysis.kind.id().to_string(),
         semantic_query: parsed.text.clone(),
         terms: analysis.terms.iter().map(|t| t.text.clone()).collect(),
-        retrieval_mode: "lexical".to_string(),
         operators: parsed.summary(),
         ..SearchDiagnostics::default()
     };
@@ -360,30 +395,63 @@ pub(crate) fn execute(g: &Generation, req: &SearchRequest) -> Result<SearchOutco
     let has_text = !analysis.terms.is_empty();
     if !has_text && !parsed.can_rank_without_text() {
         warnings.insert("EMPTY_QUERY".to_string());
+        diagnostics.retrieval_mode = "none".into();
         return Ok(finish(Vec::new(), warnings, diagnostics, None));
     }
 
+    // The query embedding, when this generation has vectors and dense retrieval is on.
+    let qvec = match (ctx.model, &g.dense) {
+        (Some(model), Some(dense)) if tuning.dense && has_text && model.dim() == dense.dim() => {
+            let mut v = vec![0.0f32; model.dim()];
+            model.embed_into(&parsed.text, &mut Scratch::default(), &mut v);
+            Some(Quantized::new(&v)).filter(|q| !q.is_zero())
+        }
+        _ => None,
+    };
+    // Without a usable query vector the lexical retriever is always used, whatever the
+    // switches say: a search must not come back empty because a word is unknown to the model.
+    let use_lexical = tuning.lexical || qvec.is_none();
+    diagnostics.retrieval_mode = match (use_lexical, qvec.is_some()) {
+        (true, true) => "hybrid",
+        (true, false) => "lexical",
+        _ => "dense",
+    }
+    .to_string();
+
     // Retrieval with pool growth: filters run over the pool, and a pool that filters starve
-    // is retried larger while the index still has more to give.
-    let query = build_query(g, &analysis, &must_runs);
+    // is retried larger while the retrievers still have more to give.
+    let query = if use_lexical {
+        build_query(g, &analysis, &must_runs)
+    } else {
+        None
+    };
+    let operator_only = use_lexical && query.is_none();
     let needed = limit * 3;
     let mut pool = (limit * 10).clamp(POOL_MIN, POOL_FIRST_MAX);
-    let (candidates, survivors) = loop {
-        let candidates: Vec<(f32, u32)> = match &query {
+    let survivors = loop {
+        let lexical: Vec<(f32, u32)> = match &query {
             Some(q) => g.top_ordinals(q.as_ref(), pool)?,
             // Operator-only (`path:`/`lang:`): every chunk is a candidate, ranked by the
             // signals that do not need text.
-            None => (0..g.table.chunks.len() as u32).map(|o| (0.0, o)).collect(),
+            None if operator_only => (0..g.table.chunks.len() as u32).map(|o| (0.0, o)).collect(),
+            None => Vec::new(),
         };
+        let dense = match (&qvec, &g.dense) {
+            (Some(q), Some(d)) => d.top_k(q, pool),
+            _ => Vec::new(),
+        };
+        diagnostics.lexical_candidates = lexical.len();
+        diagnostics.dense_candidates = dense.len();
+        let candidates = merge_candidates(g, &lexical, &dense, qvec.as_ref());
         let mut counts = [0usize; STAGES.len()];
         let mut survivors = Vec::new();
-        for (rank, &(bm25, ord)) in candidates.iter().enumerate() {
-            let failed_at = filters.first_failure(g, ord);
-            for c in counts.iter_mut().take(failed_at) {
-                *c += 1;
+        for c in &candidates {
+            let failed_at = filters.first_failure(g, c.ord);
+            for n in counts.iter_mut().take(failed_at) {
+                *n += 1;
             }
             if failed_at == STAGES.len() {
-                survivors.push((rank, bm25, ord));
+                survivors.push(*c);
             }
         }
         diagnostics.filter_counts = STAGES
@@ -391,26 +459,43 @@ pub(crate) fn execute(g: &Generation, req: &SearchRequest) -> Result<SearchOutco
             .zip(counts)
             .map(|(s, c)| (s.to_string(), c))
             .collect();
-        let exhausted = query.is_none() || candidates.len() < pool || pool >= POOL_MAX;
-        if survivors.len() >= needed || exhausted {
-            break (candidates, survivors);
+        diagnostics.candidates = candidates.len();
+        let lexical_done = query.is_none() || lexical.len() < pool;
+        let dense_done = qvec.is_none() || dense.len() < pool;
+        if survivors.len() >= needed || (lexical_done && dense_done) || pool >= POOL_MAX {
+            break survivors;
         }
         pool = (pool * 4).min(POOL_MAX);
     };
-    diagnostics.candidates = candidates.len();
     diagnostics.after_filters = survivors.len();
     if !parsed.must.is_empty() && survivors.is_empty() {
         warnings.insert("FILTER_MUST_UNSATISFIED".to_string());
     }
 
     let changed: HashSet<&str> = match &req.changed_files {
-        Some(list) if !list.is_empty() && list.len() <= CHANGED_MAX_FILES => list
+        Some(list) if tuning.changed && !list.is_empty() && list.len() <= CHANGED_MAX_FILES => list
             .iter()
             .map(|p| p.trim_start_matches("./").trim_start_matches('/'))
             .collect(),
         _ => HashSet::new(),
     };
-    let scored = score(g, req, &analysis, &survivors, &changed, &mut tokenizer);
+    let weights = blend_weights(analysis.kind);
+    diagnostics.fusion = Some(match tuning.fusion {
+        Fusion::Blend => {
+            serde_json::json!({"method": "blend", "lexicalWeight": weights.0, "denseWeight": weights.1})
+        }
+        Fusion::Rrf => serde_json::json!({"method": "rrf", "k": RRF_K}),
+    });
+    let scored = score(
+        g,
+        req,
+        &analysis,
+        &survivors,
+        &changed,
+        &tuning,
+        weights,
+        &mut tokenizer,
+    );
     let hits = match req.result_mode {
         ResultMode::Raw => group::raw_hits(g, req, &scored, limit)?,
         ResultMode::Grouped => group::grouped_hits(
@@ -430,6 +515,53 @@ pub(crate) fn execute(g: &Generation, req: &SearchRequest) -> Result<SearchOutco
         group::noise_report(&hits)
     };
     Ok(finish(hits, warnings, diagnostics, noise))
+}
+
+/// The union of both retrievers' candidates: lexical ones in their order, then dense-only
+/// ones in theirs. Every candidate gets its cosine when vectors exist, so a chunk found only
+/// lexically still has a dense score to blend.
+fn merge_candidates(
+    g: &Generation,
+    lexical: &[(f32, u32)],
+    dense: &[Neighbor],
+    qvec: Option<&Quantized>,
+) -> Vec<Candidate> {
+    let mut at: HashMap<u32, usize> = HashMap::with_capacity(lexical.len() + dense.len());
+    let mut out: Vec<Candidate> = Vec::with_capacity(lexical.len() + dense.len());
+    for (rank, &(bm25, ord)) in lexical.iter().enumerate() {
+        at.insert(ord, out.len());
+        out.push(Candidate {
+            ord,
+            bm25,
+            lexical_rank: Some(rank),
+            dense: None,
+            dense_rank: None,
+        });
+    }
+    for (rank, n) in dense.iter().enumerate() {
+        match at.get(&n.row) {
+            Some(&i) => {
+                out[i].dense = Some(n.score);
+                out[i].dense_rank = Some(rank);
+            }
+            None => {
+                at.insert(n.row, out.len());
+                out.push(Candidate {
+                    ord: n.row,
+                    bm25: 0.0,
+                    lexical_rank: None,
+                    dense: Some(n.score),
+                    dense_rank: Some(rank),
+                });
+            }
+        }
+    }
+    if let (Some(q), Some(d)) = (qvec, &g.dense) {
+        for c in out.iter_mut().filter(|c| c.dense.is_none()) {
+            c.dense = Some(d.score(q, c.ord));
+        }
+    }
+    out
 }
 
 fn finish(
@@ -536,15 +668,27 @@ fn build_query(
 }
 
 /// Scores the surviving candidates and orders them (file saturation included).
+#[allow(clippy::too_many_arguments)]
 fn score(
     g: &Generation,
     req: &SearchRequest,
     analysis: &Analysis,
-    survivors: &[(usize, f32, u32)],
+    survivors: &[Candidate],
     changed: &HashSet<&str>,
+    tuning: &SearchTuning,
+    (w_lexical, w_dense): (f32, f32),
     tokenizer: &mut CodeTokenizer,
 ) -> Vec<Scored> {
-    let top = survivors.iter().map(|s| s.1).fold(0.0f32, f32::max);
+    let top = survivors.iter().map(|c| c.bm25).fold(0.0f32, f32::max);
+    // Cosines are min-max normalised over the candidates: their absolute level says little
+    // (a static model's cosines bunch together), their spread among candidates says much.
+    let (dmin, dmax) = survivors
+        .iter()
+        .filter_map(|c| c.dense)
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), d| {
+            (lo.min(d), hi.max(d))
+        });
+    let has_dense = dmax.is_finite();
     let idents: Vec<String> = analysis
         .identifiers
         .iter()
@@ -553,43 +697,80 @@ fn score(
     let parts: HashSet<&str> = analysis.parts.iter().map(String::as_str).collect();
     let mut scored: Vec<Scored> = survivors
         .iter()
-        .map(|&(rank, bm25, ord)| {
-            let chunk = &g.table.chunks[ord as usize];
+        .map(|c| {
+            let chunk = &g.table.chunks[c.ord as usize];
             let file = &g.table.files[chunk.file as usize];
             let facts = &g.facts[chunk.file as usize];
-            let norm = if top > 0.0 { bm25 / top } else { 0.0 };
-            let definition = definition_boost(chunk, analysis, &idents, &parts, tokenizer);
-            let path = path_boost(facts, &idents, &parts);
-            let category_mult = category::multiplier(req.scope, facts.category).unwrap_or(0.0);
+            let lexical = if top > 0.0 { c.bm25 / top } else { 0.0 };
+            let dense = match c.dense {
+                Some(d) if has_dense && dmax > dmin => (d - dmin) / (dmax - dmin),
+                Some(_) if has_dense => 1.0,
+                _ => 0.0,
+            };
+            let fused = if top <= 0.0 && !has_dense {
+                // Operator-only searches have no retrieval score: every candidate starts equal.
+                1.0
+            } else if !has_dense {
+                lexical
+            } else if top <= 0.0 {
+                dense
+            } else {
+                match tuning.fusion {
+                    Fusion::Blend => w_lexical * lexical + w_dense * dense,
+                    Fusion::Rrf => {
+                        let rr =
+                            |r: Option<usize>| r.map_or(0.0, |r| 1.0 / (RRF_K + 1.0 + r as f32));
+                        (rr(c.lexical_rank) + rr(c.dense_rank)) / (2.0 / (RRF_K + 1.0))
+                    }
+                }
+            };
+            let definition = if tuning.definition {
+                definition_boost(chunk, analysis, &idents, &parts, tokenizer)
+            } else {
+                0.0
+            };
+            let path = if tuning.path {
+                path_boost(facts, &idents, &parts)
+            } else {
+                0.0
+            };
+            let category_mult = if tuning.category {
+                category::multiplier(req.scope, facts.category).unwrap_or(0.0)
+            } else {
+                1.0
+            };
             let changed_mult = if changed.contains(file.path.as_str()) {
                 CHANGED_BOOST
             } else {
                 1.0
             };
-            // Operator-only searches have no BM25: every candidate starts equal.
-            let base = if top > 0.0 { norm } else { 1.0 };
             Scored {
-                ord,
-                bm25,
-                lexical_rank: rank,
+                ord: c.ord,
+                bm25: c.bm25,
+                lexical_rank: c.lexical_rank,
+                dense: c.dense,
+                dense_rank: c.dense_rank,
+                fused,
                 definition,
                 path,
                 category: facts.category,
                 category_mult,
                 changed_mult,
-                score: (base + definition + path) * category_mult * changed_mult,
+                score: (fused + definition + path) * category_mult * changed_mult,
             }
         })
         .collect();
     sort_scored(g, &mut scored);
-    // Per-file saturation: the k-th chunk of a file keeps FILE_SATURATION^k of its score.
-    let mut seen: HashMap<u32, i32> = HashMap::new();
-    for s in &mut scored {
-        let k = seen.entry(g.table.chunks[s.ord as usize].file).or_insert(0);
-        s.score *= FILE_SATURATION.powi(*k);
-        *k += 1;
+    if tuning.saturation {
+        // Per-file saturation: the k-th chunk of a file keeps FILE_SATURATION^k of its score.
+        let mut seen: HashMap<u32, i32> = HashMap::new();
+        for s in &mut scored {
+            let k = seen.entry(g.table.chunks[s.ord as usize].file).or_insert(0);
+            s.score *= FILE_SATURATION.powi(*k);
+            *k += 1;
+        }
+        sort_scored(g, &mut scored);
     }
-    sort_scored(g, &mut scored);
     scored
 }
 

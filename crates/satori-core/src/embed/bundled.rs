@@ -1,0 +1,55 @@
+//! The static model compiled into Satori: distilled from all-MiniLM-L6-v2 (Apache-2.0; see
+//! `assets/model/LICENSE` and `NOTICE`) by `scripts/distill/distill.py`. Being part of the
+//! binary, it needs no download and no file next to the executable.
+//!
+//! Its identity is a constant so that the fingerprint of every index can be computed without
+//! hashing 8 MB at each start; `tests::identity_matches_the_bytes` fails when the files and
+//! the constant disagree.
+
+use super::{ModelError, ModelFiles, ModelInfo, StaticModel};
+
+const SAFETENSORS: &[u8] = include_bytes!("../../assets/model/model.safetensors");
+const TOKENIZER: &[u8] = include_bytes!("../../assets/model/tokenizer.json");
+const CONFIG: &[u8] = include_bytes!("../../assets/model/config.json");
+
+/// Readable id of the bundled model.
+pub const ID: &str = "satori-static-minilm-l6";
+/// `files_sha256` of the bundled files.
+pub const SHA256: &str = "af80344dc798716b2b2eaa544eac5ebe36e5dcf98bb7b13244bc8c8fbcccff38";
+/// Its dimension.
+pub const DIM: usize = 256;
+
+/// The bundled model's identity.
+pub fn info() -> ModelInfo {
+    ModelInfo {
+        provider: "embedded".into(),
+        id: ID.into(),
+        sha256: SHA256.into(),
+        dim: DIM,
+    }
+}
+
+/// Loads the bundled model.
+pub fn load() -> Result<StaticModel, ModelError> {
+    StaticModel::load(ModelFiles {
+        safetensors: SAFETENSORS,
+        tokenizer: TOKENIZER,
+        config: Some(CONFIG),
+    })
+    .map_err(|e| ModelError(format!("bundled model: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_matches_the_bytes() {
+        assert_eq!(
+            super::super::files_sha256(SAFETENSORS, TOKENIZER, CONFIG),
+            SHA256
+        );
+        let m = load().unwrap();
+        assert_eq!(m.dim(), DIM);
+    }
+}

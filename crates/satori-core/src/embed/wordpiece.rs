@@ -1,0 +1,437 @@
+//! A BERT WordPiece tokenizer read from a Hugging Face `tokenizer.json`, bit-for-bit equal
+//! to the `tokenizers` library for the pipeline BERT models use (BertNormalizer,
+//! BertPreTokenizer, WordPiece). Static embedding models are lookup tables indexed by token
+//! id, so a tokenizer that splits one word differently silently changes every vector: parity
+//! is checked against ids produced by the reference library (`tests/embed.rs`).
+//!
+//! Only what embedding needs is implemented: ids of a text without special tokens, no
+//! offsets, no truncation. Source code is mostly ASCII, so ASCII runs take a fast path that
+//! does the same as the Unicode path without its per-character table lookups.
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use unicode_categories::UnicodeCategories;
+use unicode_normalization::UnicodeNormalization;
+
+/// Why a `tokenizer.json` cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenizerError(pub String);
+
+impl std::fmt::Display for TokenizerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The BertNormalizer options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Normalizer {
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: bool,
+    lowercase: bool,
+}
+
+/// A WordPiece tokenizer.
+#[derive(Debug, Clone)]
+pub struct WordPiece {
+    normalizer: Option<Normalizer>,
+    /// Pieces that may start a word.
+    starts: FxHashMap<Box<str>, u32>,
+    /// Pieces that continue a word, stored without their prefix (`##`).
+    continues: FxHashMap<Box<str>, u32>,
+    unk_id: u32,
+    max_chars_per_word: usize,
+    vocab_size: usize,
+}
+
+#[derive(Deserialize)]
+struct FileJson {
+    normalizer: Option<NormalizerJson>,
+    pre_tokenizer: Option<TypeOnly>,
+    model: ModelJson,
+}
+
+#[derive(Deserialize)]
+struct TypeOnly {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct NormalizerJson {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default = "yes")]
+    clean_text: bool,
+    #[serde(default = "yes")]
+    handle_chinese_chars: bool,
+    #[serde(default)]
+    strip_accents: Option<bool>,
+    #[serde(default = "yes")]
+    lowercase: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+struct ModelJson {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    vocab: serde_json::Value,
+    #[serde(default = "default_unk")]
+    unk_token: String,
+    #[serde(default = "default_prefix")]
+    continuing_subword_prefix: String,
+    #[serde(default = "default_max_chars")]
+    max_input_chars_per_word: usize,
+}
+
+fn default_unk() -> String {
+    "[UNK]".into()
+}
+fn default_prefix() -> String {
+    "##".into()
+}
+fn default_max_chars() -> usize {
+    100
+}
+
+impl WordPiece {
+    /// Reads a `tokenizer.json`. Only WordPiece models with a BERT normalizer (or none) and a
+    /// BERT or whitespace-and-punctuation pre-tokenizer are accepted; anything else is an error
+    /// naming what was found, rather than a tokenizer that silently differs.
+    pub fn from_json(bytes: &[u8]) -> Result<WordPiece, TokenizerError> {
+        let file: FileJson = serde_json::from_slice(bytes)
+            .map_err(|e| TokenizerError(format!("tokenizer.json is not valid: {e}")))?;
+        let kind = file.model.kind.as_deref().unwrap_or("WordPiece");
+        if kind != "WordPiece" {
+            return Err(TokenizerError(format!(
+                "tokenizer model '{kind}' is not supported (only WordPiece)"
+            )));
+        }
+        if let Some(p) = &file.pre_tokenizer
+            && p.kind != "BertPreTokenizer"
+        {
+            return Err(TokenizerError(format!(
+                "pre-tokenizer '{}' is not supported (only BertPreTokenizer)",
+                p.kind
+            )));
+        }
+        let normalizer = match file.normalizer {
+            None => None,
+            Some(n) if n.kind == "BertNormalizer" => Some(Normalizer {
+                clean_text: n.clean_text,
+                handle_chinese_chars: n.handle_chinese_chars,
+                strip_accents: n.strip_accents.unwrap_or(n.lowercase),
+                lowercase: n.lowercase,
+            }),
+            Some(n) => {
+                return Err(TokenizerError(format!(
+                    "normalizer '{}' is not supported (only BertNormalizer)",
+                    n.kind
+                )));
+            }
+        };
+        let vocab =
+            file.model.vocab.as_object().ok_or_else(|| {
+                TokenizerError("tokenizer.json has no WordPiece vocabulary".into())
+            })?;
+        let prefix = file.model.continuing_subword_prefix.as_str();
+        let mut starts = FxHashMap::default();
+        let mut continues = FxHashMap::default();
+        let mut max_id = 0u32;
+        for (piece, id) in vocab {
+            let id = id
+                .as_u64()
+                .and_then(|i| u32::try_from(i).ok())
+                .ok_or_else(|| TokenizerError(format!("vocabulary id of '{piece}' is invalid")))?;
+            max_id = max_id.max(id);
+            match piece.strip_prefix(prefix) {
+                Some(rest) if !prefix.is_empty() => {
+                    continues.insert(rest.into(), id);
+                }
+                _ => {
+                    starts.insert(piece.as_str().into(), id);
+                }
+            }
+        }
+        let unk_id = *starts.get(file.model.unk_token.as_str()).ok_or_else(|| {
+            TokenizerError(format!(
+                "unknown token '{}' is not in the vocabulary",
+                file.model.unk_token
+            ))
+        })?;
+        Ok(WordPiece {
+            normalizer,
+            starts,
+            continues,
+            unk_id,
+            max_chars_per_word: file.model.max_input_chars_per_word,
+            vocab_size: max_id as usize + 1,
+        })
+    }
+
+    /// One more than the largest id of the vocabulary.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    /// The id of the unknown token.
+    pub fn unk_id(&self) -> u32 {
+        self.unk_id
+    }
+
+    /// Appends the ids of `text` (no special tokens) to `out`.
+    pub fn tokenize_into(&self, text: &str, out: &mut Vec<u32>) {
+        let mut word = String::new();
+        for_each_word(self.normalizer, text, &mut word, |w| {
+            self.word_pieces(w, out)
+        });
+    }
+
+    /// The ids of `text` (no special tokens).
+    pub fn tokenize(&self, text: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.tokenize_into(text, &mut out);
+        out
+    }
+
+    /// Greedy longest-match-first split of one pre-token; a word that cannot be split
+    /// completely, or is too long, is one unknown token.
+    fn word_pieces(&self, word: &str, out: &mut Vec<u32>) {
+        if word.chars().count() > self.max_chars_per_word {
+            out.push(self.unk_id);
+            return;
+        }
+        let mark = out.len();
+        let mut start = 0;
+        while start < word.len() {
+            let table = if start == 0 {
+                &self.starts
+            } else {
+                &self.continues
+            };
+            let mut end = word.len();
+            let mut found = None;
+            while end > start {
+                if let Some(&id) = table.get(&word[start..end]) {
+                    found = Some(id);
+                    break;
+                }
+                end -= 1;
+                while !word.is_char_boundary(end) {
+                    end -= 1;
+                }
+            }
+            match found {
+                Some(id) => {
+                    out.push(id);
+                    start = end;
+                }
+                None => {
+                    out.truncate(mark);
+                    out.push(self.unk_id);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Normalizes `text` and calls `f` with every pre-token (a run of non-space,
+/// non-punctuation characters, or a single punctuation character).
+fn for_each_word(
+    normalizer: Option<Normalizer>,
+    text: &str,
+    word: &mut String,
+    mut f: impl FnMut(&str),
+) {
+    word.clear();
+    let emit = |word: &mut String, f: &mut dyn FnMut(&str)| {
+        if !word.is_empty() {
+            f(word);
+            word.clear();
+        }
+    };
+    let push = |c: char, word: &mut String, f: &mut dyn FnMut(&str)| {
+        if c.is_whitespace() {
+            emit(word, f);
+        } else if is_punctuation(c) {
+            emit(word, f);
+            let mut b = [0u8; 4];
+            f(c.encode_utf8(&mut b));
+        } else {
+            word.push(c);
+        }
+    };
+    let Some(n) = normalizer else {
+        for c in text.chars() {
+            push(c, word, &mut f);
+        }
+        emit(word, &mut f);
+        return;
+    };
+    let mut buf = String::new();
+    for c in text.chars() {
+        if c.is_ascii() {
+            // ASCII: cleaning drops control bytes and maps \t \n \r to spaces; accents and
+            // Chinese characters cannot occur; lower-casing is byte-wise.
+            if n.clean_text && c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r') {
+                continue;
+            }
+            let c = if n.lowercase {
+                c.to_ascii_lowercase()
+            } else {
+                c
+            };
+            push(c, word, &mut f);
+            continue;
+        }
+        // The reference applies each step to the whole string in turn; every step maps one
+        // character to characters independently of its neighbours, so doing all steps per
+        // character gives the same result.
+        buf.clear();
+        if n.clean_text {
+            if c == '\u{fffd}' || is_control(c) {
+                continue;
+            }
+            if is_bert_whitespace(c) {
+                push(' ', word, &mut f);
+                continue;
+            }
+        }
+        if n.handle_chinese_chars && is_chinese_char(c) {
+            push(' ', word, &mut f);
+            push(c, word, &mut f);
+            push(' ', word, &mut f);
+            continue;
+        }
+        if n.strip_accents {
+            buf.extend(std::iter::once(c).nfd().filter(|d| !d.is_mark_nonspacing()));
+        } else {
+            buf.push(c);
+        }
+        if n.lowercase {
+            let lowered: String = buf.chars().flat_map(char::to_lowercase).collect();
+            buf = lowered;
+        }
+        for d in buf.chars() {
+            push(d, word, &mut f);
+        }
+    }
+    emit(word, &mut f);
+}
+
+/// Whitespace as the BERT normalizer sees it.
+fn is_bert_whitespace(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
+}
+
+/// Control characters the BERT normalizer drops: Cc, Cf and Co, except tab and newlines.
+fn is_control(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r') && c.is_other()
+}
+
+/// What the BERT pre-tokenizer isolates: ASCII punctuation and symbols, and Unicode
+/// punctuation.
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation() || c.is_punctuation()
+}
+
+/// The CJK blocks the BERT normalizer pads with spaces.
+fn is_chinese_char(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B920..=0x2CEAF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
+}
+
+/// Splits camelCase identifiers before tokenizing, so `getUserById` is embedded as the
+/// words get, user, by, id rather than the word pieces of `getuserbyid`. A space goes
+/// between two ASCII characters a, b when a is a lower-case letter or a digit and b an
+/// upper-case letter (`getUser`, `utf8Decoder`), or when both are upper case and the
+/// character after b is lower case (`HTTPServer`).
+pub fn split_camel(text: &str, out: &mut String) {
+    out.clear();
+    out.reserve(text.len() + text.len() / 8);
+    let bytes = text.as_bytes();
+    let mut last = 0;
+    for i in 1..bytes.len() {
+        let (a, b) = (bytes[i - 1], bytes[i]);
+        if !b.is_ascii_uppercase() {
+            continue;
+        }
+        let split = a.is_ascii_lowercase()
+            || a.is_ascii_digit()
+            || (a.is_ascii_uppercase() && bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase));
+        if split {
+            // `i` is on a char boundary: both neighbours are ASCII.
+            out.push_str(&text[last..i]);
+            out.push(' ');
+            last = i;
+        }
+    }
+    out.push_str(&text[last..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> WordPiece {
+        let json = serde_json::json!({
+            "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 12,
+                "vocab": {"[UNK]": 0, "get": 1, "user": 2, "##user": 3, "##by": 4, "##id": 5, "(": 6, "cafe": 7, "中": 8, "_": 9, "by": 10, "id": 11}}
+        });
+        WordPiece::from_json(json.to_string().as_bytes()).unwrap()
+    }
+
+    fn check(text: &str, ids: &[u32]) {
+        assert_eq!(tiny().tokenize(text), ids, "{text:?}");
+    }
+
+    #[test]
+    fn pieces_normalization_and_unknowns() {
+        check("getUserById(", &[1, 3, 4, 5, 6]);
+        check("get_user", &[1, 9, 2]);
+        check("  Café\t中 ", &[7, 8]);
+        check("getx", &[0]);
+        // Longer than max_input_chars_per_word: unknown even though it would split.
+        check("getuseruserby", &[0]);
+        check("a\u{0}b", &[0]);
+        check("", &[]);
+    }
+
+    #[test]
+    fn camel_split() {
+        let mut out = String::new();
+        for (input, want) in [
+            ("getUserById", "get User By Id"),
+            ("parseHTTPHeader2Value", "parse HTTP Header2 Value"),
+            ("HTTPServer", "HTTP Server"),
+            ("utf8Decoder", "utf8 Decoder"),
+            ("snake_case UPPER été", "snake_case UPPER été"),
+            ("ÉtéX", "ÉtéX"),
+        ] {
+            split_camel(input, &mut out);
+            assert_eq!(out, want);
+        }
+    }
+
+    #[test]
+    fn unsupported_models_are_named() {
+        let err = WordPiece::from_json(br#"{"model":{"type":"Unigram","vocab":[]}}"#).unwrap_err();
+        assert!(err.0.contains("'Unigram'"), "{err}");
+    }
+}

