@@ -1,15 +1,22 @@
 //! The dense index of a generation: one unit vector per chunk (row = chunk ordinal), stored
-//! as a flat int8 matrix with one scale per row, memory-mapped and scanned exhaustively.
+//! as a flat int8 matrix with one scale per row, memory-mapped.
 //!
-//! A flat scan is exact and, at repository sizes (up to a few hundred thousand chunks), fast
-//! enough: int8 rows are a quarter of the bytes of f32 rows, the integer dot product
-//! vectorises, and the scan is one pass over contiguous memory. Quantising each row with its
-//! own scale keeps the cosine error around 1e-3, far below the score differences ranking
-//! cares about.
+//! Small matrices are scanned exhaustively: int8 rows are a quarter of the bytes of f32
+//! rows, the integer dot product vectorises, and the scan is one pass over contiguous
+//! memory. Quantising each row with its own scale keeps the cosine error around 1e-3, far
+//! below the score differences ranking cares about.
+//!
+//! A large matrix is memory-bound (100k rows of 256 bytes are 25 MB per query), so each row
+//! also has a sign sketch: one bit per dimension of the row minus the mean row. A query first
+//! ranks all sketches by Hamming distance (32 bytes per row, popcount), then rescores only
+//! the best few thousand rows with the int8 dot product. The sketches only choose what to
+//! rescore; every score returned is the int8 cosine.
 //!
 //! ```text
-//! vectors/matrix.bin:  "SATVEC01" | dim u32 | pad u32 | count u64 | reserved u64
-//!                      | count × f32 scales | count × dim i8 rows        (little-endian)
+//! vectors/matrix.bin:  "SATVEC02" | dim u32 | pad u32 | count u64 | reserved u64
+//!                      | count × f32 scales | count × dim i8 rows
+//!                      | pad to 8 | dim × f32 mean | count × ⌈dim/64⌉ u64 sketches
+//!                                                                        (little-endian)
 //! ```
 
 use std::cmp::Ordering;
@@ -22,8 +29,57 @@ use crate::{Error, Result};
 /// File of the matrix inside `<gen>/vectors/`.
 pub const MATRIX_FILE: &str = "matrix.bin";
 
-const MAGIC: &[u8; 8] = b"SATVEC01";
+const MAGIC: &[u8; 8] = b"SATVEC02";
 const HEADER: usize = 32;
+/// Up to this many rows, or when most rows are wanted anyway, the scan is exhaustive.
+const EXACT_MAX_ROWS: usize = 16_384;
+/// Rows rescored after the sketch prefilter: at least this many, and at least 4 × k.
+const RESCORE_MIN: usize = 4_096;
+
+fn words(dim: usize) -> usize {
+    dim.div_ceil(64)
+}
+
+/// Byte offsets of the sections of a matrix with `count` rows of `dim`.
+struct Layout {
+    scales: usize,
+    rows: usize,
+    mean: usize,
+    sketches: usize,
+    end: usize,
+}
+
+impl Layout {
+    fn of(dim: usize, count: usize) -> Option<Layout> {
+        let scales = HEADER;
+        let rows = scales.checked_add(count.checked_mul(4)?)?;
+        let rows_end = rows.checked_add(count.checked_mul(dim)?)?;
+        let mean = rows_end.checked_add(7)? & !7;
+        let sketches = mean.checked_add(dim.checked_mul(4)?)?;
+        let end = sketches.checked_add(count.checked_mul(words(dim) * 8)?)?;
+        Some(Layout {
+            scales,
+            rows,
+            mean,
+            sketches,
+            end,
+        })
+    }
+}
+
+/// Sign bits of `v - mean`, as little-endian u64 words.
+fn sketch(v: &[f32], mean: &[f32], out: &mut Vec<u64>) {
+    out.clear();
+    for (c, m) in v.chunks(64).zip(mean.chunks(64)) {
+        let mut w = 0u64;
+        for (i, (x, m)) in c.iter().zip(m).enumerate() {
+            if x > m {
+                w |= 1 << i;
+            }
+        }
+        out.push(w);
+    }
+}
 
 /// Quantises a vector to int8 with the scale that maps its largest component to ±127.
 pub fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
@@ -84,18 +140,49 @@ impl DenseWriter {
         self.scales.is_empty()
     }
 
-    /// Writes the file and fsyncs it.
+    /// Writes the file (rows, then the mean and the sketches) and fsyncs it.
     pub fn finish(self) -> Result<()> {
-        let mut bytes = Vec::with_capacity(HEADER + self.scales.len() * 4 + self.rows.len());
+        let (dim, count) = (self.dim, self.scales.len());
+        let layout = Layout::of(dim, count).ok_or_else(|| Error::Corrupt {
+            what: "dense index",
+            path: self.path.clone(),
+            reason: "size overflow".into(),
+        })?;
+        let mut bytes = Vec::with_capacity(layout.end);
         bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&(self.dim as u32).to_le_bytes());
+        bytes.extend_from_slice(&(dim as u32).to_le_bytes());
         bytes.extend_from_slice(&0u32.to_le_bytes());
-        bytes.extend_from_slice(&(self.scales.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&(count as u64).to_le_bytes());
         bytes.extend_from_slice(&0u64.to_le_bytes());
         for s in &self.scales {
             bytes.extend_from_slice(&s.to_le_bytes());
         }
         bytes.extend(self.rows.iter().map(|&b| b as u8));
+        bytes.resize(layout.mean, 0);
+        let mut mean = vec![0f64; dim];
+        for (row, &scale) in self.rows.chunks_exact(dim.max(1)).zip(&self.scales) {
+            for (m, &x) in mean.iter_mut().zip(row) {
+                *m += f64::from(x) * f64::from(scale);
+            }
+        }
+        let mean: Vec<f32> = mean
+            .iter()
+            .map(|m| (m / count.max(1) as f64) as f32)
+            .collect();
+        for m in &mean {
+            bytes.extend_from_slice(&m.to_le_bytes());
+        }
+        let (mut v, mut sk) = (vec![0f32; dim], Vec::with_capacity(words(dim)));
+        for (row, &scale) in self.rows.chunks_exact(dim.max(1)).zip(&self.scales) {
+            for (o, &x) in v.iter_mut().zip(row) {
+                *o = f32::from(x) * scale;
+            }
+            sketch(&v, &mean, &mut sk);
+            for w in &sk {
+                bytes.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        debug_assert_eq!(bytes.len(), layout.end);
         let mut f =
             std::fs::File::create(&self.path).map_err(|e| Error::io("create", &self.path, e))?;
         f.write_all(&bytes)
@@ -110,6 +197,8 @@ pub struct DenseIndex {
     map: memmap2::Mmap,
     dim: usize,
     count: usize,
+    layout: Layout,
+    mean: Vec<f32>,
 }
 
 impl std::fmt::Debug for DenseIndex {
@@ -163,20 +252,25 @@ impl DenseIndex {
         }
         let dim = u32::from_le_bytes(map[8..12].try_into().unwrap_or_default()) as usize;
         let count = u64::from_le_bytes(map[16..24].try_into().unwrap_or_default()) as usize;
-        let expected = HEADER
-            .checked_add(
-                count
-                    .checked_mul(4 + dim)
-                    .ok_or_else(|| corrupt("size overflow"))?,
-            )
-            .ok_or_else(|| corrupt("size overflow"))?;
-        if dim == 0 || map.len() != expected {
+        let layout = Layout::of(dim, count).ok_or_else(|| corrupt("size overflow"))?;
+        if dim == 0 || map.len() != layout.end {
             return Err(corrupt(&format!(
-                "expected {expected} bytes for {count} rows of {dim}, found {}",
+                "expected {} bytes for {count} rows of {dim}, found {}",
+                layout.end,
                 map.len()
             )));
         }
-        Ok(DenseIndex { map, dim, count })
+        let mean = map[layout.mean..layout.sketches]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok(DenseIndex {
+            map,
+            dim,
+            count,
+            layout,
+            mean,
+        })
     }
 
     pub fn dim(&self) -> usize {
@@ -192,12 +286,12 @@ impl DenseIndex {
     }
 
     fn scale(&self, row: usize) -> f32 {
-        let at = HEADER + row * 4;
+        let at = self.layout.scales + row * 4;
         f32::from_le_bytes(self.map[at..at + 4].try_into().unwrap_or_default())
     }
 
     fn row(&self, row: usize) -> &[i8] {
-        let at = HEADER + self.count * 4 + row * self.dim;
+        let at = self.layout.rows + row * self.dim;
         let bytes = &self.map[at..at + self.dim];
         // SAFETY: i8 and u8 have the same size and alignment.
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
@@ -217,13 +311,35 @@ impl DenseIndex {
         if k == 0 || self.count == 0 || query.values.len() != self.dim {
             return Vec::new();
         }
-        let scales_at = HEADER;
-        let rows_at = HEADER + self.count * 4;
-        let scales = &self.map[scales_at..rows_at];
+        let rescore = k.saturating_mul(4).max(RESCORE_MIN);
+        if self.count <= EXACT_MAX_ROWS || rescore >= self.count / 2 {
+            return self.exact_top_k(query, k);
+        }
+        let candidates = self.prefilter(query, rescore);
+        let mut heap: BinaryHeap<Neighbor> = BinaryHeap::with_capacity(k + 1);
+        for row in candidates {
+            keep(
+                &mut heap,
+                k,
+                Neighbor {
+                    score: self.score(query, row),
+                    row,
+                },
+            );
+        }
+        sorted(heap)
+    }
+
+    /// Every row scored; the reference the prefiltered path approximates.
+    pub fn exact_top_k(&self, query: &Quantized, k: usize) -> Vec<Neighbor> {
+        if k == 0 || self.count == 0 || query.values.len() != self.dim {
+            return Vec::new();
+        }
+        let scales = &self.map[self.layout.scales..self.layout.rows];
         // SAFETY: see `row`.
         let rows = unsafe {
             std::slice::from_raw_parts(
-                self.map[rows_at..].as_ptr().cast::<i8>(),
+                self.map[self.layout.rows..].as_ptr().cast::<i8>(),
                 self.count * self.dim,
             )
         };
@@ -231,22 +347,97 @@ impl DenseIndex {
         let dots = dot_rows(&query.values, rows, self.dim);
         for (i, d) in dots.into_iter().enumerate() {
             let s = f32::from_le_bytes(scales[i * 4..i * 4 + 4].try_into().unwrap_or_default());
-            let score = d as f32 * query.scale * s;
-            let n = Neighbor {
-                score,
-                row: i as u32,
-            };
-            if heap.len() < k {
-                heap.push(n);
-            } else if heap.peek().is_some_and(|worst| n < *worst) {
-                heap.pop();
-                heap.push(n);
+            keep(
+                &mut heap,
+                k,
+                Neighbor {
+                    score: d as f32 * query.scale * s,
+                    row: i as u32,
+                },
+            );
+        }
+        sorted(heap)
+    }
+
+    /// The `m` rows whose sketches are nearest the query's (ties: lower rows), in row order.
+    fn prefilter(&self, query: &Quantized, m: usize) -> Vec<u32> {
+        let w = words(self.dim);
+        let mut q = Vec::with_capacity(w);
+        sketch(&query.raw, &self.mean, &mut q);
+        let bytes = &self.map[self.layout.sketches..self.layout.end];
+        let dist = hamming_all(&q, bytes, w);
+        // Counting selection: distances are at most `dim`, so a histogram finds the cut.
+        let mut hist = vec![0usize; self.dim + 2];
+        for &d in &dist {
+            hist[d as usize] += 1;
+        }
+        let (mut cut, mut below) = (0usize, 0usize);
+        while cut < hist.len() && below + hist[cut] < m {
+            below += hist[cut];
+            cut += 1;
+        }
+        let mut at_cut = m - below;
+        let mut out = Vec::with_capacity(m);
+        for (row, &d) in dist.iter().enumerate() {
+            let d = d as usize;
+            if d < cut {
+                out.push(row as u32);
+            } else if d == cut && at_cut > 0 {
+                at_cut -= 1;
+                out.push(row as u32);
             }
         }
-        let mut out = heap.into_vec();
-        out.sort();
         out
     }
+}
+
+fn keep(heap: &mut BinaryHeap<Neighbor>, k: usize, n: Neighbor) {
+    if heap.len() < k {
+        heap.push(n);
+    } else if heap.peek().is_some_and(|worst| n < *worst) {
+        heap.pop();
+        heap.push(n);
+    }
+}
+
+fn sorted(heap: BinaryHeap<Neighbor>) -> Vec<Neighbor> {
+    let mut out = heap.into_vec();
+    out.sort();
+    out
+}
+
+/// Hamming distances of `q` to every sketch in `bytes` (rows of `w` little-endian words).
+fn hamming_all(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has POPCNT (checked just above).
+            return unsafe { hamming_all_popcnt(q, bytes, w) };
+        }
+    }
+    hamming_all_generic(q, bytes, w)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn hamming_all_popcnt(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
+    hamming_all_generic(q, bytes, w)
+}
+
+#[inline(always)]
+fn hamming_all_generic(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
+    bytes
+        .chunks_exact(w * 8)
+        .map(|row| {
+            row.chunks_exact(8)
+                .zip(q)
+                .map(|(b, q)| {
+                    let word = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                    (word ^ q).count_ones() as u16
+                })
+                .sum()
+        })
+        .collect()
 }
 
 /// A query vector quantised like the rows.
@@ -254,13 +445,18 @@ impl DenseIndex {
 pub struct Quantized {
     values: Vec<i8>,
     scale: f32,
+    raw: Vec<f32>,
 }
 
 impl Quantized {
     pub fn new(v: &[f32]) -> Quantized {
         let mut values = Vec::with_capacity(v.len());
         let scale = quantize(v, &mut values);
-        Quantized { values, scale }
+        Quantized {
+            values,
+            scale,
+            raw: v.to_vec(),
+        }
     }
 
     /// True for the zero vector (a query without known tokens).
@@ -375,6 +571,38 @@ mod tests {
         assert!(err.contains("corrupt dense index"), "{err}");
         std::fs::write(&path, b"nonsense").unwrap();
         assert!(DenseIndex::open(dir.path()).is_err());
+    }
+
+    #[test]
+    fn prefiltered_top_k_agrees_with_the_exact_scan() {
+        // Clustered rows, as real embeddings are: the sketch must find the true neighbours.
+        let dir = tempfile::tempdir().unwrap();
+        let (dim, n) = (64, 40_000);
+        let mut seed = 7u64;
+        let mut rnd = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let centres: Vec<Vec<f32>> = (0..50).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
+        let mut w = DenseWriter::create(dir.path(), dim).unwrap();
+        for i in 0..n {
+            let c = &centres[i % centres.len()];
+            let v: Vec<f32> = c.iter().map(|x| x + 0.3 * rnd()).collect();
+            w.push(&unit(&v));
+        }
+        w.finish().unwrap();
+        let idx = DenseIndex::open(dir.path()).unwrap();
+        for probe in [3usize, 1234, 39_999] {
+            let q = Quantized::new(&unit(&centres[probe % centres.len()].clone()));
+            let exact = idx.exact_top_k(&q, 100);
+            let fast = idx.top_k(&q, 100);
+            assert_eq!(fast.len(), 100);
+            let found = fast.iter().filter(|n| exact.contains(n)).count();
+            assert!(found >= 95, "recall {found}/100");
+            assert!(fast.windows(2).all(|w| w[0].score >= w[1].score));
+        }
     }
 
     #[test]

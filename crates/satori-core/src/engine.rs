@@ -301,8 +301,8 @@ impl Engine {
     /// Opens (or reuses) the published generation of a codebase.
     pub fn generation(&self, root: &Path) -> Result<Arc<Generation>> {
         let dir = self.home.codebase(root);
-        let (gen_dir, _) = dir
-            .current()
+        let gen_dir = dir
+            .current_dir()
             .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(g) = open.get(&gen_dir) {

@@ -150,13 +150,17 @@ impl CodebaseDir {
     /// The published generation, if any, with its manifest. A generation named by `CURRENT`
     /// but lacking its `COMPLETE` marker is treated as absent.
     pub fn current(&self) -> Option<(PathBuf, Manifest)> {
-        let name = std::fs::read_to_string(self.dir.join("CURRENT")).ok()?;
-        let gen_dir = self.dir.join(name.trim());
-        if !gen_dir.join("COMPLETE").is_file() {
-            return None;
-        }
+        let gen_dir = self.current_dir()?;
         let manifest = Manifest::read(&gen_dir).ok()?;
         Some((gen_dir, manifest))
+    }
+
+    /// The published generation's directory, without reading its manifest: what a search
+    /// needs, and cheap (the manifest lists every file).
+    pub fn current_dir(&self) -> Option<PathBuf> {
+        let name = std::fs::read_to_string(self.dir.join("CURRENT")).ok()?;
+        let gen_dir = self.dir.join(name.trim());
+        gen_dir.join("COMPLETE").is_file().then_some(gen_dir)
     }
 
     /// Creates a fresh, empty generation directory (only call with the writer lock held).

@@ -428,6 +428,8 @@ pub(crate) fn execute(
     let operator_only = use_lexical && query.is_none();
     let needed = limit * 3;
     let mut pool = (limit * 10).clamp(POOL_MIN, POOL_FIRST_MAX);
+    let mut dense_all: Vec<Neighbor> = Vec::new();
+    let mut dense_asked = 0;
     let survivors = loop {
         let lexical: Vec<(f32, u32)> = match &query {
             Some(q) => g.top_ordinals(q.as_ref(), pool)?,
@@ -436,13 +438,16 @@ pub(crate) fn execute(
             None if operator_only => (0..g.table.chunks.len() as u32).map(|o| (0.0, o)).collect(),
             None => Vec::new(),
         };
-        let dense = match (&qvec, &g.dense) {
-            (Some(q), Some(d)) => d.top_k(q, pool),
-            _ => Vec::new(),
-        };
+        if let (Some(q), Some(d)) = (&qvec, &g.dense) {
+            if pool > dense_asked {
+                dense_all = d.top_k(q, pool);
+                dense_asked = pool;
+            }
+        }
+        let dense = &dense_all[..];
         diagnostics.lexical_candidates = lexical.len();
         diagnostics.dense_candidates = dense.len();
-        let candidates = merge_candidates(g, &lexical, &dense, qvec.as_ref());
+        let candidates = merge_candidates(g, &lexical, dense, qvec.as_ref());
         let mut counts = [0usize; STAGES.len()];
         let mut survivors = Vec::new();
         for c in &candidates {
