@@ -5,6 +5,7 @@
 //! `cargo bench -p satori-core --bench dense` (plain `harness = false` binary: no framework,
 //! so it builds with the workspace's existing dependencies).
 
+use std::io::Write;
 use std::time::Instant;
 
 use satori_core::dense::{DenseIndex, DenseWriter, Quantized};
@@ -50,9 +51,12 @@ fn main() {
     let want = index.exact_top_k(&q, 2000);
     let got = index.top_k(&q, 2000);
     let recall = got.iter().filter(|n| want.contains(n)).count() as f64 / want.len() as f64;
-    println!(
+    // The figures are this binary's output: JSON on stdout.
+    writeln!(
+        std::io::stdout().lock(),
         "{{\"rows\": {rows}, \"dim\": {dim}, \"topKMs\": {scan:.3}, \"topK300Ms\": {scan300:.3}, \"exactMs\": {exact:.3}, \"readBytesMs\": {read:.3}, \"topKRatioToRead\": {:.2}, \"exactRatioToRead\": {:.2}, \"recallAt2000\": {recall:.3}}}",
         scan / read,
         exact / read
-    );
+    )
+    .unwrap();
 }

@@ -438,11 +438,9 @@ pub(crate) fn execute(
             None if operator_only => (0..g.table.chunks.len() as u32).map(|o| (0.0, o)).collect(),
             None => Vec::new(),
         };
-        if let (Some(q), Some(d)) = (&qvec, &g.dense) {
-            if pool > dense_asked {
-                dense_all = d.top_k(q, pool);
-                dense_asked = pool;
-            }
+        if let (Some(q), Some(d), true) = (&qvec, &g.dense, pool > dense_asked) {
+            dense_all = d.top_k(q, pool);
+            dense_asked = pool;
         }
         let dense = &dense_all[..];
         diagnostics.lexical_candidates = lexical.len();
