@@ -358,6 +358,15 @@ mod tests {
         }
     }
 
+    /// Literal values, not the constants: changing a default is a contract change.
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        assert_eq!(
+            Globals::default(),
+            globals(180_000, 600_000, Format::Json, false)
+        );
+    }
+
     #[test]
     fn accepted_command_lines() {
         let d = Globals::default();

@@ -105,7 +105,7 @@ pub fn help() -> Value {
             "closedStdout": "If the reader of stdout has gone away, the document is lost and the exit code is unchanged."
         },
         "exitCodes": exit_codes(),
-        "indexWait": "manage_index with action create or reindex polls manage_index status on the same server every 500 ms until the state is not indexing, within --call-timeout-ms; progress goes to stderr (a redrawn line on a terminal, a line per change otherwise). Exit 0 only when the index was completed.",
+        "indexWait": "manage_index with action create or reindex polls manage_index status on the same server every 500 ms until the state is not indexing, within --call-timeout-ms; progress goes to stderr (a progress bar redrawn in place on a terminal, a line per change otherwise). Exit 0 only when the index was completed.",
         "wrapperFlags": [
             "string, number, integer and boolean properties are one flag each; --name value or --name=value; the last occurrence wins",
             "a boolean flag alone means true; --name=false or --name false sets false",

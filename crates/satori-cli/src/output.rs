@@ -1,27 +1,35 @@
 //! The only module that writes to stdout or stderr.
 //!
 //! stdout receives exactly one JSON document per run, written by [`emit`].
-//! Everything for humans goes to stderr. Write errors are ignored on purpose:
-//! a closed pipe (`satori-cli ... | head -c1`) must not turn into a panic or a
-//! different exit status, and there is nowhere left to report it anyway.
+//! Everything for humans goes to stderr; each of our writes there starts on a
+//! fresh line even when the server's forwarded stderr stopped mid-line, so the
+//! error tokens are always at the start of a line. Write errors are ignored on
+//! purpose: a closed pipe (`satori-cli ... | head -c1`) must not turn into a
+//! panic or a different exit status, and there is nowhere left to report it.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use crate::report::Report;
+use satori_client::take_stderr_mid_line;
 
 /// Write one line to stderr.
 pub fn stderr_line(line: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+    let _ = writeln!(err, "{}{line}", line_break_if_needed());
     let _ = err.flush();
 }
 
 /// Write to stderr without a newline (used to redraw a progress line).
 pub fn stderr_raw(text: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes());
+    let _ = write!(err, "{}{text}", line_break_if_needed());
     let _ = err.flush();
+}
+
+/// A newline when the server's forwarded stderr ended mid-line, else nothing.
+fn line_break_if_needed() -> &'static str {
+    if take_stderr_mid_line() { "\n" } else { "" }
 }
 
 /// A diagnostic line, printed only with `--debug`.

@@ -626,6 +626,8 @@ mod tests {
                     "open_symbol": {"type": "object", "properties": {"symbolId": {"type": "string"}}},
                     "choice": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
                     "linked": {"$ref": "#/defs/x"},
+                    "merged": {"allOf": [{"type": "string"}, {"minLength": 1}]},
+                    "labels": {"type": "object", "patternProperties": {"^x-": {"type": "string"}}},
                     "deep": {"type": "object", "properties": {"inner": {"type": "object"}}},
                     "pairs": {"type": "array", "items": {"type": "object"}},
                     "loose": {"description": "no type at all"}
@@ -793,6 +795,14 @@ mod tests {
             (
                 "--path /r --linked a",
                 "E_SCHEMA_UNSUPPORTED: demo.linked uses $ref; use --args-json/--args-file",
+            ),
+            (
+                "--path /r --merged a",
+                "E_SCHEMA_UNSUPPORTED: demo.merged uses allOf; use --args-json/--args-file",
+            ),
+            (
+                r#"--path /r --labels-json {}"#,
+                "E_SCHEMA_UNSUPPORTED: demo.labels uses patternProperties; use --args-json/--args-file",
             ),
             (
                 r#"--path /r --deep-json {}"#,

@@ -74,6 +74,12 @@ fn run(case: &Case, extra_env: &[(&str, String)]) -> Run {
         cmd.env(k, v);
     }
     cmd.write_stdin(case.stdin.unwrap_or(""));
+    collect(cmd)
+}
+
+/// Run a prepared command and check the one invariant of every run: stdout
+/// is exactly one JSON document.
+fn collect(mut cmd: Command) -> Run {
     let output = cmd.output().expect("run satori-cli");
     let code = output
         .status
@@ -301,6 +307,61 @@ fn contract_cases() {
             },
         ),
         (
+            "index_create_ends_requires_reindex",
+            Case {
+                args: &[
+                    "tool",
+                    "call",
+                    "manage_index",
+                    "--args-json",
+                    r#"{"action":"create","path":"/repo"}"#,
+                ],
+                scenario: "index",
+                env: &[("FAKE_POLLS", "1"), ("FAKE_INDEX_END", "requires_reindex")],
+                ..Case::default()
+            },
+        ),
+        (
+            "index_reindex_ends_not_indexed",
+            Case {
+                args: &[
+                    "tool",
+                    "call",
+                    "manage_index",
+                    "--args-json",
+                    r#"{"action":"reindex","path":"/repo"}"#,
+                ],
+                scenario: "index",
+                env: &[("FAKE_POLLS", "1"), ("FAKE_INDEX_END", "not_indexed")],
+                ..Case::default()
+            },
+        ),
+        (
+            // A refused kick-off started nothing: there is no build to wait for.
+            "index_kickoff_refused_is_not_waited_for",
+            Case {
+                args: &[
+                    "tool",
+                    "call",
+                    "manage_index",
+                    "--args-json",
+                    r#"{"action":"reindex","path":"/repo"}"#,
+                ],
+                scenario: "envelope",
+                env: &[("FAKE_STATUS", "requires_reindex")],
+                ..Case::default()
+            },
+        ),
+        (
+            // The server's last words lack a newline; our token still starts a line.
+            "server_dies_mid_stderr_line",
+            Case {
+                args: &["tool", "call", "list_codebases"],
+                scenario: "die_call_mid_line",
+                ..Case::default()
+            },
+        ),
+        (
             "usage_bad_json",
             Case {
                 args: &["tool", "call", "search_codebase", "--args-json", "{nope"],
@@ -409,24 +470,192 @@ fn noisy_server_stderr_is_forwarded_byte_for_byte_and_stdout_stays_clean() {
     assert!(contains(&[b'x'; 200_000]));
 }
 
+/// `--format text` adds a human summary on stderr and changes nothing else:
+/// the same stdout document and exit status as `--format json`.
 #[test]
 fn text_format_adds_a_summary_on_stderr_only() {
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["tools", "list"],
+            &["6 tools:", "  search_codebase  Semantic search."],
+        ),
+        (
+            &["tool", "call", "list_codebases"],
+            &["2 codebases tracked."],
+        ),
+        (&["read_file", "--path", "/a"], &["2 codebases tracked."]),
+    ];
+    for (args, summary) in cases {
+        let outcome = |format: &str| {
+            let args = [&["--format", format], args].concat();
+            run(
+                &Case {
+                    args: &args,
+                    scenario: "ok",
+                    env: &[("FAKE_HUMAN_TEXT", "2 codebases tracked.")],
+                    ..Case::default()
+                },
+                &[],
+            )
+        };
+        let (json, text) = (outcome("json"), outcome("text"));
+        assert_eq!((json.code, text.code), (0, 0), "{args:?}");
+        assert_eq!(json.stdout, text.stdout, "{args:?}");
+        for line in summary {
+            let has = |run: &Run| run.stderr_text().lines().any(|l| l == *line);
+            assert!(
+                has(&text),
+                "{args:?}: {line:?} missing in {}",
+                text.stderr_text()
+            );
+            assert!(!has(&json), "{args:?}: {line:?} in json format");
+        }
+    }
+}
+
+/// What a dying server wrote to stderr reaches ours intact, and our error
+/// line still starts a line of its own when the server stopped mid-line.
+#[test]
+fn a_dying_server_s_last_words_reach_stderr_before_the_token() {
+    let cases = [
+        ("die_call", "fatal: giving up\nE_PROTOCOL_FAILURE: "),
+        (
+            "die_call_mid_line",
+            "fatal: giving up without a newline\nE_PROTOCOL_FAILURE: ",
+        ),
+    ];
+    for (scenario, want) in cases {
+        let outcome = run(
+            &Case {
+                args: &["tool", "call", "list_codebases"],
+                scenario,
+                ..Case::default()
+            },
+            &[],
+        );
+        assert_eq!(outcome.code, 3, "{scenario}");
+        let stderr = outcome.stderr_text();
+        assert!(stderr.contains(want), "{scenario}: {stderr:?}");
+    }
+}
+
+/// The child always gets `SATORI_RUN_MODE=cli`, even when our own
+/// environment says otherwise (the fake refuses to start in any other mode).
+#[test]
+fn the_server_runs_in_cli_mode_whatever_our_environment_says() {
+    // The fixture's refusal is what makes this test able to fail.
+    let refused = std::process::Command::new(fake_server())
+        .env("SATORI_RUN_MODE", "mcp")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the fake directly");
+    assert_eq!(refused.status.code(), Some(9));
+
     let outcome = run(
         &Case {
-            args: &["--format", "text", "tools", "list"],
+            args: &["tools", "list"],
             scenario: "ok",
+            env: &[("SATORI_RUN_MODE", "mcp")],
             ..Case::default()
         },
         &[],
     );
-    assert_eq!(outcome.code, 0);
-    assert!(outcome.stdout["tools"].is_array());
-    let stderr = outcome.stderr_text();
-    assert!(stderr.contains("6 tools:"), "{stderr}");
-    assert!(
-        stderr.contains("  search_codebase  Semantic search."),
-        "{stderr}"
-    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr_text());
+}
+
+/// One request as the fake logged it (FAKE_REQUEST_LOG).
+struct Request {
+    pid: u64,
+    ms: f64,
+    /// `method`, or `tools/call <tool> [<action>]`.
+    what: String,
+}
+
+fn requests(log: &std::path::Path) -> Vec<Request> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| {
+            let r: Value = serde_json::from_str(line).expect("request log line");
+            let mut what = r["method"].as_str().unwrap_or("?").to_owned();
+            for key in ["tool", "action"] {
+                if let Some(v) = r[key].as_str() {
+                    what = format!("{what} {v}");
+                }
+            }
+            Request {
+                pid: r["pid"].as_u64().expect("pid"),
+                ms: r["ms"].as_f64().expect("ms"),
+                what,
+            }
+        })
+        .collect()
+}
+
+/// What each command sends: `tools/list` exactly once per invocation (the
+/// schema cache), and an index wait polls `status` on the very server that
+/// got the kick-off, every 500 ms.
+#[test]
+fn requests_sent_per_invocation() {
+    const HANDSHAKE: [&str; 2] = ["initialize", "notifications/initialized"];
+    let index_wait = [
+        "tools/list",
+        "tools/call manage_index create",
+        "tools/call manage_index status",
+        "tools/call manage_index status",
+        "tools/call manage_index status",
+    ];
+    let cases: [(&[&str], &str, &[&str]); 5] = [
+        (&["tools", "list"], "ok", &["tools/list"]),
+        (
+            &["tool", "call", "list_codebases"],
+            "ok",
+            &["tools/list", "tools/call list_codebases"],
+        ),
+        (
+            &["read_file", "--path", "/a"],
+            "ok",
+            &["tools/list", "tools/call read_file"],
+        ),
+        (&["read_file", "--help"], "ok", &["tools/list"]),
+        (
+            &["manage_index", "--action", "create", "--path", "/repo"],
+            "index",
+            &index_wait,
+        ),
+    ];
+    for (args, scenario, want) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("requests");
+        let outcome = run(
+            &Case {
+                args,
+                scenario,
+                env: &[("FAKE_POLLS", "2")],
+                ..Case::default()
+            },
+            &[("FAKE_REQUEST_LOG", log.to_string_lossy().into_owned())],
+        );
+        assert_eq!(outcome.code, 0, "{args:?}: {}", outcome.stderr_text());
+        let seen = requests(&log);
+        let what: Vec<&str> = seen.iter().map(|r| r.what.as_str()).collect();
+        assert_eq!(what, [&HANDSHAKE[..], want].concat(), "{args:?}");
+        assert!(
+            seen.iter().all(|r| r.pid == seen[0].pid),
+            "{args:?}: requests went to more than one server"
+        );
+        let polls: Vec<f64> = seen
+            .iter()
+            .filter(|r| r.what.ends_with(" status"))
+            .map(|r| r.ms)
+            .collect();
+        for gap in polls.windows(2).map(|w| w[1] - w[0]) {
+            assert!(
+                (490.0..2000.0).contains(&gap),
+                "{args:?}: status polls {gap:.0} ms apart, want every 500 ms"
+            );
+        }
+    }
 }
 
 #[test]
@@ -545,45 +774,176 @@ fn call_timeout_kills_the_server() {
     assert!(!is_running(pid.trim()), "server {pid} outlived satori-cli");
 }
 
+/// Whatever ends satori-cli, the server goes with it: SIGINT and SIGTERM are
+/// handled (exit 130 with an error document), and even SIGKILL, which we
+/// cannot handle, takes the server down (parent-death signal).
 #[cfg(target_os = "linux")]
 #[test]
-fn sigint_kills_the_server_and_exits_130() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pid_file = dir.path().join("pid");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
-        .args(["tool", "call", "list_codebases"])
-        .env("SATORI_SERVER_BIN", fake_server())
-        .env("FAKE_SCENARIO", "hang_call")
-        .env("FAKE_PID_FILE", &pid_file)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn satori-cli");
-    // The fake writes its pid once it runs, i.e. after our signal handlers are in place.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let server_pid = loop {
-        if let Ok(pid) = std::fs::read_to_string(&pid_file)
-            && !pid.is_empty()
-        {
-            break pid;
+fn signals_kill_the_server() {
+    let cases = [
+        ("INT", Some(130), Some("E_INTERRUPTED")),
+        ("TERM", Some(130), Some("E_INTERRUPTED")),
+        ("KILL", None, None),
+    ];
+    for (signal, want_code, want_token) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pid_file = dir.path().join("pid");
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
+            .args(["tool", "call", "list_codebases"])
+            .env("SATORI_SERVER_BIN", fake_server())
+            .env("FAKE_SCENARIO", "hang_call")
+            .env("FAKE_PID_FILE", &pid_file)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn satori-cli");
+        // The fake writes its pid once it runs, i.e. after our signal handlers are in place.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let server_pid = loop {
+            if let Ok(pid) = std::fs::read_to_string(&pid_file)
+                && !pid.is_empty()
+            {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{signal}: fake server never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "{signal}");
+        let output = child.wait_with_output().expect("wait satori-cli");
+        assert_eq!(output.status.code(), want_code, "{signal}");
+        if let Some(token) = want_token {
+            let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+            assert_eq!(doc["error"]["code"], token, "{signal}");
         }
-        assert!(Instant::now() < deadline, "fake server never started");
-        std::thread::sleep(Duration::from_millis(20));
+        // The parent-death signal is delivered asynchronously; give it a moment.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while is_running(server_pid.trim()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            !is_running(server_pid.trim()),
+            "{signal}: server {server_pid} outlived satori-cli"
+        );
+    }
+}
+
+/// Timers bound waits and nothing else: with the default 180 s / 600 s
+/// budgets armed, and after a timeout fired, the process exits as soon as
+/// its work is done.
+#[test]
+fn timers_never_keep_the_process_alive() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["tools", "list"], "ok"),
+        (
+            &["manage_index", "--action", "create", "--path", "/repo"],
+            "index",
+        ),
+        (
+            &["--call-timeout-ms", "300", "tool", "call", "list_codebases"],
+            "hang_call",
+        ),
+        (
+            &["--startup-timeout-ms", "300", "tools", "list"],
+            "silent_init",
+        ),
+    ];
+    for (args, scenario) in cases {
+        let started = Instant::now();
+        let outcome = run(
+            &Case {
+                args,
+                scenario,
+                env: &[("FAKE_POLLS", "1")],
+                ..Case::default()
+            },
+            &[],
+        );
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(15), "{args:?} took {took:?}");
+        assert!(matches!(outcome.code, 0 | 3), "{args:?}: {}", outcome.code);
+    }
+}
+
+/// Where the server is looked for, from a cwd that has nothing to do with
+/// either binary: `SATORI_SERVER_BIN` unset (or empty) means the `satori`
+/// next to the real location of satori-cli, symlinks resolved; if that is
+/// missing, exit 2 naming the path that was tried.
+#[cfg(unix)]
+#[test]
+fn server_is_found_next_to_satori_cli_from_any_cwd() {
+    use std::path::Path;
+    let exe = |dir: &Path, name: &str| dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    // Under the target directory, so that a hard link to the built binary is possible.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let root = root.path().canonicalize().expect("canonical root");
+    let [install, links, lonely, cwd] = ["install", "links", "lonely", "cwd"].map(|d| root.join(d));
+    for dir in [&install, &links, &lonely, &cwd] {
+        std::fs::create_dir(dir).expect("mkdir");
+    }
+    let place_cli = |dir: &Path| {
+        let to = exe(dir, "satori-cli");
+        let from = assert_cmd::cargo::cargo_bin("satori-cli");
+        // A hard link writes nothing, so no other test's fork can hold the
+        // new file open for writing when we execute it ("text file busy").
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).expect("copy satori-cli");
+        }
+        to
     };
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
-    let output = child.wait_with_output().expect("wait satori-cli");
-    assert_eq!(output.status.code(), Some(130));
-    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
-    assert_eq!(doc["error"]["code"], "E_INTERRUPTED");
-    assert!(
-        !is_running(server_pid.trim()),
-        "server {server_pid} outlived satori-cli"
-    );
+    let installed = place_cli(&install);
+    std::os::unix::fs::symlink(fake_server(), exe(&install, "satori")).expect("symlink server");
+    let linked = exe(&links, "satori-cli");
+    std::os::unix::fs::symlink(&installed, &linked).expect("symlink cli");
+    let alone = place_cli(&lonely);
+
+    let missing = exe(&lonely, "satori");
+    let missing = missing.to_string_lossy();
+    let cases: [(&Path, Option<&str>, i32, Option<&str>); 4] = [
+        (&installed, None, 0, None),
+        (&installed, Some(""), 0, None),
+        (&linked, None, 0, None),
+        (&alone, None, 2, Some(&missing)),
+    ];
+    for (program, server_bin, want_code, want_in_message) in cases {
+        let mut cmd = Command::new(program);
+        cmd.args(["tools", "list"])
+            .current_dir(&cwd)
+            .env_remove("SATORI_SERVER_BIN")
+            .env_remove("SATORI_CLI_GUARD_RECOVERY")
+            .env("FAKE_SCENARIO", "ok")
+            .timeout(Duration::from_secs(60));
+        if let Some(value) = server_bin {
+            cmd.env("SATORI_SERVER_BIN", value);
+        }
+        let outcome = collect(cmd);
+        let label = format!("{} SATORI_SERVER_BIN={server_bin:?}", program.display());
+        assert_eq!(
+            outcome.code,
+            want_code,
+            "{label}: {}",
+            outcome.stderr_text()
+        );
+        if let Some(fragment) = want_in_message {
+            assert_eq!(outcome.stdout["error"]["code"], "E_USAGE", "{label}");
+            let message = outcome.stdout["error"]["message"].as_str().unwrap_or("");
+            assert!(message.contains(fragment), "{label}: {message}");
+            assert!(
+                outcome.tokens().iter().any(|t| t.starts_with("E_USAGE: ")),
+                "{label}: {:?}",
+                outcome.tokens()
+            );
+        } else {
+            assert!(outcome.stdout["tools"].is_array(), "{label}");
+        }
+    }
 }
 
 /// (G) Wrapper mode against the fake's schemas: flags become the arguments
@@ -708,6 +1068,8 @@ fn guard_recovery_matrix() {
         scenario: &'static str,
         breaks: &'static str,
         policy_env: Option<&'static str>,
+        /// Extra environment for the fake.
+        env: &'static [(&'static str, &'static str)],
     }
     let auto = &["--guard-recovery", "auto"];
     let join = |a: &[&'static str], b: &[&'static str]| -> &'static [&'static str] {
@@ -720,6 +1082,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "init",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_startup_timeout_retried",
@@ -730,6 +1093,35 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "hang_init",
             policy_env: None,
+            env: &[],
+        },
+        R {
+            // The server died before writing anything: empty stdout.
+            name: "recovery_empty_stdout_retried",
+            args: join(auto, &["tools", "list"]),
+            scenario: "ok",
+            breaks: "die_init",
+            policy_env: None,
+            env: &[],
+        },
+        R {
+            name: "recovery_unparseable_json_retried",
+            args: join(auto, &["tool", "call", "list_codebases"]),
+            scenario: "ok",
+            breaks: "mangle_call",
+            policy_env: None,
+            env: &[],
+        },
+        R {
+            name: "recovery_call_timeout_retried",
+            args: join(
+                &["--call-timeout-ms", "1000", "--guard-recovery", "auto"],
+                &["tool", "call", "list_codebases"],
+            ),
+            scenario: "ok",
+            breaks: "hang_call",
+            policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_list_retried_and_sticky_for_the_call",
@@ -737,6 +1129,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "list",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_call_retried",
@@ -744,6 +1137,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "call",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_from_env",
@@ -751,6 +1145,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "call",
             policy_env: Some("auto"),
+            env: &[],
         },
         R {
             name: "recovery_flag_beats_env",
@@ -758,6 +1153,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "call",
             policy_env: Some("auto"),
+            env: &[],
         },
         R {
             name: "recovery_never_by_default",
@@ -765,6 +1161,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "call",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_both_attempts_fail",
@@ -772,6 +1169,7 @@ fn guard_recovery_matrix() {
             scenario: "garbage_call",
             breaks: "",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_then_non_ok_envelope_is_not_retried_again",
@@ -782,6 +1180,7 @@ fn guard_recovery_matrix() {
             scenario: "envelope",
             breaks: "call",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_not_for_non_ok_envelope",
@@ -792,6 +1191,29 @@ fn guard_recovery_matrix() {
             scenario: "envelope",
             breaks: "",
             policy_env: None,
+            env: &[],
+        },
+        R {
+            name: "recovery_not_for_requires_reindex",
+            args: join(
+                auto,
+                &["search_codebase", "--path", "/repo", "--query", "q"],
+            ),
+            scenario: "envelope",
+            breaks: "",
+            policy_env: None,
+            env: &[("FAKE_STATUS", "requires_reindex")],
+        },
+        R {
+            name: "recovery_not_for_not_indexed",
+            args: join(
+                auto,
+                &["search_codebase", "--path", "/repo", "--query", "q"],
+            ),
+            scenario: "envelope",
+            breaks: "",
+            policy_env: None,
+            env: &[("FAKE_STATUS", "not_indexed")],
         },
         R {
             name: "recovery_not_for_is_error",
@@ -799,6 +1221,7 @@ fn guard_recovery_matrix() {
             scenario: "tool_error",
             breaks: "",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_not_for_usage_errors",
@@ -806,6 +1229,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "call",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_not_for_manage_index_after_dispatch",
@@ -816,6 +1240,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "call",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_manage_index_before_dispatch",
@@ -826,6 +1251,7 @@ fn guard_recovery_matrix() {
             scenario: "index",
             breaks: "init",
             policy_env: None,
+            env: &[],
         },
         R {
             name: "recovery_bad_env_value",
@@ -833,6 +1259,7 @@ fn guard_recovery_matrix() {
             scenario: "ok",
             breaks: "",
             policy_env: Some("always"),
+            env: &[],
         },
     ];
     for case in cases {
@@ -846,6 +1273,7 @@ fn guard_recovery_matrix() {
         if let Some(policy) = case.policy_env {
             env.push(("SATORI_CLI_GUARD_RECOVERY", policy.to_owned()));
         }
+        env.extend(case.env.iter().map(|(k, v)| (*k, (*v).to_owned())));
         let outcome = run(
             &Case {
                 args: case.args,

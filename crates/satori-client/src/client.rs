@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -523,6 +524,19 @@ impl Connection {
     }
 }
 
+/// Whether the last byte forwarded from a server's stderr to ours was not a
+/// newline. Process-wide because stderr is: a server that dies after printing
+/// half a line would otherwise have the caller's next line (an error token
+/// that scripts look for at the start of a line) glued to its text.
+static STDERR_MID_LINE: AtomicBool = AtomicBool::new(false);
+
+/// Whether forwarded server output left our stderr in the middle of a line;
+/// clears the flag, because the caller is about to end that line itself.
+/// Call it before writing a line of your own to stderr.
+pub fn take_stderr_mid_line() -> bool {
+    STDERR_MID_LINE.swap(false, Ordering::SeqCst)
+}
+
 /// Copy the child's stderr to ours byte for byte. If our stderr is gone we keep
 /// reading and discard, because a child blocked on a full pipe would hang.
 async fn forward_stderr(mut from: ChildStderr) {
@@ -539,6 +553,7 @@ async fn forward_stderr(mut from: ChildStderr) {
                         to.flush().await
                     };
                     broken = written.await.is_err();
+                    STDERR_MID_LINE.store(buf[n - 1] != b'\n', Ordering::SeqCst);
                 }
             }
         }

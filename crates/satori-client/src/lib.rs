@@ -22,7 +22,7 @@ pub use classify::{
     Classification, SUCCESS_STATES, ToolError, classify, envelope, first_text, index_state,
     is_index_success, is_terminal,
 };
-pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions};
+pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line};
 pub use error::ClientError;
 pub use recovery::{
     Attempts, DEFAULT_GUARD_MODE, GUARD_RECOVERY_ENV, GuardRecovery, RECOVERY_GUARD_MODE,

@@ -13,8 +13,16 @@ with FAKE_SCENARIO:
   silent_init    never answers initialize
   hang_call      never answers tools/call
   die_call       exits with status 7 when a tool is called
+  die_call_mid_line
+                 like die_call, but its last stderr words have no newline
   index          manage_index create starts a fake build; status reports
-                 `indexing` FAKE_POLLS times, then FAKE_INDEX_END
+                 `indexing` FAKE_POLLS times, then FAKE_INDEX_END (`indexed`,
+                 `indexfailed`, or `not_indexed`/`requires_reindex`, which,
+                 like the real server, also become the envelope status)
+
+The server refuses to start unless SATORI_RUN_MODE is `cli`, as a client
+that forgot to set it would get a server in the wrong mode.
+FAKE_HUMAN_TEXT, when set, is added as `humanText` to ok tool envelopes.
 
 FAKE_GUARD_BREAKS imitates a broken stdout guard on top of any scenario: the
 stream is corrupted only while SATORI_CLI_STDOUT_GUARD is not `off`, like a
@@ -25,10 +33,16 @@ cures it. Values:
   hang_init  initialize is never answered
   list       garbage before the tools/list answer
   call       garbage before the tools/call answer
+  die_init   exits on initialize without writing anything on stdout
+  mangle_call
+             the tools/call answer is cut short: unparseable JSON
+  hang_call  tools/call is never answered
 
 FAKE_PID_FILE, when set, receives the process id at startup.
 FAKE_SPAWN_LOG, when set, gets one line per process start: the guard mode
 it was started with (`unset` when the variable is absent).
+FAKE_REQUEST_LOG, when set, gets one JSON line per request received:
+{"pid", "ms" (monotonic clock), "method", "tool", "action"}.
 """
 
 import json
@@ -148,7 +162,11 @@ class IndexBuild:
                 "progress": {"percentage": done, "phase": "chunking",
                              "filesDone": done * 10, "filesTotal": 1000},
             }
-        envelope = {"status": "ok", "state": self.end, "path": path, "polls": self.polls}
+        # The real server reports these states with a matching non-ok status.
+        status = self.end if self.end in ("not_indexed", "requires_reindex") else "ok"
+        envelope = {"status": status, "state": self.end, "path": path, "polls": self.polls}
+        if status != "ok":
+            envelope["reason"] = self.end
         if self.end == "indexfailed":
             envelope["message"] = "embedding provider unreachable"
         return envelope
@@ -178,10 +196,32 @@ def call_tool(params):
             return text_result({"status": "ok", "state": "indexing", "action": action, "path": path})
         if action == "status":
             return text_result(BUILD.status(path))
-    return text_result({"status": "ok", "tool": name, "args": args})
+    envelope = {"status": "ok", "tool": name, "args": args}
+    if os.environ.get("FAKE_HUMAN_TEXT"):
+        envelope["humanText"] = os.environ["FAKE_HUMAN_TEXT"]
+    return text_result(envelope)
+
+
+def log_request(message):
+    path = os.environ.get("FAKE_REQUEST_LOG")
+    if not path:
+        return
+    params = message.get("params") or {}
+    entry = {
+        "pid": os.getpid(),
+        "ms": time.monotonic() * 1000,
+        "method": message.get("method"),
+        "tool": params.get("name"),
+        "action": (params.get("arguments") or {}).get("action"),
+    }
+    with open(path, "a") as f:
+        f.write(json.dumps(entry) + "\n")
 
 
 def main():
+    if os.environ.get("SATORI_RUN_MODE") != "cli":
+        log("fake: SATORI_RUN_MODE is not cli; refusing to start\n")
+        sys.exit(9)
     spawn_log = os.environ.get("FAKE_SPAWN_LOG")
     if spawn_log:
         with open(spawn_log, "a") as f:
@@ -203,11 +243,14 @@ def main():
         if not line.strip():
             continue
         message = json.loads(line)
+        log_request(message)
         method = message.get("method")
         msg_id = message.get("id")
         if method == "initialize":
             if SCENARIO == "silent_init" or BREAKS == "hang_init":
                 continue
+            if BREAKS == "die_init":
+                sys.exit(0)
             if SCENARIO == "garbage_init" or BREAKS == "init":
                 sys.stdout.write("Starting Satori...\n")
             send({"jsonrpc": "2.0", "id": msg_id, "result": {
@@ -222,16 +265,24 @@ def main():
                 sys.stdout.write("[STDOUT_BLOCKED_BINARY len=42]\n")
             send({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": TOOLS}})
         elif method == "tools/call":
-            if SCENARIO == "hang_call":
+            if SCENARIO == "hang_call" or BREAKS == "hang_call":
                 time.sleep(3600)
             if SCENARIO == "die_call":
                 log("fatal: giving up\n")
+                sys.exit(7)
+            if SCENARIO == "die_call_mid_line":
+                log("fatal: giving up without a newline")
                 sys.exit(7)
             if SCENARIO == "garbage_call" or BREAKS == "call":
                 sys.stdout.write("debug: handling call\n")
             if SCENARIO == "noisy":
                 log("noise: calling " + str(message["params"].get("name")) + "\n")
-            send({"jsonrpc": "2.0", "id": msg_id, "result": call_tool(message["params"])})
+            answer = {"jsonrpc": "2.0", "id": msg_id, "result": call_tool(message["params"])}
+            if BREAKS == "mangle_call":
+                sys.stdout.write(json.dumps(answer)[:24] + "\n")
+                sys.stdout.flush()
+                continue
+            send(answer)
         elif msg_id is not None:
             send({"jsonrpc": "2.0", "id": msg_id,
                   "error": {"code": -32601, "message": "method not found: " + str(method)}})
