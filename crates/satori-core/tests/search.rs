@@ -407,7 +407,12 @@ fn grouping_and_raw() {
     );
     let c = o.hits[0].components.as_ref().unwrap();
     assert_eq!(c.category, "runtime");
-    assert_eq!(c.definition_boost, 1.0);
+    // A mixed query: the identifier it names counts, at a reduced weight.
+    assert!(
+        (c.definition_boost - 0.3).abs() < 1e-6,
+        "{}",
+        c.definition_boost
+    );
     assert!(
         o.hits
             .iter()

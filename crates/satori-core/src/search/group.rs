@@ -193,9 +193,13 @@ pub(super) fn grouped_hits(
             let mut hit = base_hit(g, s, req.debug);
             hit.group_id = group.key.clone();
             hit.collapsed_chunk_count = group.count;
+            // A symbol group spans its symbol, extended to the end of the chunk that matched:
+            // a chunk of merged small siblings runs past its first definition, and the
+            // sibling that matched must not fall outside the span the caller will read. (The
+            // lines before the symbol are the file's preamble, imports and the like.)
             if let (GroupBy::Symbol, Some(sym)) = (req.group_by, &chunk.symbol) {
                 hit.start_line = sym.start_line;
-                hit.end_line = sym.end_line;
+                hit.end_line = sym.end_line.max(chunk.end_line);
             }
             let content = g.chunk_content(s.ord as usize)?;
             hit.text = preview(&content, &preview_terms, tokenizer);

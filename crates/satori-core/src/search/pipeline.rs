@@ -48,13 +48,17 @@ const DEFINITION_EXACT: f32 = 1.0;
 const DEFINITION_WORD: f32 = 0.3;
 /// Scaled by the share of query parts found among the parts of the defined names.
 const DEFINITION_PARTS: f32 = 0.3;
-/// A query term names the file (its stem), or one of its directories.
+/// Share of the definition boost an identifier gets when it appears inside a question.
+const DEFINITION_IN_QUESTION: f32 = 0.3;
+/// A query term names the file (its stem), or one of its directories (identifier queries).
 const PATH_STEM_BONUS: f32 = 0.2;
 const PATH_STEM_EXACT_BONUS: f32 = 0.1;
 const PATH_DIR_BONUS: f32 = 0.1;
 
 /// Each further chunk of the same file keeps this share of the previous one's weight.
-const FILE_SATURATION: f32 = 0.7;
+/// Mild: relevant code often sits in several chunks of one file, and grouping already caps
+/// groups per file; this only keeps one long file from taking the whole page.
+const FILE_SATURATION: f32 = 0.9;
 
 /// The changed-files boost applies only to small working-tree changes.
 const CHANGED_BOOST: f32 = 1.1;
@@ -354,11 +358,14 @@ struct Candidate {
 
 /// Weights of the lexical and dense scores in the blend, by query kind: an identifier is
 /// best found by its exact spelling, a question by its meaning.
+///
+/// The static model is a weaker retriever than BM25 on its own (see `bench/quality`), but
+/// finds what the words of a question miss; these weights are the benchmark's choice.
 fn blend_weights(kind: QueryKind) -> (f32, f32) {
     match kind {
         QueryKind::Identifier => (0.8, 0.2),
-        QueryKind::Mixed => (0.6, 0.4),
-        QueryKind::NaturalLanguage | QueryKind::Empty => (0.5, 0.5),
+        QueryKind::Mixed => (0.7, 0.3),
+        QueryKind::NaturalLanguage | QueryKind::Empty => (0.6, 0.4),
     }
 }
 
@@ -727,12 +734,21 @@ fn score(
                     }
                 }
             };
+            // Definition and path signals are about names. For an identifier query they are
+            // decisive; in a question, words that happen to be names (`get`, `request`) are
+            // noise, so only an explicitly code-shaped identifier counts, and less.
+            let ident_q = analysis.kind == QueryKind::Identifier;
             let definition = if tuning.definition {
-                definition_boost(chunk, analysis, &idents, &parts, tokenizer)
+                let d = definition_boost(chunk, analysis, &idents, &parts, tokenizer);
+                if ident_q {
+                    d
+                } else {
+                    d * DEFINITION_IN_QUESTION
+                }
             } else {
                 0.0
             };
-            let path = if tuning.path {
+            let path = if tuning.path && ident_q {
                 path_boost(facts, &idents, &parts)
             } else {
                 0.0
@@ -824,13 +840,17 @@ fn definition_boost(
     {
         return DEFINITION_EXACT;
     }
+    // Beyond exact identifiers, only an identifier query's words and parts name things.
+    if analysis.kind != QueryKind::Identifier {
+        return 0.0;
+    }
     if names
         .iter()
         .any(|n| analysis.words.contains(&n.to_lowercase()))
     {
         return DEFINITION_WORD;
     }
-    if parts.is_empty() || analysis.kind == QueryKind::Empty {
+    if parts.is_empty() {
         return 0.0;
     }
     let mut found: HashSet<String> = HashSet::new();
