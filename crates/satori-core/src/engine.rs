@@ -123,6 +123,23 @@ impl Engine {
     }
 
     /// The embedding model, loaded on first use; `None` when dense retrieval is off.
+    /// Loads the embedding model on a background thread, so that the first search of a
+    /// fresh process (every `satori-cli` call) finds it ready: the load overlaps the MCP
+    /// handshake. A search that arrives first waits for the same load; a failure is kept
+    /// and reported by that search.
+    pub fn preload_model(self: &Arc<Self>) {
+        if !self.embeddings.enabled() {
+            return;
+        }
+        let engine = Arc::clone(self);
+        // If the thread cannot be spawned, the first search loads the model itself.
+        let _ = std::thread::Builder::new()
+            .name("satori-model".into())
+            .spawn(move || {
+                let _ = engine.model();
+            });
+    }
+
     fn model(&self) -> Result<Option<Arc<StaticModel>>> {
         if !self.embeddings.enabled() {
             return Ok(None);

@@ -49,6 +49,7 @@ impl SatoriServer {
         )
         .map_err(|e| format!("embedding model: {e}"))?;
         let engine = Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning));
+        engine.preload_model();
         Ok(SatoriServer {
             ctx: Arc::new(Ctx {
                 engine,

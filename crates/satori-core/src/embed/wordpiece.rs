@@ -80,8 +80,10 @@ fn yes() -> bool {
 struct ModelJson {
     #[serde(rename = "type")]
     kind: Option<String>,
+    /// Parsed straight into owned pairs: a `serde_json::Value` tree of 30k entries would
+    /// cost as much again as the parse itself.
     #[serde(default)]
-    vocab: serde_json::Value,
+    vocab: Option<std::collections::HashMap<String, u64, rustc_hash::FxBuildHasher>>,
     #[serde(default = "default_unk")]
     unk_token: String,
     #[serde(default = "default_prefix")]
@@ -136,26 +138,25 @@ impl WordPiece {
                 )));
             }
         };
-        let vocab =
-            file.model.vocab.as_object().ok_or_else(|| {
-                TokenizerError("tokenizer.json has no WordPiece vocabulary".into())
-            })?;
+        let vocab = file
+            .model
+            .vocab
+            .ok_or_else(|| TokenizerError("tokenizer.json has no WordPiece vocabulary".into()))?;
         let prefix = file.model.continuing_subword_prefix.as_str();
         let mut starts = FxHashMap::default();
         let mut continues = FxHashMap::default();
+        starts.reserve(vocab.len());
         let mut max_id = 0u32;
         for (piece, id) in vocab {
-            let id = id
-                .as_u64()
-                .and_then(|i| u32::try_from(i).ok())
-                .ok_or_else(|| TokenizerError(format!("vocabulary id of '{piece}' is invalid")))?;
+            let id = u32::try_from(id)
+                .map_err(|_| TokenizerError(format!("vocabulary id of '{piece}' is invalid")))?;
             max_id = max_id.max(id);
             match piece.strip_prefix(prefix) {
                 Some(rest) if !prefix.is_empty() => {
                     continues.insert(rest.into(), id);
                 }
                 _ => {
-                    starts.insert(piece.as_str().into(), id);
+                    starts.insert(piece.into(), id);
                 }
             }
         }

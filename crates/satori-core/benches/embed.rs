@@ -1,0 +1,107 @@
+//! Cost of the bundled embedding model: loading it (what a fresh `satori-cli` search pays)
+//! and embedding chunks (indexing throughput), against baselines measured in the same run:
+//! parsing the same tokenizer bytes as plain JSON, and tokenizing without pooling.
+//!
+//! `cargo bench -p satori-core --bench embed` — the texts are this workspace's own Rust
+//! sources cut into 40-line chunks, prefixed by their path as the indexer does.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use satori_core::embed::{Scratch, bundled, chunk_text};
+
+fn sources(dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                let lines: Vec<&str> = text.lines().collect();
+                for c in lines.chunks(40) {
+                    let mut text = String::new();
+                    chunk_text(&p.to_string_lossy(), &c.join("\n"), &mut text);
+                    out.push(text);
+                }
+            }
+        }
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn main() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut chunks = Vec::new();
+    sources(&crates, &mut chunks);
+    let tokenizer_json =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/model/tokenizer.json"))
+            .unwrap();
+
+    let load = median(
+        (0..15)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(bundled::load().unwrap());
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    );
+    let json = median(
+        (0..15)
+            .map(|_| {
+                let t = Instant::now();
+                let v: serde_json::Value = serde_json::from_slice(&tokenizer_json).unwrap();
+                std::hint::black_box(v);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    );
+
+    let model = bundled::load().unwrap();
+    let mut scratch = Scratch::default();
+    let mut out = vec![0f32; model.dim()];
+    let tokens_only = median(
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                let n: usize = chunks
+                    .iter()
+                    .map(|c| model.token_ids(c, &mut scratch).len())
+                    .sum();
+                std::hint::black_box(n);
+                t.elapsed().as_secs_f64()
+            })
+            .collect(),
+    );
+    let embed = median(
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                for c in &chunks {
+                    model.embed_into(c, &mut scratch, &mut out);
+                }
+                t.elapsed().as_secs_f64()
+            })
+            .collect(),
+    );
+    let n = chunks.len() as f64;
+    // The figures are this binary's output: JSON on stdout.
+    writeln!(
+        std::io::stdout().lock(),
+        "{{\"chunks\": {n}, \"loadMs\": {load:.2}, \"parseTokenizerJsonMs\": {json:.2}, \"loadRatioToJsonParse\": {:.2}, \"embedChunksPerSec\": {:.0}, \"tokenizeOnlyChunksPerSec\": {:.0}, \"embedRatioToTokenize\": {:.2}}}",
+        load / json,
+        n / embed,
+        n / tokens_only,
+        embed / tokens_only
+    )
+    .unwrap();
+}

@@ -1,0 +1,133 @@
+//! The server refuses a bad environment before speaking any protocol: a specific message on
+//! stderr naming the variable and what it expected, nothing on stdout, and a non-zero exit
+//! (2 for a malformed value, 1 for a well-formed one that cannot be honoured).
+
+use std::process::{Command, Stdio};
+
+struct Case {
+    env: &'static [(&'static str, &'static str)],
+    exit: i32,
+    stderr: &'static [&'static str],
+}
+
+fn check(case: &Case) {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_satori"));
+    cmd.env_clear()
+        .env("SATORI_HOME", home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in case.env {
+        // `@` stands for a fresh empty directory.
+        let v = if *v == "@" {
+            home.path().to_string_lossy().into_owned()
+        } else {
+            v.to_string()
+        };
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(case.exit),
+        "{:?}: {stderr}",
+        case.env
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{:?}: stdout {:?}",
+        case.env,
+        out.stdout
+    );
+    for want in case.stderr {
+        assert!(
+            stderr.contains(want),
+            "{:?}: {want:?} not in {stderr}",
+            case.env
+        );
+    }
+}
+
+#[test]
+fn bad_environment_is_refused_clearly() {
+    let cases = [
+        Case {
+            env: &[("SATORI_RUN_MODE", "bogus")],
+            exit: 2,
+            stderr: &["SATORI_RUN_MODE='bogus'", "'mcp' or 'cli'"],
+        },
+        Case {
+            env: &[
+                ("SATORI_RUN_MODE", "cli"),
+                ("SATORI_CLI_STDOUT_GUARD", "loud"),
+            ],
+            exit: 2,
+            stderr: &[
+                "SATORI_CLI_STDOUT_GUARD='loud'",
+                "'drop', 'redirect' or 'off'",
+            ],
+        },
+        Case {
+            env: &[("READ_FILE_MAX_LINES", "0")],
+            exit: 2,
+            stderr: &["READ_FILE_MAX_LINES='0'", "positive integer"],
+        },
+        Case {
+            env: &[("SATORI_SYNC_THRESHOLD_MS", "-5")],
+            exit: 2,
+            stderr: &["SATORI_SYNC_THRESHOLD_MS='-5'"],
+        },
+        Case {
+            env: &[("SATORI_EMBEDDING_MODEL", "hf:nope")],
+            exit: 2,
+            stderr: &[
+                "SATORI_EMBEDDING_MODEL='hf:nope'",
+                "a commit id is required",
+            ],
+        },
+        Case {
+            env: &[("SATORI_EMBEDDING_MODEL", "hf:org/name@abc")],
+            exit: 2,
+            stderr: &["40-hex commit"],
+        },
+        Case {
+            env: &[("SATORI_EMBEDDING_MODEL", "/nonexistent/model")],
+            exit: 2,
+            stderr: &[
+                "'/nonexistent/model' is not a directory",
+                "model.safetensors",
+            ],
+        },
+        Case {
+            env: &[("SATORI_EMBEDDING_MODEL", "@")],
+            exit: 1,
+            stderr: &["model.safetensors"],
+        },
+        Case {
+            env: &[
+                ("SATORI_OFFLINE", "1"),
+                (
+                    "SATORI_EMBEDDING_MODEL",
+                    "hf:org/name@0123456789abcdef0123456789abcdef01234567",
+                ),
+            ],
+            exit: 1,
+            stderr: &["is not in the cache", "downloads are switched off"],
+        },
+        Case {
+            env: &[("SATORI_SEARCH_ABLATION", "fast")],
+            exit: 2,
+            stderr: &["unknown switch 'fast'", "lexical_only"],
+        },
+        Case {
+            env: &[("SATORI_SEARCH_ABLATION", "lexical_only,dense_only")],
+            exit: 2,
+            stderr: &["exclude each other"],
+        },
+    ];
+    for case in &cases {
+        check(case);
+    }
+}
