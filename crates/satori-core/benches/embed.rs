@@ -20,14 +20,14 @@ fn sources(dir: &Path, out: &mut Vec<String>) {
     for p in entries {
         if p.is_dir() {
             sources(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            if let Ok(text) = std::fs::read_to_string(&p) {
-                let lines: Vec<&str> = text.lines().collect();
-                for c in lines.chunks(40) {
-                    let mut text = String::new();
-                    chunk_text(&p.to_string_lossy(), &c.join("\n"), &mut text);
-                    out.push(text);
-                }
+        } else if p.extension().is_some_and(|e| e == "rs")
+            && let Ok(text) = std::fs::read_to_string(&p)
+        {
+            let lines: Vec<&str> = text.lines().collect();
+            for c in lines.chunks(40) {
+                let mut text = String::new();
+                chunk_text(&p.to_string_lossy(), &c.join("\n"), &mut text);
+                out.push(text);
             }
         }
     }

@@ -82,14 +82,50 @@ struct ModelJson {
     kind: Option<String>,
     /// Parsed straight into owned pairs: a `serde_json::Value` tree of 30k entries would
     /// cost as much again as the parse itself.
-    #[serde(default)]
-    vocab: Option<std::collections::HashMap<String, u64, rustc_hash::FxBuildHasher>>,
+    #[serde(default, deserialize_with = "vocab_map")]
+    vocab: Option<Vocab>,
     #[serde(default = "default_unk")]
     unk_token: String,
     #[serde(default = "default_prefix")]
     continuing_subword_prefix: String,
     #[serde(default = "default_max_chars")]
     max_input_chars_per_word: usize,
+}
+
+type Vocab = std::collections::HashMap<String, u64, rustc_hash::FxBuildHasher>;
+
+/// A WordPiece vocabulary (a map of piece to id); any other shape (a Unigram model's list)
+/// reads as absent, so that the model type can be reported instead of a parse error.
+fn vocab_map<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vocab>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Option<Vocab>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a vocabulary")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut m: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out =
+                Vocab::with_capacity_and_hasher(m.size_hint().unwrap_or(0), Default::default());
+            while let Some((k, v)) = m.next_entry::<String, u64>()? {
+                out.insert(k, v);
+            }
+            Ok(Some(out))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut s: A,
+        ) -> Result<Self::Value, A::Error> {
+            while s.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 fn default_unk() -> String {
