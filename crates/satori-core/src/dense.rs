@@ -316,18 +316,35 @@ impl DenseIndex {
             return self.exact_top_k(query, k);
         }
         let candidates = self.prefilter(query, rescore);
+        let dots = self.dots_of(&query.values, &candidates);
         let mut heap: BinaryHeap<Neighbor> = BinaryHeap::with_capacity(k + 1);
-        for row in candidates {
-            keep(
-                &mut heap,
-                k,
-                Neighbor {
-                    score: self.score(query, row),
-                    row,
-                },
-            );
+        for (row, d) in candidates.into_iter().zip(dots) {
+            let score = d as f32 * query.scale * self.scale(row as usize);
+            keep(&mut heap, k, Neighbor { score, row });
         }
         sorted(heap)
+    }
+
+    /// Integer dot products of `q` with the given rows (each below `count`).
+    fn dots_of(&self, q: &[i8], rows: &[u32]) -> Vec<i32> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { self.dots_of_avx2(q, rows) };
+            }
+        }
+        rows.iter()
+            .map(|&r| dot_i8(q, self.row(r as usize)))
+            .collect()
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn dots_of_avx2(&self, q: &[i8], rows: &[u32]) -> Vec<i32> {
+        rows.iter()
+            .map(|&r| dot_i8(q, self.row(r as usize)))
+            .collect()
     }
 
     /// Every row scored; the reference the prefiltered path approximates.

@@ -27,6 +27,8 @@ pub(crate) struct Ctx {
     pub engine: Arc<Engine>,
     pub config: Config,
     pub jobs: Jobs,
+    /// Recent `git diff` answers per codebase root (see `tools::search`).
+    pub changed_cache: tools::search::ChangedCache,
 }
 
 /// The Satori MCP server.
@@ -55,6 +57,7 @@ impl SatoriServer {
                 engine,
                 config,
                 jobs: Jobs::default(),
+                changed_cache: Default::default(),
             }),
             tools: Arc::new(advertised_tools()),
         })

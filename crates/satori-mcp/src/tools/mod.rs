@@ -4,7 +4,7 @@
 mod list_codebases;
 mod manage_index;
 mod read_file;
-mod search;
+pub(crate) mod search;
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! `search_codebase`: gates (tracked, indexing, fingerprint), freshness (sync-on-read), the
 //! engine search, and the grouped / raw envelope with navigation hints and telemetry.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -163,7 +164,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         .map(satori_core::walk::to_slash)
         .filter(|s| !s.is_empty());
     let changed = (p.ranking_mode == RankingMode::AutoChangedFirst)
-        .then(|| changed_files(&root))
+        .then(|| ctx.changed_cache.get(&root))
         .flatten()
         .filter(|c| !c.is_empty() && c.len() <= MAX_CHANGED_FOR_BOOST);
     let req = SearchRequest {
@@ -295,6 +296,40 @@ fn ensure_fresh(
             warnings.push("FRESHNESS_SYNC_FAILED".to_string());
             json!({"mode": "sync_failed", "checkedAt": iso8601(now), "errorMessage": e.to_string()})
         }
+    }
+}
+
+/// How long a `git diff` answer is reused. Spawning git costs milliseconds, more than the
+/// search itself; a working tree rarely changes between the searches of one burst, and the
+/// boost it feeds is a small tie-breaker.
+const CHANGED_TTL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Recent changed-file lists per root.
+#[derive(Default)]
+pub(crate) struct ChangedCache {
+    entries: std::sync::Mutex<HashMap<PathBuf, (Instant, Option<Vec<String>>)>>,
+}
+
+impl ChangedCache {
+    fn get(&self, root: &Path) -> Option<Vec<String>> {
+        let now = Instant::now();
+        {
+            let map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((at, v)) = map.get(root)
+                && now.duration_since(*at) < CHANGED_TTL
+            {
+                return v.clone();
+            }
+        }
+        // Outside a git work tree there is nothing to ask (and no process to spawn).
+        let v = if root.ancestors().any(|d| d.join(".git").exists()) {
+            changed_files(root)
+        } else {
+            None
+        };
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(root.to_path_buf(), (now, v.clone()));
+        v
     }
 }
 
