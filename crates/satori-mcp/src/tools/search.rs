@@ -304,10 +304,13 @@ fn ensure_fresh(
 /// boost it feeds is a small tie-breaker.
 const CHANGED_TTL: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// When a list was taken, and the list (`None`: not a git work tree, or git failed).
+type ChangedEntry = (Instant, Option<Vec<String>>);
+
 /// Recent changed-file lists per root.
 #[derive(Default)]
 pub(crate) struct ChangedCache {
-    entries: std::sync::Mutex<HashMap<PathBuf, (Instant, Option<Vec<String>>)>>,
+    entries: std::sync::Mutex<HashMap<PathBuf, ChangedEntry>>,
 }
 
 impl ChangedCache {
