@@ -437,18 +437,27 @@ pub(crate) fn execute(
     let mut pool = (limit * 10).clamp(POOL_MIN, POOL_FIRST_MAX);
     let mut dense_all: Vec<Neighbor> = Vec::new();
     let mut dense_asked = 0;
-    let survivors = loop {
-        let lexical: Vec<(f32, u32)> = match &query {
+    let lexical_of = |pool: usize| -> Result<Vec<(f32, u32)>> {
+        Ok(match &query {
             Some(q) => g.top_ordinals(q.as_ref(), pool)?,
             // Operator-only (`path:`/`lang:`): every chunk is a candidate, ranked by the
             // signals that do not need text.
             None if operator_only => (0..g.table.chunks.len() as u32).map(|o| (0.0, o)).collect(),
             None => Vec::new(),
+        })
+    };
+    let survivors = loop {
+        let lexical = match (&qvec, &g.dense) {
+            (Some(q), Some(d)) if pool > dense_asked => {
+                // The two retrievers are independent: on a multi-core machine the vector
+                // scan runs beside the BM25 query instead of after it.
+                let (lexical, dense) = rayon::join(|| lexical_of(pool), || d.top_k(q, pool));
+                dense_all = dense;
+                dense_asked = pool;
+                lexical?
+            }
+            _ => lexical_of(pool)?,
         };
-        if let (Some(q), Some(d), true) = (&qvec, &g.dense, pool > dense_asked) {
-            dense_all = d.top_k(q, pool);
-            dense_asked = pool;
-        }
         let dense = &dense_all[..];
         diagnostics.lexical_candidates = lexical.len();
         diagnostics.dense_candidates = dense.len();
