@@ -834,6 +834,10 @@ fn definition_boost(
     parts: &HashSet<&str>,
     tokenizer: &mut CodeTokenizer,
 ) -> f32 {
+    // A question without an explicit identifier has nothing this boost could match.
+    if idents.is_empty() && analysis.kind != QueryKind::Identifier {
+        return 0.0;
+    }
     let names: Vec<&str> = chunk
         .symbol
         .iter()
