@@ -1,26 +1,16 @@
 //! The client library against the scriptable fake server of the CLI tests:
 //! what any long-lived caller relies on, independent of guard recovery.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use satori_client::{Client, SpawnOptions};
 use serde_json::Value;
 
-const TIMEOUT: Duration = Duration::from_secs(30);
+mod common;
+use common::fake_server;
 
-fn fake_server() -> PathBuf {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../satori-cli/tests/fake_servers/mcp_fake.py");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mut perms = std::fs::metadata(&path).expect("fake exists").permissions();
-        perms.set_mode(0o755);
-        std::fs::set_permissions(&path, perms).expect("chmod fake");
-    }
-    path
-}
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 fn options(env: &[(&str, &Path)]) -> SpawnOptions {
     let mut options = SpawnOptions::new(fake_server());

@@ -2,26 +2,16 @@
 //! server of the CLI tests: what a long-lived client object (the Node addon,
 //! a bridge) sees over several requests.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use satori_client::{Attempts, Client, ClientError, GuardRecovery, SpawnOptions};
 use serde_json::{Map, json};
 
-const TIMEOUT: Duration = Duration::from_secs(30);
+mod common;
+use common::fake_server;
 
-fn fake_server() -> PathBuf {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../satori-cli/tests/fake_servers/mcp_fake.py");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mut perms = std::fs::metadata(&path).expect("fake exists").permissions();
-        perms.set_mode(0o755);
-        std::fs::set_permissions(&path, perms).expect("chmod fake");
-    }
-    path
-}
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A client of the fake with `scenario` and `breaks`, logging its spawns to `log`.
 fn options(scenario: &str, breaks: &str, log: &Path, policy: GuardRecovery) -> SpawnOptions {
