@@ -7,7 +7,8 @@
 //!
 //! Random rows are the prefilter's worst case (no structure for the sketch to find). With
 //! `SATORI_BENCH_VECTORS=<generation>/vectors` the bench also measures the prefilter's recall
-//! of the exact top 100 (the first candidate pool of a search) on a real index, for queries embedded by the bundled model.
+//! of the exact top 100 (a search's first candidate pool) on a real index, for queries
+//! embedded by the bundled model.
 
 use std::io::Write;
 use std::time::Instant;
