@@ -77,12 +77,7 @@ def log(msg):
     print(f"run: {msg}", file=sys.stderr, flush=True)
 
 
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+sha256_file = fetch_corpus.sha256_of
 
 
 def sha256_json(value):

@@ -29,7 +29,6 @@ Usage (from the repository root):
 Progress goes to stderr; a JSON summary of what was written goes to stdout.
 """
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -111,12 +110,8 @@ def fetch_corpus(cache):
     return [p["root"] for p in packages]
 
 
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+sys.path.insert(0, os.path.join(ROOT, "bench", "quality"))
+from fetch_corpus import sha256_of as sha256_file  # noqa: E402  (one implementation)
 
 
 # ------------------------------------------------------------------ preprocessing
