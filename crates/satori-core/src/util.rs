@@ -26,6 +26,11 @@ pub fn hash_parts(parts: &[&str], n: usize) -> String {
     hex_prefix(&h.finalize(), n)
 }
 
+/// The whole of `digest` in lower-case hex.
+pub fn hex(digest: &[u8]) -> String {
+    hex_prefix(digest, digest.len() * 2)
+}
+
 fn hex_prefix(digest: &[u8], n: usize) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(n);

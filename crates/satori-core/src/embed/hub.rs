@@ -176,10 +176,7 @@ fn download_into(r: &HubRef, tmp: &Path, opts: &HubOptions) -> Result<(), ModelE
         fetch(&url, &target, &headers)?;
         let bytes = std::fs::read(&target)
             .map_err(|e| ModelError(format!("cannot read '{}': {e}", target.display())))?;
-        let got: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let got = crate::util::hex(&Sha256::digest(&bytes));
         if name == "model.safetensors" {
             let hub_sha = linked_etag(&std::fs::read_to_string(&headers).unwrap_or_default());
             if let Some(want) = &r.sha256

@@ -238,5 +238,5 @@ pub fn files_sha256(safetensors: &[u8], tokenizer: &[u8], config: &[u8]) -> Stri
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::util::hex(&h.finalize())
 }
