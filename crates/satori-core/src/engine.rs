@@ -580,45 +580,49 @@ impl IndexJob {
             let done: Vec<_> = batch
                 .par_iter()
                 .map_init(EmbedScratch::default, |scratch, f| {
-                    match walk::read_text(&f.abs_path) {
-                        Ok(Some(text)) => {
-                            let hash = hash16(text.as_bytes());
-                            let chunked = chunk_file(&f.rel_path, f.language, &text, &opts);
-                            let vectors = match &model {
-                                Some(m) => scratch.embed_chunks(m, &f.rel_path, &chunked),
-                                None => Vec::new(),
-                            };
-                            Some((f, hash, chunked, vectors))
-                        }
-                        _ => None,
-                    }
+                    let Ok(bytes) = std::fs::read(&f.abs_path) else {
+                        return (f, String::new(), None);
+                    };
+                    let hash = hash16(&bytes);
+                    let indexed = walk::decode_text(bytes).map(|text| {
+                        let chunked = chunk_file(&f.rel_path, f.language, &text, &opts);
+                        let vectors = match &model {
+                            Some(m) => scratch.embed_chunks(m, &f.rel_path, &chunked),
+                            None => Vec::new(),
+                        };
+                        (chunked, vectors)
+                    });
+                    (f, hash, indexed)
                 })
                 .collect();
-            for item in done {
+            for (f, hash, indexed) in done {
                 progress.files_done += 1;
-                let Some((f, hash, chunked, vectors)) = item else {
-                    skipped += 1;
-                    continue;
-                };
-                if chunks + chunked.chunks.len() as u64 > CHUNK_LIMIT {
-                    limit_reached = true;
-                    continue;
-                }
-                chunks += chunked.chunks.len() as u64;
-                let record = FileRecord {
-                    path: f.rel_path.clone(),
-                    language: f.language,
-                    size: f.size,
-                    mtime_ms: f.mtime_ms,
-                    indexed_at_ms: indexed_at,
-                };
-                writer.add_file(&record, &chunked, &vectors)?;
-                file_list.push(ManifestFile {
+                let mut entry = ManifestFile {
                     path: f.rel_path.clone(),
                     size: f.size,
                     mtime_ms: f.mtime_ms,
                     hash,
-                });
+                    skipped: true,
+                };
+                match indexed {
+                    None => skipped += 1,
+                    Some((chunked, _)) if chunks + chunked.chunks.len() as u64 > CHUNK_LIMIT => {
+                        limit_reached = true;
+                    }
+                    Some((chunked, vectors)) => {
+                        chunks += chunked.chunks.len() as u64;
+                        let record = FileRecord {
+                            path: f.rel_path.clone(),
+                            language: f.language,
+                            size: f.size,
+                            mtime_ms: f.mtime_ms,
+                            indexed_at_ms: indexed_at,
+                        };
+                        writer.add_file(&record, &chunked, &vectors)?;
+                        entry.skipped = false;
+                    }
+                }
+                file_list.push(entry);
             }
             progress.chunks = chunks;
             progress.percentage = 5.0 + 85.0 * progress.files_done as f32 / total.max(1) as f32;

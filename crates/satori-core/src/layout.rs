@@ -242,13 +242,18 @@ impl Fingerprint {
     }
 }
 
-/// One indexed file as recorded in a manifest.
+/// One walked file as recorded in a manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestFile {
     pub path: String,
     pub size: u64,
     pub mtime_ms: u64,
     pub hash: String,
+    /// The file was seen but not indexed (binary, minified, unreadable, or over the chunk
+    /// limit). It is still recorded so that a sync does not mistake it for a new file and
+    /// rebuild the index every time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 /// What a generation contains and how it was built.

@@ -215,21 +215,20 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
     Ok(report)
 }
 
-/// Reads a file chosen by [`walk`] as text. Returns `None` for binary or minified content,
-/// which is skipped rather than indexed.
-pub fn read_text(path: &Path) -> Result<Option<String>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+/// The text of a file chosen by [`walk`], from its bytes; `None` for binary or minified
+/// content, which is skipped rather than indexed.
+pub fn decode_text(bytes: Vec<u8>) -> Option<String> {
     if looks_binary(&bytes) {
-        return Ok(None);
+        return None;
     }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     if looks_minified(&text) {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(text))
+    Some(text)
 }
 
 /// True when the first 8 KiB contain a NUL byte (the heuristic git uses).

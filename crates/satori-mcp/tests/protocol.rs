@@ -143,6 +143,10 @@ def test_route_request_calls_handler():
     );
     write(root, "docs/guide.md", b"# Guide\n\n## Tokens\n\nThe token refresh flow renews access tokens before they expire.\n");
     write(root, "assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0binary");
+    // Walked (source extensions) but skipped by content: a sync must not see them as new.
+    write(root, "src/blob.py", b"x = 1\0\0\0binary payload\n");
+    let minified = format!("var a={};\n", "[1,2,3],".repeat(700));
+    write(root, "web/bundle.js", minified.as_bytes());
     let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
     write(root, "notes/long.txt", long.as_bytes());
     write(root, ".gitignore", b"build/\n");
