@@ -62,7 +62,7 @@ impl CodeTokenizer {
     /// Analyses `text` into tokens with their kinds (whole identifiers and parts).
     pub fn analyze(&mut self, text: &str) -> Vec<CodeToken> {
         let mut out = Vec::new();
-        self.run(text, &mut |kind, word, position, from, to| {
+        self.run(text, None, &mut |kind, word, position, from, to| {
             out.push(CodeToken {
                 text: word.to_string(),
                 kind,
@@ -84,8 +84,27 @@ impl CodeTokenizer {
         }
     }
 
-    /// Walks the identifier runs of `text` and reports every token to `sink`.
-    fn run(&mut self, text: &str, sink: &mut dyn FnMut(TokenKind, &str, usize, usize, usize)) {
+    /// Reports the tokens of `text` that could be one of a few wanted words, cheaply: a
+    /// segment is stemmed only when `may_stem_to` accepts its lower-case form, and tokens
+    /// it rejects are left out. English stems keep a word's first letter and are never
+    /// longer than the word, so a test of those two facts skips most stemming exactly.
+    pub fn scan(
+        &mut self,
+        text: &str,
+        may_stem_to: &dyn Fn(&str) -> bool,
+        sink: &mut dyn FnMut(&str),
+    ) {
+        self.run(text, Some(may_stem_to), &mut |_, word, _, _, _| sink(word));
+    }
+
+    /// Walks the identifier runs of `text` and reports every token to `sink` (with a
+    /// `filter`, only the stems it lets through; see [`CodeTokenizer::scan`]).
+    fn run(
+        &mut self,
+        text: &str,
+        filter: Option<&dyn Fn(&str) -> bool>,
+        sink: &mut dyn FnMut(TokenKind, &str, usize, usize, usize),
+    ) {
         let mut position = 0usize;
         let mut start: Option<usize> = None;
         for (i, c) in text
@@ -97,7 +116,7 @@ impl CodeTokenizer {
                     start = Some(i);
                 }
             } else if let Some(s) = start.take() {
-                position = self.identifier(&text[s..i], s, position, sink);
+                position = self.identifier(&text[s..i], s, position, filter, sink);
             }
         }
     }
@@ -109,8 +128,10 @@ impl CodeTokenizer {
         run: &str,
         base: usize,
         position: usize,
+        filter: Option<&dyn Fn(&str) -> bool>,
         sink: &mut dyn FnMut(TokenKind, &str, usize, usize, usize),
     ) -> usize {
+        let skip = |word: &str| filter.is_some_and(|f| !f(word));
         if run.len() > MAX_RUN_BYTES || run.chars().all(|c| c == '_' || c == '$') {
             return position;
         }
@@ -122,6 +143,9 @@ impl CodeTokenizer {
             let pos = position + i;
             let (abs_from, abs_to) = (base + from, base + to);
             let alphabetic = seg.chars().all(char::is_alphabetic);
+            if alphabetic && skip(&seg) {
+                continue;
+            }
             let word = if alphabetic {
                 self.stem(&seg)
             } else {
@@ -134,7 +158,7 @@ impl CodeTokenizer {
             if !alphabetic {
                 // `utf8`, `sha256`, `parse2d`: the letters alone are what people search for.
                 for (lf, lt) in letter_runs(&seg) {
-                    if lt - lf >= 2 && lt - lf < seg.len() {
+                    if lt - lf >= 2 && lt - lf < seg.len() && !skip(&seg[lf..lt]) {
                         let letters = self.stem(&seg[lf..lt]);
                         if letters != word {
                             sink(TokenKind::Part, &letters, pos, abs_from, abs_to);
@@ -220,7 +244,7 @@ impl Tokenizer for CodeTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
         let mut buffer = std::mem::take(&mut self.buffer);
         let mut len = 0usize;
-        self.run(text, &mut |_, word, position, from, to| {
+        self.run(text, None, &mut |_, word, position, from, to| {
             if len == buffer.len() {
                 buffer.push(Token::default());
             }
@@ -279,6 +303,42 @@ mod tests {
         assert_eq!(got, expected, "tokens of {input:?}");
         for t in &tokens {
             assert!(t.offset_from < t.offset_to && t.offset_to <= input.len());
+        }
+    }
+
+    /// `scan` with a first-letter/length filter finds a wanted token exactly when `analyze`
+    /// produces it: the filter only skips stems that could not be wanted.
+    #[test]
+    fn scan_finds_what_analyze_finds() {
+        let names = [
+            "getUserById",
+            "dyingProcess",
+            "lying_about_skies",
+            "generouslyConflatedRetries",
+            "HTTPRequestRetries",
+            "utf8Decoder",
+            "sha256sum",
+            "parse2dHopping",
+            "relationalOrganizations",
+            "tie_idly_gently",
+            "Ünïcödé_names",
+            "x",
+        ];
+        let mut tok = CodeTokenizer::default();
+        let wanted: std::collections::BTreeSet<String> = names
+            .iter()
+            .flat_map(|n| tok.analyze(n))
+            .map(|t| t.text)
+            .collect();
+        for name in names {
+            let produced: Vec<String> = tok.analyze(name).into_iter().map(|t| t.text).collect();
+            for p in &wanted {
+                let filter =
+                    |seg: &str| seg.len() >= p.len() && seg.chars().next() == p.chars().next();
+                let mut found = false;
+                tok.scan(name, &filter, &mut |w| found |= w == p);
+                assert_eq!(found, produced.contains(p), "{p:?} in {name:?}");
+            }
         }
     }
 

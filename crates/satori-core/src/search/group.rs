@@ -106,9 +106,33 @@ pub(super) fn raw_hits(
         .collect()
 }
 
+/// What a group folds together. Kept as borrowed parts while candidates are grouped (a
+/// search groups hundreds); only the groups shown get their string ids.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum GroupKey<'g> {
+    Symbol(&'g str),
+    Chunk { file: u32, start: u32, end: u32 },
+    File(u32),
+}
+
+impl GroupKey<'_> {
+    fn id(self, g: &Generation) -> String {
+        match self {
+            GroupKey::Symbol(id) => id.to_string(),
+            GroupKey::Chunk { file, start, end } => {
+                chunk_group_id(&g.table.files[file as usize].path, start, end)
+            }
+            GroupKey::File(file) => format!(
+                "grp_{}",
+                hash_parts(&[&g.table.files[file as usize].path], 16)
+            ),
+        }
+    }
+}
+
 /// A group under construction: its best chunk and how many chunks it folds.
-struct Group {
-    key: String,
+struct Group<'g> {
+    key: GroupKey<'g>,
     best: usize,
     count: usize,
 }
@@ -125,19 +149,22 @@ pub(super) fn grouped_hits(
     // Candidates are sorted, so the first chunk seen of a group is its representative and
     // groups come out in the order of their best chunks.
     let mut groups: Vec<Group> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut index: HashMap<GroupKey, usize> = HashMap::new();
     for (i, s) in scored.iter().enumerate() {
         let chunk = &g.table.chunks[s.ord as usize];
-        let path = &g.table.files[chunk.file as usize].path;
         let key = match (req.group_by, &chunk.symbol) {
-            (GroupBy::Symbol, Some(sym)) => sym.id.clone(),
-            (GroupBy::Symbol, None) => chunk_group_id(path, chunk.start_line, chunk.end_line),
-            (GroupBy::File, _) => format!("grp_{}", hash_parts(&[path], 16)),
+            (GroupBy::Symbol, Some(sym)) => GroupKey::Symbol(&sym.id),
+            (GroupBy::Symbol, None) => GroupKey::Chunk {
+                file: chunk.file,
+                start: chunk.start_line,
+                end: chunk.end_line,
+            },
+            (GroupBy::File, _) => GroupKey::File(chunk.file),
         };
         match index.get(&key) {
             Some(&gi) => groups[gi].count += 1,
             None => {
-                index.insert(key.clone(), groups.len());
+                index.insert(key, groups.len());
                 groups.push(Group {
                     key,
                     best: i,
@@ -191,7 +218,7 @@ pub(super) fn grouped_hits(
             let s = &scored[group.best];
             let chunk = &g.table.chunks[s.ord as usize];
             let mut hit = base_hit(g, s, req.debug);
-            hit.group_id = group.key.clone();
+            hit.group_id = group.key.id(g);
             hit.collapsed_chunk_count = group.count;
             // A symbol group spans its symbol, extended to the end of the chunk that matched:
             // a chunk of merged small siblings runs past its first definition, and the
@@ -212,11 +239,15 @@ pub(super) fn grouped_hits(
 /// non-blank line), at most `PREVIEW_MAX_LINES` lines and `PREVIEW_MAX_CHARS` characters.
 fn preview(content: &str, terms: &HashSet<&str>, tokenizer: &mut CodeTokenizer) -> String {
     let lines: Vec<&str> = content.lines().collect();
-    let first_match = lines.iter().position(|line| {
-        tokenizer
-            .analyze(line)
+    let may_stem_to = |seg: &str| {
+        terms
             .iter()
-            .any(|t| terms.contains(t.text.as_str()))
+            .any(|t| seg.len() >= t.len() && seg.chars().next() == t.chars().next())
+    };
+    let first_match = lines.iter().position(|line| {
+        let mut found = false;
+        tokenizer.scan(line, &may_stem_to, &mut |w| found |= terms.contains(w));
+        found
     });
     let start = first_match
         .or_else(|| lines.iter().position(|l| !l.trim().is_empty()))

@@ -710,11 +710,7 @@ fn score(
             (lo.min(d), hi.max(d))
         });
     let has_dense = dmax.is_finite();
-    let idents: Vec<String> = analysis
-        .identifiers
-        .iter()
-        .map(|i| normalize_identifier(i))
-        .collect();
+    let mut names = NameMatcher::new(analysis);
     let parts: HashSet<&str> = analysis.parts.iter().map(String::as_str).collect();
     let mut scored: Vec<Scored> = survivors
         .iter()
@@ -750,7 +746,7 @@ fn score(
             // noise, so only an explicitly code-shaped identifier counts, and less.
             let ident_q = analysis.kind == QueryKind::Identifier;
             let definition = if tuning.definition {
-                let d = definition_boost(chunk, analysis, &idents, &parts, tokenizer);
+                let d = definition_boost(chunk, analysis, &mut names, tokenizer);
                 if ident_q {
                     d
                 } else {
@@ -760,7 +756,7 @@ fn score(
                 0.0
             };
             let path = if tuning.path && ident_q {
-                path_boost(facts, &idents, &parts)
+                path_boost(facts, &names.idents, &parts)
             } else {
                 0.0
             };
@@ -829,54 +825,106 @@ fn label(c: &ChunkEntry) -> &str {
 }
 
 /// How strongly a chunk defines what the query names.
-fn definition_boost(
-    chunk: &ChunkEntry,
+fn definition_boost<'g>(
+    chunk: &'g ChunkEntry,
     analysis: &Analysis,
-    idents: &[String],
-    parts: &HashSet<&str>,
+    names: &mut NameMatcher<'_, 'g>,
     tokenizer: &mut CodeTokenizer,
 ) -> f32 {
     // A question without an explicit identifier has nothing this boost could match.
-    if idents.is_empty() && analysis.kind != QueryKind::Identifier {
+    if names.idents.is_empty() && analysis.kind != QueryKind::Identifier {
         return 0.0;
     }
-    let names: Vec<&str> = chunk
-        .symbol
-        .iter()
-        .map(|s| s.name.as_str())
-        .chain(chunk.defines.iter().map(String::as_str))
-        .collect();
-    if names.is_empty() {
+    let chunk_names = || {
+        chunk
+            .symbol
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(chunk.defines.iter().map(String::as_str))
+    };
+    if chunk_names().next().is_none() {
         return 0.0;
     }
-    if names
-        .iter()
-        .any(|n| idents.contains(&normalize_identifier(n)))
-    {
+    if chunk_names().any(|n| names.idents.iter().any(|i| normalized_eq(n, i))) {
         return DEFINITION_EXACT;
     }
     // Beyond exact identifiers, only an identifier query's words and parts name things.
     if analysis.kind != QueryKind::Identifier {
         return 0.0;
     }
-    if names
-        .iter()
-        .any(|n| analysis.words.contains(&n.to_lowercase()))
-    {
+    if chunk_names().any(|n| {
+        analysis
+            .words
+            .iter()
+            .any(|w| n.chars().flat_map(char::to_lowercase).eq(w.chars()))
+    }) {
         return DEFINITION_WORD;
     }
-    if parts.is_empty() {
+    if names.parts.is_empty() {
         return 0.0;
     }
-    let mut found: HashSet<String> = HashSet::new();
-    for name in &names {
-        for t in tokenizer.analyze(name) {
-            if parts.contains(t.text.as_str()) {
-                found.insert(t.text);
+    let found = chunk_names().fold(0u128, |acc, n| acc | names.parts_of(n, tokenizer));
+    DEFINITION_PARTS * found.count_ones() as f32 / names.parts.len() as f32
+}
+
+/// Whether `raw` equals an identifier already passed through [`normalize_identifier`],
+/// compared without allocating: a search scores hundreds of candidates.
+fn normalized_eq(raw: &str, norm: &str) -> bool {
+    raw.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '$'))
+        .flat_map(char::to_lowercase)
+        .eq(norm.chars())
+}
+
+/// The query side of name matching, prepared once per search: normalised identifiers, the
+/// distinct stemmed parts, and which parts each chunk name contains (names recur across
+/// candidates, and analysing one means tokenising and stemming it).
+struct NameMatcher<'q, 'g> {
+    idents: Vec<String>,
+    /// At most 128 distinct parts, so a name's matches fit one bit mask.
+    parts: Vec<&'q str>,
+    memo: HashMap<&'g str, u128>,
+}
+
+impl<'q, 'g> NameMatcher<'q, 'g> {
+    fn new(analysis: &'q Analysis) -> Self {
+        let mut parts: Vec<&str> = Vec::new();
+        for p in &analysis.parts {
+            if parts.len() < 128 && !parts.contains(&p.as_str()) {
+                parts.push(p);
             }
         }
+        NameMatcher {
+            idents: analysis
+                .identifiers
+                .iter()
+                .map(|i| normalize_identifier(i))
+                .collect(),
+            parts,
+            memo: HashMap::new(),
+        }
     }
-    DEFINITION_PARTS * found.len() as f32 / parts.len() as f32
+
+    /// The bit mask of query parts among the tokens of `name`.
+    fn parts_of(&mut self, name: &'g str, tokenizer: &mut CodeTokenizer) -> u128 {
+        if let Some(&mask) = self.memo.get(name) {
+            return mask;
+        }
+        let parts = &self.parts;
+        let may_stem_to = |seg: &str| {
+            parts
+                .iter()
+                .any(|p| seg.len() >= p.len() && seg.chars().next() == p.chars().next())
+        };
+        let mut mask = 0u128;
+        tokenizer.scan(name, &may_stem_to, &mut |word| {
+            if let Some(i) = parts.iter().position(|p| *p == word) {
+                mask |= 1 << i;
+            }
+        });
+        self.memo.insert(name, mask);
+        mask
+    }
 }
 
 /// Bonus for query terms naming the file or its directories.
