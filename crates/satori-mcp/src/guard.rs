@@ -63,13 +63,45 @@ pub fn install(mode: GuardMode) -> std::io::Result<ProtocolOut> {
     imp::install(mode)
 }
 
+/// Called once the session is over: lets the `drop` guard report stray bytes still in its
+/// pipe before the process exits (a write just before exit must still leave its stderr line).
+pub fn finish() {
+    imp::finish();
+}
+
 #[cfg(unix)]
 mod imp {
     use std::fs::File;
     use std::io::{Read, Write};
-    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::sync::mpsc::{Receiver, channel};
+    use std::sync::{Mutex, OnceLock};
+    use std::time::Duration;
 
     use super::{GuardMode, ProtocolOut};
+
+    /// Disconnects when the drain thread ends.
+    static DRAINED: OnceLock<Mutex<Option<Receiver<()>>>> = OnceLock::new();
+
+    /// How long `finish` waits for the drain; a child process that inherited fd 1 and
+    /// still runs would otherwise keep the pipe open forever.
+    const DRAIN_WAIT: Duration = Duration::from_millis(500);
+
+    pub fn finish() {
+        let Some(lock) = DRAINED.get() else {
+            return;
+        };
+        let _ = std::io::stdout().flush();
+        // Pointing fd 1 at /dev/null closes the pipe's write end, so the drain thread reads
+        // what is left and then sees the end of the stream.
+        if let Ok(null) = File::options().write(true).open("/dev/null") {
+            // SAFETY: dup2 of valid descriptors; on failure the wait below just times out.
+            unsafe { libc::dup2(null.as_raw_fd(), 1) };
+        }
+        if let Some(rx) = lock.lock().ok().and_then(|mut r| r.take()) {
+            let _ = rx.recv_timeout(DRAIN_WAIT);
+        }
+    }
 
     fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {
         if rc < 0 {
@@ -101,9 +133,14 @@ mod imp {
                 // SAFETY: dup2 of valid descriptors; fd 1 now refers to the pipe.
                 check(unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&write_end), 1) })?;
                 drop(write_end);
+                let (done, drained) = channel::<()>();
+                let _ = DRAINED.set(Mutex::new(Some(drained)));
                 std::thread::Builder::new()
                     .name("stdout-guard".into())
-                    .spawn(move || drain(File::from(read_end)))?;
+                    .spawn(move || {
+                        drain(File::from(read_end));
+                        drop(done);
+                    })?;
             }
             GuardMode::Off => return Ok(ProtocolOut::Stdout),
         }
@@ -134,6 +171,8 @@ mod imp {
     pub fn install(_mode: GuardMode) -> std::io::Result<ProtocolOut> {
         Ok(ProtocolOut::Stdout)
     }
+
+    pub fn finish() {}
 }
 
 /// Test hook: writes stray bytes to fd 1 the way a careless dependency would — a line through

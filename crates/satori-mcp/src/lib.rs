@@ -55,6 +55,7 @@ pub fn run_main() -> ExitCode {
     let result = runtime.block_on(serve_stdio(config, protocol_out));
     // Background index builds must not keep a finished session alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    guard::finish();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

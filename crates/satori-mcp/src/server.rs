@@ -153,9 +153,10 @@ impl ServerHandler for SatoriServer {
     }
 }
 
-/// A result whose text is the pretty JSON of `value`, also given as `structuredContent`.
+/// A result whose text is the JSON of `value`, also given as `structuredContent`.
 pub(crate) fn envelope(value: serde_json::Value, is_error: bool) -> CallToolResult {
-    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+    // Compact: agents read this text as tokens, and indentation is a third of them.
+    let text = value.to_string();
     let mut r = if is_error {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {

@@ -452,8 +452,13 @@ pub(crate) fn execute(
         let lexical = match (&qvec, &g.dense) {
             (Some(q), Some(d)) if pool > dense_asked => {
                 // The two retrievers are independent: on a multi-core machine the vector
-                // scan runs beside the BM25 query instead of after it.
-                let (lexical, dense) = rayon::join(|| lexical_of(pool), || d.top_k(q, pool));
+                // scan runs beside the BM25 query instead of after it. The calling thread
+                // runs the BM25 leg itself, which saves a thread hand-off per search.
+                let mut dense = Vec::new();
+                let lexical = rayon::in_place_scope(|s| {
+                    s.spawn(|_| dense = d.top_k(q, pool));
+                    lexical_of(pool)
+                });
                 dense_all = dense;
                 dense_asked = pool;
                 lexical?

@@ -282,7 +282,7 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Call
         if let Some(w) = wire::warnings(warnings) {
             put(v, "warnings", w);
         }
-        let text = serde_json::to_string_pretty(v).unwrap_or_default();
+        let text = v.to_string();
         r.content = vec![rmcp::model::ContentBlock::text(text)];
     }
     r
