@@ -47,6 +47,12 @@ pub struct CodeTokenizer {
     stemmer: WordStemmer,
     /// Reused between calls so that indexing does not allocate a vector per field value.
     buffer: Vec<Token>,
+    /// Scratch for one identifier: its lower-case text, a lower-case segment, the segment
+    /// ranges and the characters they are split from.
+    whole: String,
+    seg: String,
+    segments: Vec<(usize, usize)>,
+    chars: Vec<(usize, char)>,
 }
 
 impl Default for CodeTokenizer {
@@ -54,6 +60,10 @@ impl Default for CodeTokenizer {
         CodeTokenizer {
             stemmer: Stemmer::default().transform(RawTokenizer::default()),
             buffer: Vec::new(),
+            whole: String::new(),
+            seg: String::new(),
+            segments: Vec::new(),
+            chars: Vec::new(),
         }
     }
 }
@@ -135,25 +145,33 @@ impl CodeTokenizer {
         if run.len() > MAX_RUN_BYTES || run.chars().all(|c| c == '_' || c == '$') {
             return position;
         }
-        let whole = run.to_lowercase();
+        // Scratch buffers are taken out of `self` for the call (stemming borrows `self`)
+        // and put back after: the tokenizer runs for every line indexed and every name
+        // ranked, and allocating per identifier dominated it.
+        let mut whole = std::mem::take(&mut self.whole);
+        let mut seg = std::mem::take(&mut self.seg);
+        let mut segments = std::mem::take(&mut self.segments);
+        lower_into(run, &mut whole);
         sink(TokenKind::Whole, &whole, position, base, base + run.len());
-        let segments = split_segments(run);
+        split_segments(run, &mut self.chars, &mut segments);
         for (i, &(from, to)) in segments.iter().enumerate() {
-            let seg = run[from..to].to_lowercase();
+            lower_into(&run[from..to], &mut seg);
             let pos = position + i;
             let (abs_from, abs_to) = (base + from, base + to);
             let alphabetic = seg.chars().all(char::is_alphabetic);
             if alphabetic && skip(&seg) {
                 continue;
             }
-            let word = if alphabetic {
-                self.stem(&seg)
+            let stemmed;
+            let word: &str = if alphabetic {
+                stemmed = self.stem(&seg);
+                &stemmed
             } else {
-                seg.clone()
+                &seg
             };
             // A one-part identifier already produced its text as the whole token.
             if !(segments.len() == 1 && word == whole) {
-                sink(TokenKind::Part, &word, pos, abs_from, abs_to);
+                sink(TokenKind::Part, word, pos, abs_from, abs_to);
             }
             if !alphabetic {
                 // `utf8`, `sha256`, `parse2d`: the letters alone are what people search for.
@@ -167,7 +185,22 @@ impl CodeTokenizer {
                 }
             }
         }
-        position + segments.len().max(1)
+        let next = position + segments.len().max(1);
+        self.whole = whole;
+        self.seg = seg;
+        self.segments = segments;
+        next
+    }
+}
+
+/// Lower-cases `s` into `buf` (ASCII in place; anything else exactly as `str::to_lowercase`).
+fn lower_into(s: &str, buf: &mut String) {
+    buf.clear();
+    if s.is_ascii() {
+        buf.push_str(s);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.push_str(&s.to_lowercase());
     }
 }
 
@@ -179,9 +212,10 @@ fn is_ident_char(c: char) -> bool {
 /// Splits an identifier into byte ranges of its parts: on `_`/`$`, lower→upper
 /// (`getUser`), and the last capital of an acronym before a lower-case letter (`HTTPServer`).
 /// Digits stay attached to their neighbours (`utf8`, `int32`, `base64Encode` → base64, Encode).
-fn split_segments(run: &str) -> Vec<(usize, usize)> {
-    let chars: Vec<(usize, char)> = run.char_indices().collect();
-    let mut segments = Vec::new();
+fn split_segments(run: &str, chars: &mut Vec<(usize, char)>, segments: &mut Vec<(usize, usize)>) {
+    chars.clear();
+    chars.extend(run.char_indices());
+    segments.clear();
     let mut start: Option<usize> = None;
     for (k, &(i, c)) in chars.iter().enumerate() {
         if c == '_' || c == '$' {
@@ -207,7 +241,6 @@ fn split_segments(run: &str) -> Vec<(usize, usize)> {
     if let Some(s) = start {
         segments.push((s, run.len()));
     }
-    segments
 }
 
 /// Byte ranges of the alphabetic runs of a mixed letters-and-digits word.

@@ -455,10 +455,15 @@ pub(crate) fn execute(
                 // scan runs beside the BM25 query instead of after it. The calling thread
                 // runs the BM25 leg itself, which saves a thread hand-off per search.
                 let mut dense = Vec::new();
-                let lexical = rayon::in_place_scope(|s| {
-                    s.spawn(|_| dense = d.top_k(q, pool));
+                let lexical = if std::env::var_os("SATORI_SEQ").is_some() {
+                    dense = d.top_k(q, pool);
                     lexical_of(pool)
-                });
+                } else {
+                    rayon::in_place_scope(|s| {
+                        s.spawn(|_| dense = d.top_k(q, pool));
+                        lexical_of(pool)
+                    })
+                };
                 dense_all = dense;
                 dense_asked = pool;
                 lexical?
