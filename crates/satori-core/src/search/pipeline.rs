@@ -721,7 +721,6 @@ fn score(
         });
     let has_dense = dmax.is_finite();
     let mut names = NameMatcher::new(analysis);
-    let parts: HashSet<&str> = analysis.parts.iter().map(String::as_str).collect();
     let mut scored: Vec<Scored> = survivors
         .iter()
         .map(|c| {
@@ -766,7 +765,7 @@ fn score(
                 0.0
             };
             let path = if tuning.path && ident_q {
-                path_boost(facts, &names.idents, &parts)
+                path_boost(facts, &names.idents, &names.parts)
             } else {
                 0.0
             };
@@ -862,12 +861,7 @@ fn definition_boost<'g>(
     if analysis.kind != QueryKind::Identifier {
         return 0.0;
     }
-    if chunk_names().any(|n| {
-        analysis
-            .words
-            .iter()
-            .any(|w| n.chars().flat_map(char::to_lowercase).eq(w.chars()))
-    }) {
+    if chunk_names().any(|n| analysis.words.iter().any(|w| lower_eq(n, w))) {
         return DEFINITION_WORD;
     }
     if names.parts.is_empty() {
@@ -880,10 +874,26 @@ fn definition_boost<'g>(
 /// Whether `raw` equals an identifier already passed through [`normalize_identifier`],
 /// compared without allocating: a search scores hundreds of candidates.
 fn normalized_eq(raw: &str, norm: &str) -> bool {
+    if raw.is_ascii() {
+        // The common case, byte by byte: separators dropped, letters folded.
+        return raw
+            .bytes()
+            .filter(|b| !matches!(b, b'_' | b'-' | b'$'))
+            .map(|b| b.to_ascii_lowercase())
+            .eq(norm.bytes());
+    }
     raw.chars()
         .filter(|c| !matches!(c, '_' | '-' | '$'))
         .flat_map(char::to_lowercase)
         .eq(norm.chars())
+}
+
+/// Whether `raw` lower-cased equals the lower-case `word`, without allocating.
+fn lower_eq(raw: &str, word: &str) -> bool {
+    if raw.is_ascii() {
+        return raw.len() == word.len() && raw.eq_ignore_ascii_case(word);
+    }
+    raw.chars().flat_map(char::to_lowercase).eq(word.chars())
 }
 
 /// The query side of name matching, prepared once per search: normalised identifiers, the
@@ -893,7 +903,7 @@ struct NameMatcher<'q, 'g> {
     idents: Vec<String>,
     /// At most 128 distinct parts, so a name's matches fit one bit mask.
     parts: Vec<&'q str>,
-    memo: HashMap<&'g str, u128>,
+    memo: rustc_hash::FxHashMap<&'g str, u128>,
 }
 
 impl<'q, 'g> NameMatcher<'q, 'g> {
@@ -911,7 +921,7 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
                 .map(|i| normalize_identifier(i))
                 .collect(),
             parts,
-            memo: HashMap::new(),
+            memo: rustc_hash::FxHashMap::with_capacity_and_hasher(1024, Default::default()),
         }
     }
 
@@ -919,6 +929,16 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
     fn parts_of(&mut self, name: &'g str, tokenizer: &mut CodeTokenizer) -> u128 {
         if let Some(&mask) = self.memo.get(name) {
             return mask;
+        }
+        // Every token starts with (the lower case of) some letter of the name, so a name
+        // without any part's first letter has none of the parts.
+        if name.is_ascii()
+            && !name.bytes().any(|b| {
+                let b = b.to_ascii_lowercase();
+                self.parts.iter().any(|p| p.as_bytes().first() == Some(&b))
+            })
+        {
+            return 0;
         }
         let parts = &self.parts;
         let may_stem_to = |seg: &str| {
@@ -938,15 +958,19 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
 }
 
 /// Bonus for query terms naming the file or its directories.
-fn path_boost(facts: &FileFacts, idents: &[String], parts: &HashSet<&str>) -> f32 {
+fn path_boost(facts: &FileFacts, idents: &[String], parts: &[&str]) -> f32 {
     let mut boost = 0.0;
-    if facts.stem_tokens.iter().any(|t| parts.contains(t.as_str())) {
+    if facts
+        .stem_tokens
+        .iter()
+        .any(|t| parts.contains(&t.as_str()))
+    {
         boost += PATH_STEM_BONUS;
     }
     if !facts.stem_norm.is_empty() && idents.contains(&facts.stem_norm) {
         boost += PATH_STEM_EXACT_BONUS;
     }
-    if facts.dir_tokens.iter().any(|t| parts.contains(t.as_str())) {
+    if facts.dir_tokens.iter().any(|t| parts.contains(&t.as_str())) {
         boost += PATH_DIR_BONUS;
     }
     boost
