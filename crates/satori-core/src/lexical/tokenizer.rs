@@ -96,8 +96,8 @@ impl CodeTokenizer {
 
     /// Reports the tokens of `text` that could be one of a few wanted words, cheaply: a
     /// segment is stemmed only when `may_stem_to` accepts its lower-case form, and tokens
-    /// it rejects are left out. English stems keep a word's first letter and are never
-    /// longer than the word, so a test of those two facts skips most stemming exactly.
+    /// it rejects are left out. Built on [`may_stem_to`] (the free function), it skips
+    /// most stemming without missing a wanted word.
     pub fn scan(
         &mut self,
         text: &str,
@@ -202,6 +202,12 @@ fn lower_into(s: &str, buf: &mut String) {
     } else {
         buf.push_str(&s.to_lowercase());
     }
+}
+
+/// Whether the lower-case `segment` could stem to `word`: English stems keep a word's first
+/// letter and are never longer than the word. The filter for [`CodeTokenizer::scan`].
+pub fn may_stem_to(segment: &str, word: &str) -> bool {
+    segment.len() >= word.len() && segment.chars().next() == word.chars().next()
 }
 
 /// Characters that make up identifier runs.
@@ -366,8 +372,7 @@ mod tests {
         for name in names {
             let produced: Vec<String> = tok.analyze(name).into_iter().map(|t| t.text).collect();
             for p in &wanted {
-                let filter =
-                    |seg: &str| seg.len() >= p.len() && seg.chars().next() == p.chars().next();
+                let filter = |seg: &str| may_stem_to(seg, p);
                 let mut found = false;
                 tok.scan(name, &filter, &mut |w| found |= w == p);
                 assert_eq!(found, produced.contains(p), "{p:?} in {name:?}");

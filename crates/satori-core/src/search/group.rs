@@ -10,7 +10,7 @@ use super::{GroupBy, Hit, NoiseReport, ScoreComponents, SearchDiagnostics, Searc
 use crate::Result;
 use crate::lang::Language;
 use crate::lexical::Generation;
-use crate::lexical::tokenizer::CodeTokenizer;
+use crate::lexical::tokenizer::{CodeTokenizer, may_stem_to};
 use crate::util::hash_parts;
 
 /// Diversity caps of grouped results.
@@ -239,14 +239,10 @@ pub(super) fn grouped_hits(
 /// non-blank line), at most `PREVIEW_MAX_LINES` lines and `PREVIEW_MAX_CHARS` characters.
 fn preview(content: &str, terms: &HashSet<&str>, tokenizer: &mut CodeTokenizer) -> String {
     let lines: Vec<&str> = content.lines().collect();
-    let may_stem_to = |seg: &str| {
-        terms
-            .iter()
-            .any(|t| seg.len() >= t.len() && seg.chars().next() == t.chars().next())
-    };
+    let wanted = |seg: &str| terms.iter().any(|t| may_stem_to(seg, t));
     let first_match = lines.iter().position(|line| {
         let mut found = false;
-        tokenizer.scan(line, &may_stem_to, &mut |w| found |= terms.contains(w));
+        tokenizer.scan(line, &wanted, &mut |w| found |= terms.contains(w));
         found
     });
     let start = first_match

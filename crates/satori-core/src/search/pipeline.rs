@@ -26,7 +26,7 @@ use crate::embed::Scratch;
 use crate::lang::Language;
 use crate::lexical::Generation;
 use crate::lexical::table::{ChunkEntry, FileEntry};
-use crate::lexical::tokenizer::{CodeTokenizer, TokenKind};
+use crate::lexical::tokenizer::{CodeTokenizer, TokenKind, may_stem_to};
 use crate::{Error, Result};
 
 /// Field boosts. A match in the path says more than one in the body. The names a chunk
@@ -455,15 +455,10 @@ pub(crate) fn execute(
                 // scan runs beside the BM25 query instead of after it. The calling thread
                 // runs the BM25 leg itself, which saves a thread hand-off per search.
                 let mut dense = Vec::new();
-                let lexical = if std::env::var_os("SATORI_SEQ").is_some() {
-                    dense = d.top_k(q, pool);
+                let lexical = rayon::in_place_scope(|s| {
+                    s.spawn(|_| dense = d.top_k(q, pool));
                     lexical_of(pool)
-                } else {
-                    rayon::in_place_scope(|s| {
-                        s.spawn(|_| dense = d.top_k(q, pool));
-                        lexical_of(pool)
-                    })
-                };
+                });
                 dense_all = dense;
                 dense_asked = pool;
                 lexical?
@@ -941,11 +936,7 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
             return 0;
         }
         let parts = &self.parts;
-        let may_stem_to = |seg: &str| {
-            parts
-                .iter()
-                .any(|p| seg.len() >= p.len() && seg.chars().next() == p.chars().next())
-        };
+        let may_stem_to = |seg: &str| parts.iter().any(|p| may_stem_to(seg, p));
         let mut mask = 0u128;
         tokenizer.scan(name, &may_stem_to, &mut |word| {
             if let Some(i) = parts.iter().position(|p| *p == word) {
