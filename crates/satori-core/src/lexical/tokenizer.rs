@@ -95,16 +95,11 @@ impl CodeTokenizer {
     }
 
     /// Reports the tokens of `text` that could be one of a few wanted words, cheaply: a
-    /// segment is stemmed only when `may_stem_to` accepts its lower-case form, and tokens
-    /// it rejects are left out. Built on [`may_stem_to`] (the free function), it skips
-    /// most stemming without missing a wanted word.
-    pub fn scan(
-        &mut self,
-        text: &str,
-        may_stem_to: &dyn Fn(&str) -> bool,
-        sink: &mut dyn FnMut(&str),
-    ) {
-        self.run(text, Some(may_stem_to), &mut |_, word, _, _, _| sink(word));
+    /// segment is stemmed only when `wanted` accepts its lower-case form, and tokens it
+    /// rejects are left out. With a `wanted` built on [`may_stem_to`], most stemming is
+    /// skipped without missing a wanted word.
+    pub fn scan(&mut self, text: &str, wanted: &dyn Fn(&str) -> bool, sink: &mut dyn FnMut(&str)) {
+        self.run(text, Some(wanted), &mut |_, word, _, _, _| sink(word));
     }
 
     /// Walks the identifier runs of `text` and reports every token to `sink` (with a
