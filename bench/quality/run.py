@@ -56,6 +56,8 @@ CONFIGS = collections.OrderedDict([
     ("-path", "no_path"),
     ("-category", "no_category"),
     ("-saturation", "no_saturation"),
+    ("-expansion", "no_expansion"),
+    ("-names", "no_names"),
 ])
 KINDS = ("handwritten", "docstring", "identifier")
 CATEGORIES = ("behavior", "architecture", "symbol")

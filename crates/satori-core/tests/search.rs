@@ -237,6 +237,14 @@ fn ranking() {
         req("extend session expiry"),
         &["src/auth/session.ts#refreshSession"],
     );
+    // "locate" relates to `find`, and the question covers every word of the name.
+    let o = check(
+        &f,
+        "natural_language_related_words",
+        req("locate the users registered under an email"),
+        &["src/users/repository.ts#findUsersByEmail"],
+    );
+    assert!(o.diagnostics.terms.iter().any(|t| t == "find"));
     // The vendored copy is demoted below the project's own function.
     check(
         &f,

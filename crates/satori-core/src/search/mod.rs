@@ -6,6 +6,7 @@ pub mod category;
 mod group;
 mod pipeline;
 pub mod query;
+mod vocab;
 
 use serde::Serialize;
 
@@ -40,6 +41,10 @@ pub struct SearchTuning {
     pub category: bool,
     pub saturation: bool,
     pub changed: bool,
+    /// Related code words for the words of a question (`put` → `set`, `config` → `cfg`).
+    pub expansion: bool,
+    /// Defined names whose words the question covers.
+    pub names: bool,
     pub fusion: Fusion,
 }
 
@@ -53,6 +58,8 @@ impl Default for SearchTuning {
             category: true,
             saturation: true,
             changed: true,
+            expansion: true,
+            names: true,
             fusion: Fusion::Blend,
         }
     }
@@ -60,7 +67,7 @@ impl Default for SearchTuning {
 
 impl SearchTuning {
     /// Names accepted by [`SearchTuning::parse`].
-    pub const SWITCHES: [&'static str; 8] = [
+    pub const SWITCHES: [&'static str; 10] = [
         "lexical_only",
         "dense_only",
         "no_signals",
@@ -68,6 +75,8 @@ impl SearchTuning {
         "no_path",
         "no_category",
         "no_saturation",
+        "no_expansion",
+        "no_names",
         "rrf",
     ];
 
@@ -84,11 +93,15 @@ impl SearchTuning {
                     t.category = false;
                     t.saturation = false;
                     t.changed = false;
+                    t.expansion = false;
+                    t.names = false;
                 }
                 "no_definition" => t.definition = false,
                 "no_path" => t.path = false,
                 "no_category" => t.category = false,
                 "no_saturation" => t.saturation = false,
+                "no_expansion" => t.expansion = false,
+                "no_names" => t.names = false,
                 "rrf" => t.fusion = Fusion::Rrf,
                 other => {
                     return Err(format!(

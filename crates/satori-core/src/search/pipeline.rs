@@ -17,6 +17,7 @@ use tantivy::{DocSet, TERMINATED, Term};
 use super::category::{self, Category};
 use super::group;
 use super::query::{self, Analysis, ParsedQuery, QueryKind};
+use super::vocab;
 use super::{
     Fusion, Hit, NoiseReport, ResultMode, SearchContext, SearchDiagnostics, SearchOutcome,
     SearchRequest, SearchTuning,
@@ -52,6 +53,11 @@ const DEFINITION_WORD: f32 = 0.3;
 const DEFINITION_PARTS: f32 = 0.3;
 /// Share of the definition boost an identifier gets when it appears inside a question.
 const DEFINITION_IN_QUESTION: f32 = 0.3;
+/// Scaled by the share of a defined name's words that a question mentions (or relates to):
+/// "put the bucket into the cache" describes `set_bucket`.
+const NAME_COVERED: f32 = 0.15;
+/// Names less covered than this get nothing: one common word in a long name says little.
+const NAME_COVERED_MIN: f32 = 0.5;
 /// A query term names the file (its stem), or one of its directories (identifier queries).
 const PATH_STEM_BONUS: f32 = 0.2;
 const PATH_STEM_EXACT_BONUS: f32 = 0.1;
@@ -384,7 +390,12 @@ pub(crate) fn execute(
     let tuning = ctx.tuning;
     let parsed = query::parse(&req.query);
     let mut tokenizer = CodeTokenizer::default();
-    let analysis = query::analyze(&parsed.text, &mut tokenizer);
+    let mut analysis = query::analyze(&parsed.text, &mut tokenizer);
+    let related = if tuning.expansion {
+        vocab::expand(&mut analysis, &parsed.text, &mut tokenizer)
+    } else {
+        Vec::new()
+    };
     let mut warnings = BTreeSet::new();
     let mut diagnostics = SearchDiagnostics {
         query_kind: analysis.kind.id().to_string(),
@@ -516,6 +527,7 @@ pub(crate) fn execute(
         g,
         req,
         &analysis,
+        &related,
         &survivors,
         &changed,
         &tuning,
@@ -699,6 +711,7 @@ fn score(
     g: &Generation,
     req: &SearchRequest,
     analysis: &Analysis,
+    related: &[String],
     survivors: &[Candidate],
     changed: &HashSet<&str>,
     tuning: &SearchTuning,
@@ -716,6 +729,7 @@ fn score(
         });
     let has_dense = dmax.is_finite();
     let mut names = NameMatcher::new(analysis);
+    let mut covered = NameCover::new(analysis, related);
     let mut scored: Vec<Scored> = survivors
         .iter()
         .map(|c| {
@@ -749,7 +763,7 @@ fn score(
             // decisive; in a question, words that happen to be names (`get`, `request`) are
             // noise, so only an explicitly code-shaped identifier counts, and less.
             let ident_q = analysis.kind == QueryKind::Identifier;
-            let definition = if tuning.definition {
+            let mut definition = if tuning.definition {
                 let d = definition_boost(chunk, analysis, &mut names, tokenizer);
                 if ident_q {
                     d
@@ -759,6 +773,11 @@ fn score(
             } else {
                 0.0
             };
+            // A question that describes a name rather than spelling it; a chunk that
+            // already defines a spelled identifier needs no second boost.
+            if tuning.names && !ident_q && definition == 0.0 {
+                definition = covered.boost(chunk, tokenizer);
+            }
             let path = if tuning.path && ident_q {
                 path_boost(facts, &names.idents, &names.parts)
             } else {
@@ -945,6 +964,83 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
         });
         self.memo.insert(name, mask);
         mask
+    }
+}
+
+/// How much of a defined name a question's words cover, memoised per name.
+struct NameCover<'q, 'g> {
+    /// The question's stems and their related stems.
+    stems: Vec<&'q str>,
+    memo: rustc_hash::FxHashMap<&'g str, f32>,
+}
+
+impl<'q, 'g> NameCover<'q, 'g> {
+    fn new(analysis: &'q Analysis, related: &'q [String]) -> Self {
+        let mut stems: Vec<&str> = Vec::new();
+        if matches!(analysis.kind, QueryKind::NaturalLanguage | QueryKind::Mixed) {
+            for s in analysis.parts.iter().chain(related) {
+                if !stems.contains(&s.as_str()) {
+                    stems.push(s);
+                }
+            }
+        }
+        NameCover {
+            stems,
+            memo: rustc_hash::FxHashMap::default(),
+        }
+    }
+
+    /// The boost of the best-covered name the chunk defines.
+    fn boost(&mut self, chunk: &'g ChunkEntry, tokenizer: &mut CodeTokenizer) -> f32 {
+        if self.stems.is_empty() {
+            return 0.0;
+        }
+        let mut best = 0.0f32;
+        for name in chunk
+            .symbol
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(chunk.defines.iter().map(String::as_str))
+        {
+            best = best.max(self.cover(name, tokenizer));
+        }
+        if best >= NAME_COVERED_MIN {
+            NAME_COVERED * best
+        } else {
+            0.0
+        }
+    }
+
+    /// Share of the distinct words of `name` (stop words aside) among the question's stems.
+    fn cover(&mut self, name: &'g str, tokenizer: &mut CodeTokenizer) -> f32 {
+        if let Some(&c) = self.memo.get(name) {
+            return c;
+        }
+        let tokens = tokenizer.analyze(name);
+        let has_parts = tokens.iter().any(|t| t.kind == TokenKind::Part);
+        let mut words: Vec<&str> = Vec::new();
+        for t in &tokens {
+            let wanted = if has_parts {
+                t.kind == TokenKind::Part
+            } else {
+                t.kind == TokenKind::Whole
+            };
+            if wanted
+                && t.text.len() >= 2
+                && !query::is_stop_word(&t.text)
+                && !words.contains(&t.text.as_str())
+            {
+                words.push(&t.text);
+            }
+        }
+        let c = if words.is_empty() {
+            0.0
+        } else {
+            let hit = words.iter().filter(|w| self.stems.contains(w)).count();
+            hit as f32 / words.len() as f32
+        };
+        self.memo.insert(name, c);
+        c
     }
 }
 
