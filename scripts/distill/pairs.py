@@ -1,0 +1,193 @@
+"""(description, code) pairs for fine-tuning the static model, mined from doc comments.
+
+Each documented item (a Rust `///` item, a Python function or class with a docstring, a
+JSDoc-commented JavaScript function, a commented Go function or type) gives one pair: the
+first sentence of its documentation, and the item's code as Satori would embed a chunk of it
+(`path` newline `code`) with the documentation itself removed, so the model must learn to
+find code from what it does rather than from its own comment.
+
+Files under a directory named after a package of the retrieval benchmark (and vendored
+directories, which may hold copies of one) are skipped, so that no benchmark text can leak
+into the model. Standard library only.
+"""
+import ast
+import json
+import os
+import re
+
+# Items longer than this many lines are not used: their code says too many things at once.
+MAX_ITEM_LINES = 150
+SOURCE_LANGUAGES = {".rs": "rust", ".py": "python", ".js": "javascript", ".mjs": "javascript",
+                    ".go": "go"}
+VENDOR_DIRS = {"vendor", "_vendor", "vendored", "_vendored", "third_party", "node_modules"}
+ITEM_RUST = re.compile(r"\s*(pub(\([^)]*\))?\s+)?((async|const|unsafe|default)\s+|extern\s+\"C\"\s+)*"
+                       r"(fn|struct|enum|trait|impl|type|mod|union|macro_rules!)\b")
+ITEM_JS = re.compile(r"(\bfunction\b|=>|^\s*(static\s+)?(async\s+)?[\w$]+\s*\([^)]*\)\s*\{)")
+ITEM_GO = re.compile(r"(func|type)\b")
+
+
+def benchmark_names(corpus_path):
+    """Lower-case package names of the retrieval benchmark, the directory names to avoid."""
+    with open(corpus_path, encoding="utf-8") as f:
+        doc = json.load(f)
+    packages = doc["packages"] if isinstance(doc, dict) else doc
+    names = set()
+    for p in packages:
+        package = p["package"].lower()
+        names.add(package)
+        names.add(package.replace("-", "_"))
+        names.add(package.rsplit("/", 1)[-1])
+    return names
+
+
+def first_sentence(doc):
+    """The first sentence of the first paragraph, on one line."""
+    para = re.split(r"\n\s*\n", doc.strip())[0]
+    para = " ".join(para.split())
+    m = re.search(r"(.+?[.!?])(\s|$)", para)
+    return (m.group(1) if m else para).strip()
+
+
+def usable(query):
+    words = query.split()
+    return 3 <= len(words) <= 40 and not query.startswith(("#", "```", "@", "<", "TODO"))
+
+
+def item_end(lines, start):
+    """Index of the last line of the brace-delimited (or `;`-terminated) item at `start`."""
+    depth, opened = 0, False
+    for j in range(start, min(len(lines), start + MAX_ITEM_LINES)):
+        line = re.sub(r'"(\\.|[^"\\])*"', '""', lines[j])
+        line = re.sub(r"//.*", "", line)
+        for c in line:
+            if c == "{":
+                depth += 1
+                opened = True
+            elif c == "}":
+                depth -= 1
+        if opened and depth <= 0:
+            return j
+        if not opened and line.rstrip().endswith(";"):
+            return j
+    return None
+
+
+def rust_items(text):
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip().startswith("///"):
+            i += 1
+            continue
+        j = i
+        doc = []
+        while j < len(lines) and lines[j].strip().startswith("///"):
+            doc.append(lines[j].strip()[3:].strip())
+            j += 1
+        k = j
+        while k < len(lines) and (lines[k].strip().startswith("#[") or not lines[k].strip()):
+            k += 1
+        if k < len(lines) and ITEM_RUST.match(lines[k]):
+            end = item_end(lines, k)
+            if end is not None:
+                yield "\n".join(doc), "\n".join(lines[j:end + 1])
+        i = j
+
+
+def jsdoc_items(text):
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip().startswith("/**"):
+            i += 1
+            continue
+        j = i
+        doc = []
+        while j < len(lines):
+            line = lines[j].strip()
+            j += 1
+            body = re.sub(r"^(/\*\*|\*/|\*)\s?", "", line).replace("*/", "")
+            if not body.strip().startswith("@"):
+                doc.append(body)
+            if "*/" in line:
+                break
+        if j < len(lines) and ITEM_JS.search(lines[j]):
+            end = item_end(lines, j)
+            if end is not None:
+                yield "\n".join(doc), "\n".join(lines[j:end + 1])
+        i = j
+
+
+def go_items(text):
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        starts = lines[i].strip().startswith("//") and (i == 0 or not lines[i - 1].strip().startswith("//"))
+        if not starts:
+            i += 1
+            continue
+        j = i
+        doc = []
+        while j < len(lines) and lines[j].strip().startswith("//"):
+            doc.append(lines[j].strip()[2:].strip())
+            j += 1
+        if j < len(lines) and ITEM_GO.match(lines[j]):
+            end = item_end(lines, j)
+            if end is not None:
+                yield "\n".join(doc), "\n".join(lines[j:end + 1])
+        i = j
+
+
+def python_items(text):
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return
+    lines = text.split("\n")
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        doc = ast.get_docstring(node)
+        if not doc or node.end_lineno - node.lineno >= MAX_ITEM_LINES:
+            continue
+        first = node.body[0]
+        code = lines[node.lineno - 1:first.lineno - 1] + lines[first.end_lineno:node.end_lineno]
+        yield doc, "\n".join(code)
+
+
+EXTRACTORS = {"rust": rust_items, "python": python_items, "javascript": jsdoc_items,
+              "go": go_items}
+
+
+def mine(root, prefix, avoid):
+    """Pairs from the source files under `root`; paths are reported as `prefix/relative`."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames
+                             if d.lower() not in avoid and d.lower() not in VENDOR_DIRS)
+        for name in sorted(filenames):
+            language = SOURCE_LANGUAGES.get(os.path.splitext(name)[1])
+            if language is None or os.path.splitext(name)[0].lower() in avoid:
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            rel = prefix + "/" + os.path.relpath(path, root).replace(os.sep, "/")
+            for doc, code in EXTRACTORS[language](text):
+                query = first_sentence(doc)
+                if usable(query) and code.count("\n") >= 1:
+                    yield query, rel + "\n" + code
+
+
+def collect(roots, avoid):
+    """Pairs from every root (a `(prefix, directory)` list), the first of each query kept."""
+    seen = set()
+    out = []
+    for prefix, root in roots:
+        for query, code in mine(root, prefix, avoid):
+            if query not in seen:
+                seen.add(query)
+                out.append((query, code))
+    return out
