@@ -1016,6 +1016,20 @@ impl<'q, 'g> NameCover<'q, 'g> {
         if let Some(&c) = self.memo.get(name) {
             return c;
         }
+        // Most names share no word with the question: a filtered scan (no allocation, only
+        // segments that could stem to a question word are stemmed) rules them out before
+        // the full analysis that counts the name's words.
+        let stems = &self.stems;
+        let mut shares = false;
+        tokenizer.scan(
+            name,
+            &|seg| stems.iter().any(|s| may_stem_to(seg, s)),
+            &mut |word| shares |= stems.contains(&word),
+        );
+        if !shares {
+            self.memo.insert(name, 0.0);
+            return 0.0;
+        }
         let tokens = tokenizer.analyze(name);
         let has_parts = tokens.iter().any(|t| t.kind == TokenKind::Part);
         let mut words: Vec<&str> = Vec::new();
