@@ -58,6 +58,8 @@ const DEFINITION_IN_QUESTION: f32 = 0.3;
 const NAME_COVERED: f32 = 0.15;
 /// Names less covered than this get nothing: one common word in a long name says little.
 const NAME_COVERED_MIN: f32 = 0.5;
+/// How many of the best candidates the name-coverage boost looks at.
+const NAME_COVER_CANDIDATES: usize = 60;
 /// A query term names the file (its stem), or one of its directories (identifier queries).
 const PATH_STEM_BONUS: f32 = 0.2;
 const PATH_STEM_EXACT_BONUS: f32 = 0.1;
@@ -763,7 +765,7 @@ fn score(
             // decisive; in a question, words that happen to be names (`get`, `request`) are
             // noise, so only an explicitly code-shaped identifier counts, and less.
             let ident_q = analysis.kind == QueryKind::Identifier;
-            let mut definition = if tuning.definition {
+            let definition = if tuning.definition {
                 let d = definition_boost(chunk, analysis, &mut names, tokenizer);
                 if ident_q {
                     d
@@ -773,11 +775,6 @@ fn score(
             } else {
                 0.0
             };
-            // A question that describes a name rather than spelling it; a chunk that
-            // already defines a spelled identifier needs no second boost.
-            if tuning.names && !ident_q && definition == 0.0 {
-                definition = covered.boost(chunk, tokenizer);
-            }
             let path = if tuning.path && ident_q {
                 path_boost(facts, &names.idents, &names.parts)
             } else {
@@ -809,6 +806,9 @@ fn score(
             }
         })
         .collect();
+    if tuning.names && analysis.kind != QueryKind::Identifier {
+        name_cover_boost(g, &mut scored, &mut covered, tokenizer);
+    }
     sort_scored(g, &mut scored);
     if tuning.saturation {
         // Per-file saturation: the k-th chunk of a file keeps FILE_SATURATION^k of its score.
@@ -964,6 +964,37 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
         });
         self.memo.insert(name, mask);
         mask
+    }
+}
+
+/// Adds the name-coverage boost: a question that describes a name rather than spelling it.
+/// Only the best-scoring candidates are considered: the boost is small, so a chunk further
+/// down cannot reach the page through it, and analysing the names of every candidate (a
+/// class chunk defines dozens) would cost more than the rest of the ranking.
+fn name_cover_boost<'g>(
+    g: &'g Generation,
+    scored: &mut [Scored],
+    covered: &mut NameCover<'_, 'g>,
+    tokenizer: &mut CodeTokenizer,
+) {
+    let threshold = if scored.len() > NAME_COVER_CANDIDATES {
+        let mut scores: Vec<f32> = scored.iter().map(|s| s.score).collect();
+        let (_, nth, _) =
+            scores.select_nth_unstable_by(NAME_COVER_CANDIDATES - 1, |a, b| b.total_cmp(a));
+        *nth
+    } else {
+        f32::NEG_INFINITY
+    };
+    for s in scored.iter_mut() {
+        // A chunk that already defines a spelled identifier needs no second boost.
+        if s.score < threshold || s.definition != 0.0 {
+            continue;
+        }
+        let boost = covered.boost(&g.table.chunks[s.ord as usize], tokenizer);
+        if boost > 0.0 {
+            s.definition = boost;
+            s.score = (s.fused + s.definition + s.path) * s.category_mult * s.changed_mult;
+        }
     }
 }
 
