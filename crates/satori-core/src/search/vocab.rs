@@ -19,6 +19,8 @@ const JOINED_WEIGHT: f32 = 0.5;
 /// Only short words are joined: code compounds are short words run together (`filename`,
 /// `timeout`, `namespace`), and long ones only add noise.
 const JOINED_WORD_MAX: usize = 7;
+/// Only this many leading words of a query are expanded.
+const MAX_WORDS: usize = 64;
 /// At most this many terms are added to a query.
 const MAX_ADDED: usize = 16;
 
@@ -179,7 +181,9 @@ pub fn expand(analysis: &mut Analysis, text: &str, tokenizer: &mut CodeTokenizer
     // The plain words of the question in order; `None` marks a break (a stop word, an
     // identifier, punctuation) that adjacent words must not be joined across.
     let mut words: Vec<Option<String>> = Vec::new();
-    for raw in text.split_whitespace() {
+    // A question is short; a pasted snippet is not a question, and its first words say
+    // enough.
+    for raw in text.split_whitespace().take(MAX_WORDS) {
         let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
         let plain = !trimmed.is_empty()
             && trimmed.chars().all(|c| c.is_ascii_lowercase())
@@ -279,6 +283,12 @@ mod tests {
             "delete or remove",
             &["eras:0.35", "discard:0.35", "unlink:0.35"],
         );
+    }
+
+    #[test]
+    fn only_the_leading_words_are_expanded() {
+        let long = format!("{} put the bucket", "zebra ".repeat(MAX_WORDS));
+        check(&long, &["zebrazebra:0.5"]);
     }
 
     #[test]
