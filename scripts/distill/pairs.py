@@ -72,26 +72,33 @@ def item_end(lines, start):
     return None
 
 
-def rust_items(text):
+def line_comment_items(text, prefix, item, between=lambda line: False):
+    """Items documented by a run of `prefix` line comments; lines for which `between` holds
+    (attributes, blank lines) may separate the comments from the item."""
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        if not lines[i].strip().startswith("///"):
+        if not lines[i].strip().startswith(prefix):
             i += 1
             continue
         j = i
         doc = []
-        while j < len(lines) and lines[j].strip().startswith("///"):
-            doc.append(lines[j].strip()[3:].strip())
+        while j < len(lines) and lines[j].strip().startswith(prefix):
+            doc.append(lines[j].strip()[len(prefix):].strip())
             j += 1
         k = j
-        while k < len(lines) and (lines[k].strip().startswith("#[") or not lines[k].strip()):
+        while k < len(lines) and between(lines[k]):
             k += 1
-        if k < len(lines) and ITEM_RUST.match(lines[k]):
+        if k < len(lines) and item.match(lines[k]):
             end = item_end(lines, k)
             if end is not None:
                 yield "\n".join(doc), "\n".join(lines[j:end + 1])
         i = j
+
+
+def rust_items(text):
+    return line_comment_items(text, "///", ITEM_RUST,
+                              lambda line: line.strip().startswith("#[") or not line.strip())
 
 
 def jsdoc_items(text):
@@ -119,23 +126,7 @@ def jsdoc_items(text):
 
 
 def go_items(text):
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        starts = lines[i].strip().startswith("//") and (i == 0 or not lines[i - 1].strip().startswith("//"))
-        if not starts:
-            i += 1
-            continue
-        j = i
-        doc = []
-        while j < len(lines) and lines[j].strip().startswith("//"):
-            doc.append(lines[j].strip()[2:].strip())
-            j += 1
-        if j < len(lines) and ITEM_GO.match(lines[j]):
-            end = item_end(lines, j)
-            if end is not None:
-                yield "\n".join(doc), "\n".join(lines[j:end + 1])
-        i = j
+    return line_comment_items(text, "//", ITEM_GO)
 
 
 def python_items(text):
