@@ -13,8 +13,8 @@ itself (the numpy forward pass of `scripts/distill/distill.py`, mean pooling, at
 then scored with the benchmark's nDCG@10 (macro over repositories). The default order of the
 same results is the baseline, so the figures isolate what the transformer would add on top.
 
-Needs the distillation virtualenv and teacher (`python3 scripts/distill/distill.py` once);
-re-executes itself in that virtualenv. Embeddings are cached by text in `--cache-file`.
+Needs the teacher fetched by `python3 scripts/distill/distill.py` (run it once); re-executes
+itself in that script's virtualenv. Embeddings are cached by text in `--cache-file`.
 
   python3 bench/quality/teacher_rerank.py                       # hand-written queries
   python3 bench/quality/teacher_rerank.py --kinds handwritten,docstring --depth 20
@@ -31,19 +31,18 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "scripts", "distill"))
 
+import distill  # noqa: E402
 import fetch_corpus  # noqa: E402
 import run  # noqa: E402
 
 DISTILL_CACHE = os.path.expanduser(os.path.join("~", ".cache", "satori-distill"))
 
 
-def in_venv():
-    venv = os.path.join(DISTILL_CACHE, "venv")
-    python = os.path.join(venv, "bin", "python")
-    if os.path.realpath(sys.prefix) != os.path.realpath(venv):
-        if not os.path.exists(python):
-            sys.exit("teacher_rerank: run `python3 scripts/distill/distill.py` once first")
-        os.execv(python, [python, *sys.argv])
+def require_teacher():
+    """Re-executes inside the distillation virtualenv; the teacher must have been fetched."""
+    distill.ensure_venv(DISTILL_CACHE)
+    if not os.path.exists(os.path.join(DISTILL_CACHE, "teacher", "model.safetensors")):
+        sys.exit("teacher_rerank: run `python3 scripts/distill/distill.py` once first")
 
 
 def candidates(args, kinds):
@@ -81,7 +80,6 @@ def candidates(args, kinds):
 
 def embedder(max_tokens, cache_file):
     import numpy as np
-    import distill
     teacher = os.path.join(DISTILL_CACHE, "teacher")
     bert = distill.Bert(teacher)
     # The tanh form of GELU: within 1e-3 of the exact one, and three times faster in numpy.
@@ -132,7 +130,7 @@ def main():
     ap.add_argument("--cache", help="benchmark corpus cache (as for run.py)")
     ap.add_argument("--cache-file", default=os.path.join(DISTILL_CACHE, "teacher_rerank.pkl"))
     args = ap.parse_args()
-    in_venv()
+    require_teacher()
     import numpy as np
 
     kinds = args.kinds.split(",")
