@@ -130,6 +130,24 @@ fn classify_js<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
             return Some(d);
         }
         "variable_declarator" => return classify_js_variable(n, src, ctx),
+        "assignment_expression" => return classify_js_assignment(n, src),
+        "pair" => {
+            // `{ handle: function () {...} }`: an object literal's function-valued key.
+            let value = n.child_by_field_name("value")?;
+            if !is_js_function(value.kind()) {
+                return None;
+            }
+            let key = n.child_by_field_name("key")?;
+            let name = text(src, key)
+                .trim_matches(|c| c == '"' || c == '\'')
+                .to_string();
+            if name.is_empty() || key.kind() == "computed_property_name" {
+                return None;
+            }
+            let mut d = def(SymbolKind::Method, name, n);
+            d.body = value.child_by_field_name("body");
+            return Some(d);
+        }
         _ => return None,
     };
     let name = name()?;
@@ -175,6 +193,48 @@ fn classify_js_variable<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>
         decl,
         body: None,
         scope: None,
+    })
+}
+
+/// `Foo.prototype.bar = function () {...}`, `exports.bar = () => {...}`, `Foo.bar = ...`:
+/// the pre-class way of defining methods and exports, still common in JavaScript.
+fn classify_js_assignment<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    let value = n.child_by_field_name("right")?;
+    if !is_js_function(value.kind()) {
+        return None;
+    }
+    let left = n.child_by_field_name("left")?;
+    if left.kind() != "member_expression" {
+        return None;
+    }
+    let property = left.child_by_field_name("property")?;
+    if property.kind() != "property_identifier" {
+        return None;
+    }
+    let name = text(src, property).to_string();
+    let object = collapse(text(src, left.child_by_field_name("object")?));
+    let owner = object.strip_suffix(".prototype").unwrap_or(&object);
+    // Exports and `this.x = ...` have no owner worth naming; `Foo.bar` and
+    // `Foo.prototype.bar` belong to `Foo`.
+    let is_owner = !owner.is_empty()
+        && !matches!(owner, "exports" | "module.exports" | "this" | "module")
+        && owner
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'));
+    let decl = n
+        .parent()
+        .filter(|p| p.kind() == "expression_statement")
+        .unwrap_or(n);
+    Some(Def {
+        kind: if is_owner {
+            SymbolKind::Method
+        } else {
+            SymbolKind::Function
+        },
+        name,
+        decl,
+        body: value.child_by_field_name("body"),
+        scope: is_owner.then(|| owner.split('.').map(str::to_string).collect()),
     })
 }
 
