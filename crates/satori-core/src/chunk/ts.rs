@@ -79,6 +79,105 @@ pub(crate) fn parse(lang: Language, text: &str) -> Option<Tree> {
     })
 }
 
+/// How many times item macros are unwrapped: `cfg_feature! { cfg_server! { ... } }` needs two.
+const MACRO_UNWRAP_PASSES: usize = 3;
+
+/// Rust code often wraps items in a macro (`cfg_server! { impl Foo { fn bar() {} } }`), which
+/// the grammar sees as an opaque token tree: no definitions, and chunks cut by size. When the
+/// inside of an item-level, brace-delimited macro call parses cleanly as items on its own, this
+/// returns `text` with the call's head (`cfg_server! {`) and closing brace blanked out, byte
+/// for byte, so the items parse as if written directly. Offsets, lines and every other byte
+/// stay the same. Returns the new text and its tree; `None` when there is nothing to unwrap.
+pub(crate) fn unwrap_item_macros(root: Node, text: &str) -> Option<(String, Tree)> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut tree: Option<Tree> = None;
+    for _ in 0..MACRO_UNWRAP_PASSES {
+        let current = out.as_deref().unwrap_or(text.as_bytes());
+        let node = tree.as_ref().map(|t| t.root_node()).unwrap_or(root);
+        let spans = item_macro_spans(node, current);
+        if spans.is_empty() {
+            break;
+        }
+        let buf = out.get_or_insert_with(|| text.as_bytes().to_vec());
+        for (head, close) in spans {
+            for b in &mut buf[head] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+            buf[close] = b' ';
+        }
+        // Only whole characters were replaced (ASCII heads and braces, or a whole name).
+        let s = std::str::from_utf8(buf).ok()?;
+        tree = Some(parse(Language::Rust, s)?);
+    }
+    let text = String::from_utf8(out?).ok()?;
+    Some((text, tree?))
+}
+
+/// The (head byte range, closing-brace byte) of every item-level macro call under `root`
+/// whose braces hold nothing but items.
+fn item_macro_spans(root: Node, text: &[u8]) -> Vec<(std::ops::Range<usize>, usize)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    let mut cursor = root.walk();
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "source_file" | "declaration_list" => {
+                stack.extend(node.named_children(&mut cursor));
+            }
+            "mod_item" | "impl_item" | "trait_item" => {
+                stack.extend(node.child_by_field_name("body"));
+            }
+            "macro_invocation" => {
+                let Some(tt) = (0..node.named_child_count())
+                    .filter_map(|i| node.named_child(i as u32))
+                    .find(|c| c.kind() == "token_tree")
+                else {
+                    continue;
+                };
+                let (open, close) = (tt.start_byte(), tt.end_byte().saturating_sub(1));
+                if text.get(open) != Some(&b'{') || text.get(close) != Some(&b'}') {
+                    continue;
+                }
+                let inner = std::str::from_utf8(&text[open + 1..close]).unwrap_or("");
+                if holds_only_items(inner) {
+                    out.push((node.start_byte()..open + 1, close));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The text parses as Rust without errors and defines something.
+fn holds_only_items(inner: &str) -> bool {
+    let Some(tree) = parse(Language::Rust, inner) else {
+        return false;
+    };
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let defines = root.named_children(&mut cursor).any(|c| {
+        matches!(
+            c.kind(),
+            "function_item"
+                | "impl_item"
+                | "struct_item"
+                | "enum_item"
+                | "union_item"
+                | "trait_item"
+                | "mod_item"
+                | "type_item"
+                | "const_item"
+                | "static_item"
+                | "macro_definition"
+                | "macro_invocation"
+        )
+    });
+    defines && !root.has_error()
+}
+
 /// 0-based first line of a node.
 pub(crate) fn first_line(n: Node) -> usize {
     n.start_position().row
