@@ -102,7 +102,10 @@ fn is_js_function(kind: &str) -> bool {
 fn classify_js<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
     let name = || field_text(src, n, "name");
     let kind = match n.kind() {
-        "function_declaration" | "generator_function_declaration" => SymbolKind::Function,
+        // Overload signatures and `declare function` in declaration files count too.
+        "function_declaration" | "generator_function_declaration" | "function_signature" => {
+            SymbolKind::Function
+        }
         "class_declaration" | "abstract_class_declaration" => SymbolKind::Class,
         "interface_declaration" => SymbolKind::Interface,
         "enum_declaration" => SymbolKind::Enum,
