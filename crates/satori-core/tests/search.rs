@@ -115,7 +115,7 @@ fn fixture() -> Fixture {
         stats,
         GenerationStats {
             files: 17,
-            chunks: 27
+            chunks: 29
         }
     );
     let generation = Generation::open(dir.path()).unwrap();
@@ -278,6 +278,39 @@ fn scopes() {
         &["src/net/retry.py"],
     );
     assert!(o.hits.iter().any(|h| h.file == "tests/test_retry.py"));
+    // Rust unit tests inside a source file are tests too: out of runtime, in mixed.
+    let o = check(
+        &f,
+        "scope_runtime_inline_tests",
+        req("parse_header splits at the colon"),
+        &["crates/parser/src/header.rs#parse_header"],
+    );
+    assert!(o.hits.iter().all(|h| h.end_line < 19), "{}", render(&o));
+    let o = check(
+        &f,
+        "scope_mixed_inline_tests",
+        SearchRequest {
+            scope: Scope::Mixed,
+            debug: true,
+            ..req("parse_header splits at the colon")
+        },
+        &[
+            "crates/parser/src/header.rs#parse_header",
+            "crates/parser/src/header.rs#parse_header_splits_at_the_colon",
+        ],
+    );
+    let c = o.hits[1].components.as_ref().unwrap();
+    assert_eq!(c.category, "tests");
+    let o = check(
+        &f,
+        "scope_docs_inline_tests",
+        SearchRequest {
+            scope: Scope::Docs,
+            ..req("parse_header splits at the colon")
+        },
+        &["crates/parser/src/header.rs#parse_header_splits_at_the_colon"],
+    );
+    assert!(o.hits.iter().all(|h| h.start_line >= 19), "{}", render(&o));
     let o = check(
         &f,
         "scope_docs",

@@ -2,9 +2,13 @@
 //! compat/legacy, benchmarks) and how much each one counts under a search scope.
 //!
 //! A category comes from the path alone (plus the language for prose formats), so it is
-//! computed once per file when a generation is opened.
+//! computed once per file when a generation is opened. One exception is made per chunk:
+//! Rust keeps unit tests inside source files (`#[cfg(test)] mod tests`), and those chunks
+//! are tests wherever they live.
 
+use crate::chunk::SymbolKind;
 use crate::lang::Language;
+use crate::lexical::table::ChunkEntry;
 use crate::search::Scope;
 
 /// What part of a codebase a file belongs to.
@@ -141,6 +145,25 @@ fn is_test_name(lower: &str, stem: &str) -> bool {
         || lower_stem == "conftest"
         // JVM and .NET conventions are case-sensitive: `UserServiceTest.java`, not `latest`.
         || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
+}
+
+/// The category of one chunk of a file of category `file`: the file's, except for Rust
+/// chunks in a module named `test` or `tests` (by convention the `#[cfg(test)]` one).
+pub fn of_chunk(file: Category, language: Language, chunk: &ChunkEntry) -> Category {
+    if language != Language::Rust || file != Category::Runtime {
+        return file;
+    }
+    let Some(sym) = &chunk.symbol else {
+        return file;
+    };
+    let is_test_mod = |name: &str| matches!(name, "test" | "tests");
+    if (sym.kind == SymbolKind::Module && is_test_mod(&sym.name))
+        || sym.scope.iter().any(|s| is_test_mod(s))
+    {
+        Category::Tests
+    } else {
+        file
+    }
 }
 
 /// The weight of a category under a scope; `None` when the scope leaves it out.

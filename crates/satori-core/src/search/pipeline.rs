@@ -195,6 +195,19 @@ impl Filters {
         if verdict < 4 {
             return verdict;
         }
+        // Only Rust runtime files hold chunks of another category (inline test modules).
+        let file = &g.table.files[chunk.file as usize];
+        let file_category = g.facts[chunk.file as usize].category;
+        if file.language == Language::Rust
+            && file_category == Category::Runtime
+            && category::multiplier(
+                self.scope,
+                category::of_chunk(file_category, file.language, chunk),
+            )
+            .is_none()
+        {
+            return 0;
+        }
         if self.must.as_ref().is_some_and(|m| !m.contains(ord)) {
             return 4;
         }
@@ -208,7 +221,12 @@ impl Filters {
     fn file_stage(&self, g: &Generation, file_id: u32) -> usize {
         let file = &g.table.files[file_id as usize];
         let path = file.path.trim_start_matches('/');
-        if category::multiplier(self.scope, g.facts[file_id as usize].category).is_none() {
+        let category = g.facts[file_id as usize].category;
+        // A Rust runtime file may hold tests (decided per chunk), which the docs scope wants.
+        let may_hold_tests = file.language == Language::Rust
+            && category == Category::Runtime
+            && category::multiplier(self.scope, Category::Tests).is_some();
+        if category::multiplier(self.scope, category).is_none() && !may_hold_tests {
             return 0;
         }
         if !self.langs.is_empty() && !self.langs.contains(&file.language) {
@@ -780,8 +798,9 @@ fn score(
             } else {
                 0.0
             };
+            let chunk_category = category::of_chunk(facts.category, file.language, chunk);
             let category_mult = if tuning.category {
-                category::multiplier(req.scope, facts.category).unwrap_or(0.0)
+                category::multiplier(req.scope, chunk_category).unwrap_or(0.0)
             } else {
                 1.0
             };
@@ -799,7 +818,7 @@ fn score(
                 fused,
                 definition,
                 path,
-                category: facts.category,
+                category: chunk_category,
                 category_mult,
                 changed_mult,
                 score: (fused + definition + path) * category_mult * changed_mult,
