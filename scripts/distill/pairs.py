@@ -1,7 +1,8 @@
 """(description, code) pairs for fine-tuning the static model, mined from doc comments.
 
 Each documented item (a Rust `///` item, a Python function or class with a docstring, a
-JSDoc-commented JavaScript function, a commented Go function or type) gives one pair: the
+JSDoc-commented JavaScript or TypeScript function, a Javadoc-commented Java member, a C
+function after its block comment, a commented Go or Ruby definition) gives one pair: the
 first sentence of its documentation, and the item's code as Satori would embed a chunk of it
 (`path` newline `code`) with the documentation itself removed, so the model must learn to
 find code from what it does rather than from its own comment.
@@ -18,12 +19,21 @@ import re
 # Items longer than this many lines are not used: their code says too many things at once.
 MAX_ITEM_LINES = 150
 SOURCE_LANGUAGES = {".rs": "rust", ".py": "python", ".js": "javascript", ".mjs": "javascript",
-                    ".go": "go"}
+                    ".go": "go", ".ts": "typescript", ".java": "java", ".c": "c", ".rb": "ruby"}
 VENDOR_DIRS = {"vendor", "_vendor", "vendored", "_vendored", "third_party", "node_modules"}
 ITEM_RUST = re.compile(r"\s*(pub(\([^)]*\))?\s+)?((async|const|unsafe|default)\s+|extern\s+\"C\"\s+)*"
                        r"(fn|struct|enum|trait|impl|type|mod|union|macro_rules!)\b")
 ITEM_JS = re.compile(r"(\bfunction\b|=>|^\s*(static\s+)?(async\s+)?[\w$]+\s*\([^)]*\)\s*\{)")
 ITEM_GO = re.compile(r"(func|type)\b")
+ITEM_TS = re.compile(r"\s*(export\s+)?(default\s+)?(declare\s+)?"
+                     r"((public|private|protected|static|readonly|async|abstract)\s+)*"
+                     r"(function\b|class\b|interface\b|[\w$]+\s*(<[^>]*>)?\s*\()")
+ITEM_JAVA = re.compile(r"\s*((public|protected|private|static|final|abstract|synchronized|native|"
+                       r"default|sealed|strictfp)\s+)*(<[^>]+>\s+)?"
+                       r"(class\b|interface\b|enum\b|record\b|[\w<>\[\],.? ]+\s+\w+\s*\()")
+# A C definition starts in column 0 (a statement inside a function never does).
+ITEM_C = re.compile(r"(?!(return|if|for|while|switch|else|do|case|goto|typedef)\b)[A-Za-z_]")
+ITEM_RUBY = re.compile(r"\s*(def|class|module)\s")
 
 
 def benchmark_names(corpus_path):
@@ -101,11 +111,13 @@ def rust_items(text):
                               lambda line: line.strip().startswith("#[") or not line.strip())
 
 
-def jsdoc_items(text):
+def jsdoc_items(text, item=ITEM_JS, opener="/**", between=lambda line: False):
+    """Items after a `/** ... */` block (`opener` may be `/*` for C); lines for which
+    `between` holds (annotations) may separate the comment from the item."""
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        if not lines[i].strip().startswith("/**"):
+        if not lines[i].strip().startswith(opener):
             i += 1
             continue
         j = i
@@ -113,15 +125,53 @@ def jsdoc_items(text):
         while j < len(lines):
             line = lines[j].strip()
             j += 1
-            body = re.sub(r"^(/\*\*|\*/|\*)\s?", "", line).replace("*/", "")
+            body = re.sub(r"^(/\*+|\*+/|\*+)\s?", "", line).replace("*/", "")
             if not body.strip().startswith("@"):
                 doc.append(body)
             if "*/" in line:
                 break
-        if j < len(lines) and ITEM_JS.search(lines[j]):
-            end = item_end(lines, j)
+        k = j
+        while k < len(lines) and between(lines[k]):
+            k += 1
+        if k < len(lines) and item.search(lines[k]) and (item is ITEM_JS or item.match(lines[k])):
+            end = item_end(lines, k)
             if end is not None:
-                yield "\n".join(doc), "\n".join(lines[j:end + 1])
+                yield "\n".join(doc), "\n".join(lines[k:end + 1])
+        i = j
+
+
+def ts_items(text):
+    return jsdoc_items(text, ITEM_TS)
+
+
+def java_items(text):
+    return jsdoc_items(text, ITEM_JAVA, between=lambda line: line.strip().startswith("@"))
+
+
+def c_items(text):
+    return jsdoc_items(text, ITEM_C, opener="/*")
+
+
+def ruby_items(text):
+    """Items documented by `#` comments; a Ruby item ends at the `end` of its indentation."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip().startswith("#") or lines[i].strip().startswith("#!"):
+            i += 1
+            continue
+        j = i
+        doc = []
+        while j < len(lines) and lines[j].strip().startswith("#"):
+            doc.append(lines[j].strip()[1:].strip())
+            j += 1
+        if j < len(lines) and ITEM_RUBY.match(lines[j]):
+            indent = len(lines[j]) - len(lines[j].lstrip())
+            for k in range(j + 1, min(len(lines), j + MAX_ITEM_LINES)):
+                line = lines[k]
+                if line.strip() == "end" and len(line) - len(line.lstrip()) == indent:
+                    yield "\n".join(doc), "\n".join(lines[j:k + 1])
+                    break
         i = j
 
 
@@ -147,7 +197,8 @@ def python_items(text):
 
 
 EXTRACTORS = {"rust": rust_items, "python": python_items, "javascript": jsdoc_items,
-              "go": go_items}
+              "go": go_items, "typescript": ts_items, "java": java_items, "c": c_items,
+              "ruby": ruby_items}
 
 
 def mine(root, prefix, avoid):
@@ -157,6 +208,8 @@ def mine(root, prefix, avoid):
                              if d.lower() not in avoid and d.lower() not in VENDOR_DIRS)
         for name in sorted(filenames):
             language = SOURCE_LANGUAGES.get(os.path.splitext(name)[1])
+            if name.endswith(".d.ts"):
+                continue
             if language is None or os.path.splitext(name)[0].lower() in avoid:
                 continue
             path = os.path.join(dirpath, name)

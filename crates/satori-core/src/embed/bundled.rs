@@ -16,7 +16,7 @@ const CONFIG: &[u8] = include_bytes!("../../assets/model/config.json");
 /// Readable id of the bundled model.
 pub const ID: &str = "satori-static-minilm-l6";
 /// `files_sha256` of the bundled files.
-pub const SHA256: &str = "342e9a8e1a1270a9463dddf39df2f4e2b6f2dc695a735ff90a7f69ad8659e1aa";
+pub const SHA256: &str = "b6503b282276450924f27be273883824d751bedb6d80bb28e63474be6e42ab28";
 /// Its dimension.
 pub const DIM: usize = 256;
 
