@@ -65,6 +65,8 @@ METRICS = ("ndcg@10", "r@1", "r@5", "r@10", "mrr@10")
 METRIC_LABELS = {"ndcg@10": "nDCG@10", "r@1": "R@1", "r@5": "R@5", "r@10": "R@10",
                  "mrr@10": "MRR@10"}
 LIMIT = 10
+# The configuration the shipped default is measured against, per query set.
+BASELINE = "bm25"
 BOOTSTRAP_SAMPLES = 1000
 # Bumped when the way working copies are made changes, so that old copies are rebuilt.
 WORKCOPY_VERSION = 1
@@ -484,10 +486,12 @@ def aggregate(rows):
     return out
 
 
-def bootstrap(per_config_rows, seed, samples=BOOTSTRAP_SAMPLES, reference=None):
+def bootstrap(per_config_rows, seed, samples=BOOTSTRAP_SAMPLES, reference=None,
+              baseline=None):
     """95% intervals by resampling queries within each repository (so every resample keeps
     the repository mix), the same resamples for every configuration; also the interval of
-    each configuration's macro nDCG@10 minus the reference configuration's."""
+    each configuration's macro nDCG@10 minus the reference configuration's (overall), and of
+    the reference minus the baseline configuration (per query set)."""
     configs = list(per_config_rows)
     if not configs:
         return {}
@@ -505,6 +509,7 @@ def bootstrap(per_config_rows, seed, samples=BOOTSTRAP_SAMPLES, reference=None):
     rng = random.Random(seed)
     draws = {g: collections.defaultdict(list) for g in groups}
     deltas = collections.defaultdict(list)
+    margins = collections.defaultdict(list)
     for _ in range(samples):
         picks = {g: {repo: [idx[rng.randrange(len(idx))] for _ in idx]
                      for repo, idx in layout[g].items()} for g in groups}
@@ -524,12 +529,19 @@ def bootstrap(per_config_rows, seed, samples=BOOTSTRAP_SAMPLES, reference=None):
             ref = draws["overall"][(reference, "macro", "ndcg@10")][-1]
             for c in configs:
                 deltas[c].append(draws["overall"][(c, "macro", "ndcg@10")][-1] - ref)
+        if reference in configs and baseline in configs:
+            for g in groups:
+                margins[g].append(draws[g][(reference, "macro", "ndcg@10")][-1]
+                                  - draws[g][(baseline, "macro", "ndcg@10")][-1])
     out = {c: {} for c in configs}
     for g in groups:
         for (c, avg, m), xs in draws[g].items():
             out[c].setdefault(g, {})[f"{avg}_{m}"] = [percentile(xs, 2.5), percentile(xs, 97.5)]
     for c, xs in deltas.items():
         out[c]["delta_macro_ndcg@10_vs_" + reference] = [percentile(xs, 2.5), percentile(xs, 97.5)]
+    if margins:
+        out[reference]["margin_vs_" + baseline] = {
+            g: [percentile(xs, 2.5), percentile(xs, 97.5)] for g, xs in margins.items()}
     return out
 
 
@@ -700,6 +712,21 @@ def write_markdown(path, report):
         dcell = "–" if delta is None else f"{delta:+.3f}" + (f" [{d[0]:+.3f}, {d[1]:+.3f}]" if d else "")
         lines.append(f"| {n} | " + " | ".join(cells) + f" | {dcell} |")
     lines.append("")
+
+    ref, base = report["reference"], BASELINE
+    margin = cfgs.get(ref, {}).get("ci", {}).get(f"margin_vs_{base}")
+    if margin and base in cfgs:
+        lines.append(f"## {ref} minus {base}: nDCG@10 by query set [paired 95% CI]\n")
+        lines.append("| query set | " + base + " | " + ref + " | Δ [95% CI] |")
+        lines.append("|---|---:|---:|---:|")
+        for g, label in present:
+            if g not in margin:
+                continue
+            b = cfgs[base]["summary"][g]["macro_ndcg@10"]
+            r = cfgs[ref]["summary"][g]["macro_ndcg@10"]
+            lo, hi = margin[g]
+            lines.append(f"| {label} | {fmt(b)} | {fmt(r)} | {r - b:+.3f} [{lo:+.3f}, {hi:+.3f}] |")
+        lines.append("")
 
     table("All queries", "overall", with_ci=True)
     table("Hand-written queries", "kind:handwritten", with_ci=True)
@@ -889,7 +916,7 @@ def main(argv=None):
         rows_for_ci[name] = {g: rows for g, rows in groups.items()
                              if g == "overall" or g.startswith(("kind:", "category:"))}
     log("bootstrapping confidence intervals")
-    ci = bootstrap(rows_for_ci, args.seed, reference=reference)
+    ci = bootstrap(rows_for_ci, args.seed, reference=reference, baseline=BASELINE)
     for name in configs:
         report_cfgs[name]["ci"] = ci.get(name, {})
 
