@@ -65,9 +65,9 @@ const PATH_STEM_BONUS: f32 = 0.2;
 const PATH_STEM_EXACT_BONUS: f32 = 0.1;
 const PATH_DIR_BONUS: f32 = 0.1;
 
-/// Each further chunk of the same file keeps this share of the previous one's weight.
-/// Mild: relevant code often sits in several chunks of one file, and grouping already caps
-/// groups per file; this only keeps one long file from taking the whole page.
+/// Each further raw chunk of the same file keeps this share of the previous one's weight.
+/// Mild: relevant code often sits in several chunks of one file; this only keeps one long
+/// file from taking the whole page of raw results (grouped results cap groups per file).
 const FILE_SATURATION: f32 = 0.9;
 
 /// The changed-files boost applies only to small working-tree changes.
@@ -830,7 +830,10 @@ fn score(
         name_cover_boost(g, &mut scored, &mut covered, tokenizer);
     }
     sort_scored(g, &mut scored);
-    if tuning.saturation {
+    // Grouped results cap the groups of a file already; a further decay there only pushes a
+    // file's second relevant symbol below weaker ones elsewhere (benchmark: +0.006 nDCG@10
+    // without it). Raw chunks have no cap, so they decay.
+    if tuning.saturation && req.result_mode == ResultMode::Raw {
         // Per-file saturation: the k-th chunk of a file keeps FILE_SATURATION^k of its score.
         let mut seen: HashMap<u32, i32> = HashMap::new();
         for s in &mut scored {
