@@ -58,6 +58,8 @@ const DEFINITION_IN_QUESTION: f32 = 0.3;
 const NAME_COVERED: f32 = 0.15;
 /// Names less covered than this get nothing: one common word in a long name says little.
 const NAME_COVERED_MIN: f32 = 0.5;
+/// Question words this long are looked for inside names spelled in two parts.
+const JOINED_STEM_MIN: usize = 6;
 /// How many of the best candidates the name-coverage boost looks at.
 const NAME_COVER_CANDIDATES: usize = 60;
 /// A query term names the file (its stem), or one of its directories (identifier queries).
@@ -1080,6 +1082,18 @@ impl<'q, 'g> NameCover<'q, 'g> {
             &|seg| stems.iter().any(|s| may_stem_to(seg, s)),
             &mut |word| shares |= stems.contains(&word),
         );
+        // A name may share only a compound with the question (`FileSystem`, `call_back` and
+        // "filesystem", "callback"): look for long question words in the name's letters.
+        if !shares && stems.iter().any(|s| s.len() >= JOINED_STEM_MIN) {
+            let flat: Vec<u8> = name
+                .bytes()
+                .filter(u8::is_ascii_alphanumeric)
+                .map(|b| b.to_ascii_lowercase())
+                .collect();
+            shares = stems.iter().any(|s| {
+                s.len() >= JOINED_STEM_MIN && flat.windows(s.len()).any(|w| w == s.as_bytes())
+            });
+        }
         if !shares {
             self.memo.insert(name, 0.0);
             return 0.0;
@@ -1087,12 +1101,16 @@ impl<'q, 'g> NameCover<'q, 'g> {
         let tokens = tokenizer.analyze(name);
         let has_parts = tokens.iter().any(|t| t.kind == TokenKind::Part);
         let mut words: Vec<&str> = Vec::new();
+        let mut seq: Vec<&str> = Vec::new();
         for t in &tokens {
             let wanted = if has_parts {
                 t.kind == TokenKind::Part
             } else {
                 t.kind == TokenKind::Whole
             };
+            if wanted && seq.last() != Some(&t.text.as_str()) {
+                seq.push(&t.text);
+            }
             if wanted
                 && t.text.len() >= 2
                 && !query::is_stop_word(&t.text)
@@ -1101,11 +1119,30 @@ impl<'q, 'g> NameCover<'q, 'g> {
                 words.push(&t.text);
             }
         }
+        let mut covered: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| self.stems.contains(w))
+            .collect();
+        // A question writes as one word what a name spells as two: "filesystem" covers
+        // `FileSystem`, "callback" covers `call_back`.
+        let mut joined = String::new();
+        for pair in seq.windows(2) {
+            joined.clear();
+            joined.push_str(pair[0]);
+            joined.push_str(pair[1]);
+            if self.stems.contains(&joined.as_str()) {
+                for w in pair {
+                    if words.contains(w) && !covered.contains(w) {
+                        covered.push(w);
+                    }
+                }
+            }
+        }
         let c = if words.is_empty() {
             0.0
         } else {
-            let hit = words.iter().filter(|w| self.stems.contains(w)).count();
-            hit as f32 / words.len() as f32
+            covered.len() as f32 / words.len() as f32
         };
         self.memo.insert(name, c);
         c
@@ -1129,4 +1166,47 @@ fn path_boost(facts: &FileFacts, idents: &[String], parts: &[&str]) -> f32 {
         boost += PATH_DIR_BONUS;
     }
     boost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How much of `name` the question covers.
+    #[track_caller]
+    fn check(question: &str, name: &str, expected: f32) {
+        let mut tokenizer = CodeTokenizer::default();
+        let mut analysis = query::analyze(question, &mut tokenizer);
+        let related = vocab::expand(&mut analysis, question, &mut tokenizer);
+        let mut cover = NameCover::new(&analysis, &related);
+        let got = cover.cover(name, &mut tokenizer);
+        assert!(
+            (got - expected).abs() < 1e-6,
+            "{question:?} covers {got} of {name:?}, expected {expected}"
+        );
+    }
+
+    #[test]
+    fn name_coverage() {
+        check("put the bucket into the cache", "set_bucket", 1.0);
+        check("put the bucket into the cache", "BucketMap", 0.5);
+        check(
+            "which loader reads templates from the filesystem",
+            "FileSystemLoader",
+            1.0,
+        );
+        check(
+            "which loader reads templates from the disk",
+            "FileSystemLoader",
+            1.0 / 3.0,
+        );
+        check(
+            "register a callback for the event",
+            "call_back_registry",
+            2.0 / 3.0,
+        );
+        check("when is the callback run", "call_back", 1.0);
+        check("when is the callback run", "back_call", 0.0);
+        check("register a callback for the event", "parse_header", 0.0);
+    }
 }
