@@ -1,5 +1,6 @@
 //! Path categories (runtime code, tests, fixtures, docs, examples, generated, vendored,
-//! compat/legacy, benchmarks) and how much each one counts under a search scope.
+//! compat/legacy, benchmarks, type declarations) and how much each one counts under a search
+//! scope.
 //!
 //! A category comes from the path alone (plus the language for prose formats), so it is
 //! computed once per file when a generation is opened. One exception is made per chunk:
@@ -23,6 +24,9 @@ pub enum Category {
     Vendored,
     Compat,
     Bench,
+    /// Type declarations without implementation (`.d.ts`, `.pyi`): they repeat the names and
+    /// signatures of the code they describe, so they compete with it for every query.
+    Declarations,
 }
 
 impl Category {
@@ -38,6 +42,7 @@ impl Category {
             Category::Vendored => "vendored",
             Category::Compat => "compat",
             Category::Bench => "bench",
+            Category::Declarations => "declarations",
         }
     }
 
@@ -114,6 +119,8 @@ pub fn categorize(path: &str, language: Language) -> Category {
         Category::Examples
     } else if in_dir(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
         Category::Bench
+    } else if lower.ends_with(".d.ts") || lower.ends_with(".d.mts") || lower.ends_with(".pyi") {
+        Category::Declarations
     } else if in_dir(COMPAT_DIRS) {
         Category::Compat
     } else {
@@ -173,7 +180,7 @@ pub fn multiplier(scope: Scope, category: Category) -> Option<f32> {
         Scope::Runtime => match category {
             Tests | Fixtures | Docs => None,
             Runtime => Some(1.0),
-            Compat => Some(0.7),
+            Compat | Declarations => Some(0.7),
             Bench => Some(0.7),
             Examples => Some(0.6),
             Vendored => Some(0.5),
@@ -181,7 +188,7 @@ pub fn multiplier(scope: Scope, category: Category) -> Option<f32> {
         },
         Scope::Mixed => Some(match category {
             Runtime => 1.0,
-            Compat | Bench => 0.9,
+            Compat | Bench | Declarations => 0.9,
             Tests | Docs | Examples => 0.85,
             Fixtures => 0.75,
             Vendored => 0.7,
@@ -241,6 +248,9 @@ mod tests {
         check("src/compat/v1.ts", Compat);
         check("legacy/old.py", Compat);
         check("benches/search.rs", Bench);
+        check("types/instance.d.ts", Declarations);
+        check("src/attr/__init__.pyi", Declarations);
+        check("src/index.ts", Runtime);
     }
 
     #[test]
@@ -254,7 +264,16 @@ mod tests {
         assert_eq!(multiplier(Scope::Docs, Runtime), None);
         assert_eq!(multiplier(Scope::Docs, Docs), Some(1.0));
         for c in [
-            Runtime, Tests, Fixtures, Docs, Examples, Generated, Vendored, Compat, Bench,
+            Runtime,
+            Tests,
+            Fixtures,
+            Docs,
+            Examples,
+            Generated,
+            Vendored,
+            Compat,
+            Bench,
+            Declarations,
         ] {
             assert!(multiplier(Scope::Mixed, c).is_some_and(|m| m > 0.0 && m <= 1.0));
         }
