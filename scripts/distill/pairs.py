@@ -82,9 +82,20 @@ def item_end(lines, start):
     return None
 
 
-def line_comment_items(text, prefix, item, between=lambda line: False):
+def ruby_end(lines, start):
+    """Index of the `end` that closes the Ruby item at `start` (same indentation)."""
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    for k in range(start + 1, min(len(lines), start + MAX_ITEM_LINES)):
+        line = lines[k]
+        if line.strip() == "end" and len(line) - len(line.lstrip()) == indent:
+            return k
+    return None
+
+
+def line_comment_items(text, prefix, item, between=lambda line: False, end_of=item_end):
     """Items documented by a run of `prefix` line comments; lines for which `between` holds
-    (attributes, blank lines) may separate the comments from the item."""
+    (attributes, blank lines) may separate the comments from the item, which ends where
+    `end_of` says."""
     lines = text.split("\n")
     i = 0
     while i < len(lines):
@@ -100,7 +111,7 @@ def line_comment_items(text, prefix, item, between=lambda line: False):
         while k < len(lines) and between(lines[k]):
             k += 1
         if k < len(lines) and item.match(lines[k]):
-            end = item_end(lines, k)
+            end = end_of(lines, k)
             if end is not None:
                 yield "\n".join(doc), "\n".join(lines[j:end + 1])
         i = j
@@ -111,9 +122,9 @@ def rust_items(text):
                               lambda line: line.strip().startswith("#[") or not line.strip())
 
 
-def jsdoc_items(text, item=ITEM_JS, opener="/**", between=lambda line: False):
-    """Items after a `/** ... */` block (`opener` may be `/*` for C); lines for which
-    `between` holds (annotations) may separate the comment from the item."""
+def jsdoc_items(text, is_item=ITEM_JS.search, opener="/**", between=lambda line: False):
+    """Items after a `/** ... */` block (`opener` may be `/*` for C) whose first line passes
+    `is_item`; lines for which `between` holds (annotations) may separate the two."""
     lines = text.split("\n")
     i = 0
     while i < len(lines):
@@ -133,7 +144,7 @@ def jsdoc_items(text, item=ITEM_JS, opener="/**", between=lambda line: False):
         k = j
         while k < len(lines) and between(lines[k]):
             k += 1
-        if k < len(lines) and item.search(lines[k]) and (item is ITEM_JS or item.match(lines[k])):
+        if k < len(lines) and is_item(lines[k]):
             end = item_end(lines, k)
             if end is not None:
                 yield "\n".join(doc), "\n".join(lines[k:end + 1])
@@ -141,38 +152,22 @@ def jsdoc_items(text, item=ITEM_JS, opener="/**", between=lambda line: False):
 
 
 def ts_items(text):
-    return jsdoc_items(text, ITEM_TS)
+    return jsdoc_items(text, ITEM_TS.match)
 
 
 def java_items(text):
-    return jsdoc_items(text, ITEM_JAVA, between=lambda line: line.strip().startswith("@"))
+    return jsdoc_items(text, ITEM_JAVA.match, between=lambda line: line.strip().startswith("@"))
 
 
 def c_items(text):
-    return jsdoc_items(text, ITEM_C, opener="/*")
+    return jsdoc_items(text, ITEM_C.match, opener="/*")
 
 
 def ruby_items(text):
-    """Items documented by `#` comments; a Ruby item ends at the `end` of its indentation."""
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        if not lines[i].strip().startswith("#") or lines[i].strip().startswith("#!"):
-            i += 1
-            continue
-        j = i
-        doc = []
-        while j < len(lines) and lines[j].strip().startswith("#"):
-            doc.append(lines[j].strip()[1:].strip())
-            j += 1
-        if j < len(lines) and ITEM_RUBY.match(lines[j]):
-            indent = len(lines[j]) - len(lines[j].lstrip())
-            for k in range(j + 1, min(len(lines), j + MAX_ITEM_LINES)):
-                line = lines[k]
-                if line.strip() == "end" and len(line) - len(line.lstrip()) == indent:
-                    yield "\n".join(doc), "\n".join(lines[j:k + 1])
-                    break
-        i = j
+    # A shebang is not documentation.
+    if text.startswith("#!"):
+        text = text[text.find("\n"):] if "\n" in text else ""
+    return line_comment_items(text, "#", ITEM_RUBY, end_of=ruby_end)
 
 
 def go_items(text):
