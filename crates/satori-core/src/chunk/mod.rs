@@ -158,19 +158,15 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
         let pieces = split::split_file(&lines, &opts, &outline, None);
         return assemble(file, language, &lines, &pieces, outline.symbols(&lines));
     }
-    let mut unwrapped_text = None;
-    if let Some(mut tree) = ts::parse(language, text) {
+    if let Some(tree) = ts::parse(language, text) {
         // Items inside `cfg_x! { ... }` calls are parsed as items; the chunks still carry the
         // original lines, and labels come from the unchanged bytes of the items themselves.
         let unwrapped = (language == Language::Rust)
             .then(|| ts::unwrap_item_macros(tree.root_node(), text))
             .flatten();
-        let text = match unwrapped {
-            Some((u, t)) => {
-                tree = t;
-                &*unwrapped_text.insert(u)
-            }
-            None => text,
+        let (tree, text) = match &unwrapped {
+            Some((u, t)) => (t, u.as_str()),
+            None => (&tree, text),
         };
         let root = tree.root_node();
         let pieces = split::split_file(

@@ -30,6 +30,20 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, in declaration order.
+    pub const ALL: [Category; 10] = [
+        Category::Runtime,
+        Category::Tests,
+        Category::Fixtures,
+        Category::Docs,
+        Category::Examples,
+        Category::Generated,
+        Category::Vendored,
+        Category::Compat,
+        Category::Bench,
+        Category::Declarations,
+    ];
+
     /// The stable id reported in score components and noise reports.
     pub fn id(self) -> &'static str {
         match self {
@@ -263,19 +277,10 @@ mod tests {
         assert!(multiplier(Scope::Runtime, Generated) < multiplier(Scope::Runtime, Examples));
         assert_eq!(multiplier(Scope::Docs, Runtime), None);
         assert_eq!(multiplier(Scope::Docs, Docs), Some(1.0));
-        for c in [
-            Runtime,
-            Tests,
-            Fixtures,
-            Docs,
-            Examples,
-            Generated,
-            Vendored,
-            Compat,
-            Bench,
-            Declarations,
-        ] {
+        for c in Category::ALL {
             assert!(multiplier(Scope::Mixed, c).is_some_and(|m| m > 0.0 && m <= 1.0));
         }
+        let ids: std::collections::HashSet<&str> = Category::ALL.iter().map(|c| c.id()).collect();
+        assert_eq!(ids.len(), Category::ALL.len());
     }
 }

@@ -197,17 +197,11 @@ impl Filters {
         if verdict < 4 {
             return verdict;
         }
-        // Only Rust runtime files hold chunks of another category (inline test modules).
+        // A chunk may differ from its file (a Rust inline test module).
         let file = &g.table.files[chunk.file as usize];
-        let file_category = g.facts[chunk.file as usize].category;
-        if file.language == Language::Rust
-            && file_category == Category::Runtime
-            && category::multiplier(
-                self.scope,
-                category::of_chunk(file_category, file.language, chunk),
-            )
-            .is_none()
-        {
+        let chunk_category =
+            category::of_chunk(g.facts[chunk.file as usize].category, file.language, chunk);
+        if category::multiplier(self.scope, chunk_category).is_none() {
             return 0;
         }
         if self.must.as_ref().is_some_and(|m| !m.contains(ord)) {
