@@ -2,10 +2,10 @@
 //! compat/legacy, benchmarks, type declarations) and how much each one counts under a search
 //! scope.
 //!
-//! A category comes from the path alone (plus the language for prose formats), so it is
-//! computed once per file when a generation is opened. One exception is made per chunk:
-//! Rust keeps unit tests inside source files (`#[cfg(test)] mod tests`), and those chunks
-//! are tests wherever they live.
+//! A category comes from the path alone (plus the language, for prose formats and Go
+//! packages), so it is computed once per file when a generation is opened. One exception is
+//! made per chunk: Rust keeps unit tests inside source files (`#[cfg(test)] mod tests`), and
+//! those chunks are tests wherever they live.
 
 use crate::chunk::SymbolKind;
 use crate::lang::Language;
@@ -123,7 +123,9 @@ pub fn categorize(path: &str, language: Language) -> Category {
     } else if in_dir(TEST_DIRS) || is_test_name(&lower, stem) {
         Category::Tests
     } else if language.is_docs()
-        || in_dir(DOC_DIRS)
+        // A Go directory is a package, and `doc` is a package name like any other
+        // (`go/doc`, cobra's `doc`): its sources are code, not documentation.
+        || (in_dir(DOC_DIRS) && language != Language::Go)
         || ["readme", "changelog", "contributing", "license"]
             .iter()
             .any(|p| lower.starts_with(p))
@@ -248,6 +250,9 @@ mod tests {
         check("pkg/testdata/input.go", Fixtures);
         check("README.md", Docs);
         check("docs/guide/setup.py", Docs);
+        check("docs/guide/setup.md", Docs);
+        check("doc/md_docs.go", Runtime);
+        check("doc/README.md", Docs);
         check("notes.txt", Docs);
         check("examples/basic.rs", Examples);
         check("samples/app.py", Examples);
