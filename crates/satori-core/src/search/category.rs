@@ -111,6 +111,20 @@ pub fn categorize(path: &str, language: Language) -> Category {
     let name = components.pop().unwrap_or(path);
     let dirs: Vec<String> = components.iter().map(|d| d.to_ascii_lowercase()).collect();
     let in_dir = |set: &[&str]| dirs.iter().any(|d| set.contains(&d.as_str()));
+    // Compound directory names (`typing-examples`, `integration-tests`, `test_utils`) say
+    // what they hold in their first or last word. Only the unambiguous words count this way:
+    // `doc_predicate_query` is code, `spec-1.1.0` may be anything.
+    let in_dir_word = |words: &[&str]| {
+        dirs.iter().any(|d| {
+            let mut parts = d.split(['-', '_']).filter(|p| !p.is_empty());
+            let first = parts.next();
+            let last = parts.next_back();
+            [first, last]
+                .into_iter()
+                .flatten()
+                .any(|w| words.contains(&w))
+        })
+    };
     let lower = name.to_ascii_lowercase();
     let stem = name.split('.').next().unwrap_or(name);
 
@@ -120,7 +134,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
         Category::Vendored
     } else if in_dir(FIXTURE_DIRS) || lower.ends_with(".snap") {
         Category::Fixtures
-    } else if in_dir(TEST_DIRS) || is_test_name(&lower, stem) {
+    } else if in_dir(TEST_DIRS) || in_dir_word(&["test", "tests"]) || is_test_name(&lower, stem) {
         Category::Tests
     } else if language.is_docs()
         // A Go directory is a package, and `doc` is a package name like any other
@@ -131,9 +145,9 @@ pub fn categorize(path: &str, language: Language) -> Category {
             .any(|p| lower.starts_with(p))
     {
         Category::Docs
-    } else if in_dir(EXAMPLE_DIRS) {
+    } else if in_dir_word(EXAMPLE_DIRS) {
         Category::Examples
-    } else if in_dir(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
+    } else if in_dir_word(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
         Category::Bench
     } else if lower.ends_with(".d.ts") || lower.ends_with(".d.mts") || lower.ends_with(".pyi") {
         Category::Declarations
@@ -256,6 +270,13 @@ mod tests {
         check("notes.txt", Docs);
         check("examples/basic.rs", Examples);
         check("samples/app.py", Examples);
+        check("typing-examples/baseline.py", Examples);
+        check("integration-tests/src/lib.rs", Tests);
+        check("test_utils/helpers.py", Tests);
+        check("perf_benches/walk.rs", Bench);
+        check("src/query/doc_predicate_query/mod.rs", Runtime);
+        check("src/contest_entries/score.py", Runtime);
+        check("src/latest-examples-index/x.ts", Runtime);
         check("api/user.pb.go", Generated);
         check("proto/user_pb2.py", Generated);
         check("src/schema.generated.ts", Generated);
