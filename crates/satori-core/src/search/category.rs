@@ -113,7 +113,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
     let in_dir = |set: &[&str]| dirs.iter().any(|d| set.contains(&d.as_str()));
     // Compound directory names (`typing-examples`, `integration-tests`, `test_utils`) say
     // what they hold in their first or last word. Only the unambiguous words count this way:
-    // `doc_predicate_query` is code, `spec-1.1.0` may be anything.
+    // `doc_predicate_query` is code, `spec-1.1.0` may be anything, `sample_rate` is audio.
     let in_dir_word = |words: &[&str]| {
         dirs.iter().any(|d| {
             let mut parts = d.split(['-', '_']).filter(|p| !p.is_empty());
@@ -145,7 +145,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
             .any(|p| lower.starts_with(p))
     {
         Category::Docs
-    } else if in_dir_word(EXAMPLE_DIRS) {
+    } else if in_dir(EXAMPLE_DIRS) || in_dir_word(&["example", "examples", "samples", "demos"]) {
         Category::Examples
     } else if in_dir_word(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
         Category::Bench
@@ -277,6 +277,9 @@ mod tests {
         check("src/query/doc_predicate_query/mod.rs", Runtime);
         check("src/contest_entries/score.py", Runtime);
         check("src/latest-examples-index/x.ts", Runtime);
+        check("src/sample_rate/convert.rs", Runtime);
+        check("demo_mode/toggle.go", Runtime);
+        check("code-samples/auth.py", Examples);
         check("api/user.pb.go", Generated);
         check("proto/user_pb2.py", Generated);
         check("src/schema.generated.ts", Generated);
