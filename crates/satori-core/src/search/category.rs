@@ -101,6 +101,12 @@ const TEST_DIRS: &[&str] = &[
 const DOC_DIRS: &[&str] = &["doc", "docs", "documentation"];
 const EXAMPLE_DIRS: &[&str] = &["demo", "demos", "example", "examples", "sample", "samples"];
 const BENCH_DIRS: &[&str] = &["bench", "benches", "benchmark", "benchmarks"];
+/// Words that name a category as the first or last word of a compound directory name
+/// (`integration-tests`, `typing-examples`). Only unambiguous ones: `doc_predicate_query`
+/// is code, `spec-1.1.0` may be anything, `sample_rate` is audio. Every benchmark name is
+/// unambiguous, so [`BENCH_DIRS`] serves as its own word list.
+const TEST_WORDS: &[&str] = &["test", "tests"];
+const EXAMPLE_WORDS: &[&str] = &["example", "examples", "samples", "demos"];
 const COMPAT_DIRS: &[&str] = &["compat", "deprecated", "legacy"];
 
 /// Categorises a root-relative path (`/` separated). The first matching rule wins, most
@@ -111,9 +117,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
     let name = components.pop().unwrap_or(path);
     let dirs: Vec<String> = components.iter().map(|d| d.to_ascii_lowercase()).collect();
     let in_dir = |set: &[&str]| dirs.iter().any(|d| set.contains(&d.as_str()));
-    // Compound directory names (`typing-examples`, `integration-tests`, `test_utils`) say
-    // what they hold in their first or last word. Only the unambiguous words count this way:
-    // `doc_predicate_query` is code, `spec-1.1.0` may be anything, `sample_rate` is audio.
+    // Compound directory names say what they hold in their first or last word.
     let in_dir_word = |words: &[&str]| {
         dirs.iter().any(|d| {
             let mut parts = d.split(['-', '_']).filter(|p| !p.is_empty());
@@ -134,7 +138,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
         Category::Vendored
     } else if in_dir(FIXTURE_DIRS) || lower.ends_with(".snap") {
         Category::Fixtures
-    } else if in_dir(TEST_DIRS) || in_dir_word(&["test", "tests"]) || is_test_name(&lower, stem) {
+    } else if in_dir(TEST_DIRS) || in_dir_word(TEST_WORDS) || is_test_name(&lower, stem) {
         Category::Tests
     } else if language.is_docs()
         // A Go directory is a package, and `doc` is a package name like any other
@@ -145,7 +149,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
             .any(|p| lower.starts_with(p))
     {
         Category::Docs
-    } else if in_dir(EXAMPLE_DIRS) || in_dir_word(&["example", "examples", "samples", "demos"]) {
+    } else if in_dir(EXAMPLE_DIRS) || in_dir_word(EXAMPLE_WORDS) {
         Category::Examples
     } else if in_dir_word(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
         Category::Bench
