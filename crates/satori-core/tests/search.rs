@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use satori_core::chunk::{Chunk, ChunkedFile, Symbol, SymbolKind};
 use satori_core::lang::Language;
 use satori_core::lexical::{FileRecord, Generation, GenerationStats, GenerationWriter};
-use satori_core::search::{GroupBy, ResultMode, Scope, SearchOutcome, SearchRequest};
+use satori_core::search::{
+    GroupBy, ResultMode, Scope, SearchContext, SearchOutcome, SearchRequest, SearchTuning,
+};
 use satori_core::util::{hash_parts, hash16};
 use serde::Deserialize;
 
@@ -500,6 +502,24 @@ fn diversity_caps() {
     assert_eq!(o.hits.len(), 3);
     assert!(o.diagnostics.used_relaxed_cap);
     assert_eq!(o.diagnostics.skipped_by_file_cap, 0);
+}
+
+#[test]
+fn plain_bm25_ablation() {
+    // `no_fields` is the benchmark's plain BM25: the words are scored on the chunk's text
+    // alone, so a file whose path is the only place a word appears is not found by it.
+    let f = fixture();
+    let tuning = SearchTuning::parse("no_fields").unwrap();
+    assert!(!tuning.fields && SearchTuning::default().fields);
+    let files = |o: &SearchOutcome| o.hits.iter().map(|h| h.file.clone()).collect::<Vec<_>>();
+    let with_fields = f.generation.search(&req("repository")).unwrap();
+    assert_eq!(files(&with_fields)[0], "src/users/repository.ts");
+    let ctx = SearchContext {
+        model: None,
+        tuning,
+    };
+    let plain = f.generation.search_with(&req("repository"), ctx).unwrap();
+    assert_eq!(files(&plain), ["src/api/handlers.ts"]);
 }
 
 #[test]

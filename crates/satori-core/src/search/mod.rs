@@ -36,6 +36,9 @@ pub enum Fusion {
 pub struct SearchTuning {
     pub lexical: bool,
     pub dense: bool,
+    /// The lexical query also searches what a chunk defines and its file's path (weighted
+    /// fields); off, BM25 sees the chunk's text alone.
+    pub fields: bool,
     pub definition: bool,
     pub path: bool,
     pub category: bool,
@@ -53,6 +56,7 @@ impl Default for SearchTuning {
         SearchTuning {
             lexical: true,
             dense: true,
+            fields: true,
             definition: true,
             path: true,
             category: true,
@@ -67,9 +71,10 @@ impl Default for SearchTuning {
 
 impl SearchTuning {
     /// Names accepted by [`SearchTuning::parse`].
-    pub const SWITCHES: [&'static str; 10] = [
+    pub const SWITCHES: [&'static str; 11] = [
         "lexical_only",
         "dense_only",
+        "no_fields",
         "no_signals",
         "no_definition",
         "no_path",
@@ -87,6 +92,7 @@ impl SearchTuning {
             match word {
                 "lexical_only" => t.dense = false,
                 "dense_only" => t.lexical = false,
+                "no_fields" => t.fields = false,
                 "no_signals" => {
                     t.definition = false;
                     t.path = false;

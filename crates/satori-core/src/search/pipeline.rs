@@ -458,7 +458,7 @@ pub(crate) fn execute(
     // Retrieval with pool growth: filters run over the pool, and a pool that filters starve
     // is retried larger while the retrievers still have more to give.
     let query = if use_lexical {
-        build_query(g, &analysis, &must_runs)
+        build_query(g, &analysis, &must_runs, tuning.fields)
     } else {
         None
     };
@@ -696,16 +696,23 @@ fn build_filters(
     })
 }
 
-/// The BM25 query: every term in every field (weighted), plus each `must:` value as a
-/// required clause so that must-heavy searches are not starved by a small pool.
+/// The BM25 query: every term in every field (weighted; in the chunk's text only without
+/// `all_fields`), plus each `must:` value as a required clause so that must-heavy searches are not starved by a small pool.
 fn build_query(
     g: &Generation,
     analysis: &Analysis,
     must_runs: &[TokenRuns],
+    all_fields: bool,
 ) -> Option<Box<dyn Query>> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    // Without the weighted fields (an ablation), the words are scored on the chunk's text
+    // alone: plain BM25. `must:` values keep every field, as their filter does.
+    let scored_fields: Vec<(Field, f32)> = fields(g)
+        .into_iter()
+        .filter(|&(field, _)| all_fields || field == g.fields.content)
+        .collect();
     for term in &analysis.terms {
-        for (field, boost) in fields(g) {
+        for &(field, boost) in &scored_fields {
             clauses.push((
                 Occur::Should,
                 term_query(field, &term.text, boost * term.weight),
