@@ -697,7 +697,8 @@ fn build_filters(
 }
 
 /// The BM25 query: every term in every field (weighted; in the chunk's text only without
-/// `all_fields`), plus each `must:` value as a required clause so that must-heavy searches are not starved by a small pool.
+/// `all_fields`), plus each `must:` value as a required clause so that must-heavy searches
+/// are not starved by a small pool.
 fn build_query(
     g: &Generation,
     analysis: &Analysis,
@@ -705,14 +706,13 @@ fn build_query(
     all_fields: bool,
 ) -> Option<Box<dyn Query>> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    // Without the weighted fields (an ablation), the words are scored on the chunk's text
-    // alone: plain BM25. `must:` values keep every field, as their filter does.
-    let scored_fields: Vec<(Field, f32)> = fields(g)
-        .into_iter()
-        .filter(|&(field, _)| all_fields || field == g.fields.content)
-        .collect();
     for term in &analysis.terms {
-        for &(field, boost) in &scored_fields {
+        // Without the weighted fields (an ablation), the words are scored on the chunk's
+        // text alone: plain BM25. `must:` values keep every field, as their filter does.
+        for (field, boost) in fields(g)
+            .into_iter()
+            .filter(|&(field, _)| all_fields || field == g.fields.content)
+        {
             clauses.push((
                 Occur::Should,
                 term_query(field, &term.text, boost * term.weight),
