@@ -38,7 +38,7 @@ use crate::stdout_guard::{StrictStdout, Violation};
 pub use satori_protocol::PROTOCOL_VERSION;
 
 /// Environment variable that tells the server it runs as a one-shot CLI child.
-pub const RUN_MODE_ENV: &str = "SATORI_RUN_MODE";
+pub const RUN_MODE_ENV: &str = satori_protocol::env::RUN_MODE;
 
 /// How long a server gets to exit on its own after its stdin is closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);

@@ -27,10 +27,10 @@ use serde::Serialize;
 use crate::ClientError;
 
 /// Environment variable that selects the CLI's recovery policy.
-pub const GUARD_RECOVERY_ENV: &str = "SATORI_CLI_GUARD_RECOVERY";
+pub const GUARD_RECOVERY_ENV: &str = satori_protocol::env::CLI_GUARD_RECOVERY;
 
 /// Environment variable of the server's stdout guard mode.
-pub const STDOUT_GUARD_ENV: &str = "SATORI_CLI_STDOUT_GUARD";
+pub const STDOUT_GUARD_ENV: &str = satori_protocol::env::CLI_STDOUT_GUARD;
 
 /// The guard mode a server in cli mode uses when the variable is unset.
 pub const DEFAULT_GUARD_MODE: &str = "drop";

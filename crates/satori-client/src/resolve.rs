@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::ClientError;
 
 /// Environment variable that overrides server discovery.
-pub const SERVER_BIN_ENV: &str = "SATORI_SERVER_BIN";
+pub const SERVER_BIN_ENV: &str = satori_protocol::env::SERVER_BIN;
 
 /// File stem of the server executable.
 pub const SERVER_BIN_NAME: &str = "satori";

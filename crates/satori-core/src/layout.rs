@@ -33,11 +33,9 @@ pub struct Home {
 }
 
 impl Home {
-    /// `SATORI_HOME`, else `~/.satori` (`$HOME`, `%USERPROFILE%`), else `./.satori`.
-    pub fn from_env() -> Home {
-        if let Some(h) = std::env::var_os("SATORI_HOME").filter(|v| !v.is_empty()) {
-            return Home::new(PathBuf::from(h));
-        }
+    /// `~/.satori` (`$HOME`, `%USERPROFILE%`), else `./.satori`: where state lives when the
+    /// caller names no other place.
+    pub fn default_location() -> Home {
         let user_home = std::env::var_os("HOME")
             .or_else(|| std::env::var_os("USERPROFILE"))
             .map(PathBuf::from)

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use satori_core::embed::ModelSource;
 use satori_core::embed::hub::HubOptions;
 use satori_core::search::SearchTuning;
+use satori_protocol::env;
 
 use crate::guard::GuardMode;
 
@@ -53,12 +54,12 @@ impl Config {
     /// Reads the configuration; unknown values are errors, not silent defaults.
     pub fn from_env() -> Result<Config, ConfigError> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let run_mode = match var("SATORI_RUN_MODE").as_deref().map(str::trim) {
+        let run_mode = match var(env::RUN_MODE).as_deref().map(str::trim) {
             None | Some("mcp") => RunMode::Mcp,
             Some("cli") => RunMode::Cli,
             Some(other) => {
                 return Err(ConfigError {
-                    name: "SATORI_RUN_MODE",
+                    name: env::RUN_MODE,
                     value: other.into(),
                     expected: "expected 'mcp' or 'cli'".into(),
                 });
@@ -67,16 +68,16 @@ impl Config {
         let guard = match run_mode {
             // A long-running server keeps stray output visible on stderr.
             RunMode::Mcp => GuardMode::Redirect,
-            RunMode::Cli => match var("SATORI_CLI_STDOUT_GUARD") {
+            RunMode::Cli => match var(env::CLI_STDOUT_GUARD) {
                 None => GuardMode::Drop,
                 Some(v) => GuardMode::parse(&v).ok_or(ConfigError {
-                    name: "SATORI_CLI_STDOUT_GUARD",
+                    name: env::CLI_STDOUT_GUARD,
                     value: v,
                     expected: "expected 'drop', 'redirect' or 'off'".into(),
                 })?,
             },
         };
-        let read_max_lines = match var("READ_FILE_MAX_LINES") {
+        let read_max_lines = match var(env::READ_FILE_MAX_LINES) {
             None => 1000,
             Some(v) => v
                 .trim()
@@ -84,43 +85,43 @@ impl Config {
                 .ok()
                 .filter(|n| *n > 0)
                 .ok_or(ConfigError {
-                    name: "READ_FILE_MAX_LINES",
+                    name: env::READ_FILE_MAX_LINES,
                     value: v,
                     expected: "expected a positive integer".into(),
                 })?,
         };
-        let sync_threshold_ms = match var("SATORI_SYNC_THRESHOLD_MS") {
+        let sync_threshold_ms = match var(env::SYNC_THRESHOLD_MS) {
             None => 180_000,
             Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError {
-                name: "SATORI_SYNC_THRESHOLD_MS",
+                name: env::SYNC_THRESHOLD_MS,
                 value: v,
                 expected: "expected a non-negative integer".into(),
             })?,
         };
-        let read_any_file = var("SATORI_READ_ANY_FILE").is_some_and(|v| {
+        let read_any_file = var(env::READ_ANY_FILE).is_some_and(|v| {
             matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
         });
-        let embedding = match var("SATORI_EMBEDDING_MODEL") {
+        let embedding = match var(env::EMBEDDING_MODEL) {
             None => ModelSource::Bundled,
             Some(v) => ModelSource::parse(&v).map_err(|e| ConfigError {
-                name: "SATORI_EMBEDDING_MODEL",
+                name: env::EMBEDDING_MODEL,
                 value: v,
                 expected: e.0,
             })?,
         };
-        let tuning = match var("SATORI_SEARCH_ABLATION") {
+        let tuning = match var(env::SEARCH_ABLATION) {
             None => SearchTuning::default(),
             Some(v) => SearchTuning::parse(&v).map_err(|e| ConfigError {
-                name: "SATORI_SEARCH_ABLATION",
+                name: env::SEARCH_ABLATION,
                 value: v,
                 expected: e,
             })?,
         };
         let mut hub = HubOptions::default();
-        if let Some(v) = var("SATORI_HF_ENDPOINT") {
+        if let Some(v) = var(env::HF_ENDPOINT) {
             hub.endpoint = v.trim().to_string();
         }
-        hub.offline = var("SATORI_OFFLINE").is_some_and(|v| {
+        hub.offline = var(env::OFFLINE).is_some_and(|v| {
             matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
         });
         Ok(Config {
@@ -129,7 +130,12 @@ impl Config {
             embedding,
             hub,
             tuning,
-            home: satori_core::layout::Home::from_env().root().to_path_buf(),
+            home: match std::env::var_os(env::HOME).filter(|v| !v.is_empty()) {
+                Some(h) => PathBuf::from(h),
+                None => satori_core::layout::Home::default_location()
+                    .root()
+                    .to_path_buf(),
+            },
             read_max_lines,
             read_any_file,
             sync_threshold_ms,

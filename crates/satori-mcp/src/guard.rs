@@ -180,7 +180,7 @@ mod imp {
 /// and triggered by `SATORI_TEST_STRAY_STDOUT`, so release binaries never carry it.
 #[cfg(debug_assertions)]
 pub fn stray_write_for_tests() {
-    let Ok(text) = std::env::var("SATORI_TEST_STRAY_STDOUT") else {
+    let Ok(text) = std::env::var(satori_protocol::env::TEST_STRAY_STDOUT) else {
         return;
     };
     let mut out = std::io::stdout();

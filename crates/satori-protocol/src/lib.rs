@@ -13,6 +13,7 @@
 mod macros;
 
 pub mod docs;
+pub mod env;
 pub mod envelope;
 mod schema;
 pub mod tools;

@@ -1,0 +1,31 @@
+//! Names of the environment variables that configure Satori, in one place.
+//!
+//! The server reads most of them, the clients set or read a few, and the README documents
+//! them all; a name written out anywhere else is a name that can drift.
+
+/// Where indexes and `state.json` live (default `~/.satori`).
+pub const HOME: &str = "SATORI_HOME";
+/// `mcp` (default) or `cli`: a server started by a CLI works on demand only.
+pub const RUN_MODE: &str = "SATORI_RUN_MODE";
+/// In cli mode, what happens to stray writes to stdout: `drop`, `redirect` or `off`.
+pub const CLI_STDOUT_GUARD: &str = "SATORI_CLI_STDOUT_GUARD";
+/// `auto` or `never`: the default of `satori-cli --guard-recovery`.
+pub const CLI_GUARD_RECOVERY: &str = "SATORI_CLI_GUARD_RECOVERY";
+/// Path of the `satori` executable a client spawns.
+pub const SERVER_BIN: &str = "SATORI_SERVER_BIN";
+/// Lines `read_file` returns without an explicit range.
+pub const READ_FILE_MAX_LINES: &str = "READ_FILE_MAX_LINES";
+/// `true` lets `read_file` read outside indexed codebases.
+pub const READ_ANY_FILE: &str = "SATORI_READ_ANY_FILE";
+/// A search re-checks the working tree when the last check is older than this (ms).
+pub const SYNC_THRESHOLD_MS: &str = "SATORI_SYNC_THRESHOLD_MS";
+/// The embedding model: `bundled`, `none`, a model directory or a pinned hub revision.
+pub const EMBEDDING_MODEL: &str = "SATORI_EMBEDDING_MODEL";
+/// The hub that `hf:` models are downloaded from.
+pub const HF_ENDPOINT: &str = "SATORI_HF_ENDPOINT";
+/// `true`: never download; a hub model must already be cached.
+pub const OFFLINE: &str = "SATORI_OFFLINE";
+/// Comma-separated ranking switches, for measuring each part of the ranking.
+pub const SEARCH_ABLATION: &str = "SATORI_SEARCH_ABLATION";
+/// Test hook: text the server writes to its raw stdout before serving (proves the guard).
+pub const TEST_STRAY_STDOUT: &str = "SATORI_TEST_STRAY_STDOUT";
