@@ -680,3 +680,35 @@ async fn search_during_first_index_is_not_ready() {
     );
     insta::assert_json_snapshot!(out);
 }
+
+/// `debug: true` adds score components to every result and the query plan to the hints; both
+/// are part of the answer, so their shape is pinned like the rest.
+#[tokio::test]
+async fn debug_search() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    h.create_and_wait().await;
+    let mut out = Vec::new();
+    out.push(
+        h.check(
+            "search_codebase",
+            json!({"path": repo, "query": "lang:python -path:tests/** exclude:zzz must:handler route request", "limit": 2, "debug": true}),
+        )
+        .await,
+    );
+    out.push(
+        h.check(
+            "search_codebase",
+            json!({"path": repo, "query": "parse_header", "resultMode": "raw", "limit": 1, "debug": true}),
+        )
+        .await,
+    );
+    out.push(
+        h.check(
+            "search_codebase",
+            json!({"path": repo, "query": "test route request handler", "scope": "mixed", "limit": 3}),
+        )
+        .await,
+    );
+    insta::assert_json_snapshot!(out);
+}
