@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use satori_core::chunk::{Chunk, ChunkedFile, Symbol, SymbolKind};
 use satori_core::lang::Language;
 use satori_core::lexical::{FileRecord, Generation, GenerationStats, GenerationWriter};
+use satori_core::search::category::Category;
+use satori_core::search::query::QueryKind;
 use satori_core::search::{
     GroupBy, ResultMode, Scope, SearchContext, SearchOutcome, SearchRequest, SearchTuning,
 };
@@ -167,7 +169,10 @@ fn render(outcome: &SearchOutcome) -> String {
     let d = &outcome.diagnostics;
     out.push_str(&format!(
         "kind={} candidates={} after_filters={} filters={:?}\n",
-        d.query_kind, d.candidates, d.after_filters, d.filter_counts
+        d.query_kind.id(),
+        d.candidates,
+        d.after_filters,
+        d.filter_counts
     ));
     out
 }
@@ -206,7 +211,7 @@ fn ranking() {
             "src/api/handlers.ts#handleGetUser",
         ],
     );
-    assert_eq!(o.diagnostics.query_kind, "identifier");
+    assert_eq!(o.diagnostics.query_kind, QueryKind::Identifier);
     // snake_case and camelCase spellings of one name meet.
     check(
         &f,
@@ -232,7 +237,7 @@ fn ranking() {
         req("how are failed requests retried with exponential backoff"),
         &["src/net/retry.py#retry_with_backoff"],
     );
-    assert_eq!(o.diagnostics.query_kind, "natural_language");
+    assert_eq!(o.diagnostics.query_kind, QueryKind::NaturalLanguage);
     check(
         &f,
         "natural_language_session",
@@ -302,7 +307,7 @@ fn scopes() {
         ],
     );
     let c = o.hits[1].components.as_ref().unwrap();
-    assert_eq!(c.category, "tests");
+    assert_eq!(c.category, Category::Tests);
     let o = check(
         &f,
         "scope_docs_inline_tests",
@@ -394,7 +399,7 @@ fn operators() {
             "crates/parser/src/lib.rs",
         ],
     );
-    assert_eq!(o.diagnostics.query_kind, "empty");
+    assert_eq!(o.diagnostics.query_kind, QueryKind::Empty);
     check(&f, "op_only_exclude", req("exclude:x"), &[]);
 }
 
@@ -449,7 +454,7 @@ fn grouping_and_raw() {
         o.hits[0].text
     );
     let c = o.hits[0].components.as_ref().unwrap();
-    assert_eq!(c.category, "runtime");
+    assert_eq!(c.category, Category::Runtime);
     // A mixed query: the identifier it names counts, at a reduced weight.
     assert!(
         (c.definition_boost - 0.3).abs() < 1e-6,

@@ -13,8 +13,8 @@ pub mod config;
 pub mod guard;
 mod jobs;
 pub mod server;
+mod to_proto;
 mod tools;
-mod wire;
 
 use std::io::Write;
 use std::process::ExitCode;

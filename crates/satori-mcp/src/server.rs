@@ -96,24 +96,28 @@ impl SatoriServer {
     }
 }
 
-/// The tools of `satori-protocol` as rmcp values.
+/// The tools of `satori-protocol` as rmcp values. Input and output schemas both come from the
+/// contract's types, so what is advertised is what the handlers parse and answer.
 fn advertised_tools() -> Vec<Tool> {
+    let object = |schema: serde_json::Value| match schema {
+        serde_json::Value::Object(m) => m,
+        _ => JsonObject::new(),
+    };
     satori_protocol::tools()
         .into_iter()
         .map(|d| {
-            let schema: JsonObject = match d.input_schema {
-                serde_json::Value::Object(m) => m,
-                _ => JsonObject::new(),
+            let tool = Tool::new(d.name, d.description, Arc::new(object(d.input_schema)));
+            let tool = match d.output_schema {
+                Some(schema) => tool.with_raw_output_schema(Arc::new(object(schema))),
+                None => tool,
             };
-            Tool::new(d.name, d.description, Arc::new(schema))
-                .with_title(d.title)
-                .with_annotations(
-                    ToolAnnotations::with_title(d.title)
-                        .read_only(d.read_only)
-                        .destructive(d.name == satori_protocol::MANAGE_INDEX)
-                        .idempotent(d.idempotent)
-                        .open_world(false),
-                )
+            tool.with_title(d.title).with_annotations(
+                ToolAnnotations::with_title(d.title)
+                    .read_only(d.read_only)
+                    .destructive(d.name == satori_protocol::MANAGE_INDEX)
+                    .idempotent(d.idempotent)
+                    .open_world(false),
+            )
         })
         .collect()
 }

@@ -216,12 +216,19 @@ impl Harness {
         if let Some(sc) = r.structured_content.as_ref() {
             conforms_to_contract(tool, sc);
             let text = r.content[0].as_text().unwrap().text.clone();
-            assert_eq!(
-                serde_json::from_str::<Value>(&text).unwrap(),
-                *sc,
-                "text and structuredContent differ"
-            );
-            v["content"] = json!("<structuredContent as pretty JSON>");
+            if sc["mode"] == "plain" {
+                // A plain read answers with the file text itself; the structured copy holds
+                // the same lines, shown once in the snapshot.
+                assert_eq!(sc["content"], text, "text and structuredContent differ");
+                v["structuredContent"]["content"] = json!("<the text of content[0]>");
+            } else {
+                assert_eq!(
+                    serde_json::from_str::<Value>(&text).unwrap(),
+                    *sc,
+                    "text and structuredContent differ"
+                );
+                v["content"] = json!("<structuredContent as pretty JSON>");
+            }
         }
         v
     }
@@ -254,14 +261,12 @@ impl Harness {
 /// Every envelope the server sends must read back as the contract's envelope type.
 #[track_caller]
 fn conforms_to_contract(tool: &str, v: &Value) {
-    use satori_protocol::envelope::{AnnotatedRead, ManageIndexEnvelope, SearchEnvelope};
+    use satori_protocol::envelope::{ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope};
     let checked = match tool {
         "manage_index" => serde_json::from_value::<ManageIndexEnvelope>(v.clone()).map(|_| ()),
         "search_codebase" => serde_json::from_value::<SearchEnvelope>(v.clone()).map(|_| ()),
-        "read_file" if v["mode"] == "annotated" => {
-            serde_json::from_value::<AnnotatedRead>(v.clone()).map(|_| ())
-        }
-        _ => Ok(()),
+        "read_file" => serde_json::from_value::<ReadFileAnswer>(v.clone()).map(|_| ()),
+        _ => panic!("{tool} answers in plain text, yet sent structuredContent"),
     };
     if let Err(e) = checked {
         panic!("{tool} envelope does not match satori-protocol: {e}\n{v:#}");
@@ -711,4 +716,232 @@ async fn debug_search() {
         .await,
     );
     insta::assert_json_snapshot!(out);
+}
+
+/// Reads every snapshot of this crate and of `satori-protocol` and returns each envelope in
+/// it with the tool that sent it. Server snapshots hold whole results (the envelope is their
+/// `structuredContent`); the contract's own snapshots are envelopes, named by tool.
+fn snapshot_envelopes() -> Vec<(String, &'static str, Value)> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for dir in [
+        here.join("tests/snapshots"),
+        here.join("../satori-protocol/tests/snapshots"),
+    ] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "snap"))
+            .collect();
+        files.sort();
+        for file in files {
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&file).unwrap();
+            // An insta snapshot: a `---` header block, then the JSON.
+            let body = text.splitn(3, "---\n").nth(2).unwrap();
+            let Ok(value) = serde_json::from_str::<Value>(body) else {
+                continue;
+            };
+            if let Some(envelope) = name.strip_prefix("envelopes__") {
+                let tool = match envelope.split('_').next() {
+                    Some("manage") => "manage_index",
+                    Some("search") => "search_codebase",
+                    Some("read") => "read_file",
+                    _ => panic!("{name}: which tool's envelope is this?"),
+                };
+                out.push((name.clone(), tool, value));
+            } else {
+                collect_structured(&name, &value, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn collect_structured(name: &str, v: &Value, out: &mut Vec<(String, &'static str, Value)>) {
+    match v {
+        Value::Object(map) => {
+            if let Some(sc) = map.get("structuredContent") {
+                // Only manage_index says its name; a search echoes its request.
+                let tool = if sc["tool"] == "manage_index" {
+                    "manage_index"
+                } else if sc.get("resultMode").is_some() {
+                    "search_codebase"
+                } else {
+                    "read_file"
+                };
+                let mut sc = sc.clone();
+                unredact(&mut sc);
+                out.push((name.to_owned(), tool, sc));
+            }
+            map.values().for_each(|x| collect_structured(name, x, out));
+        }
+        Value::Array(items) => items.iter().for_each(|x| collect_structured(name, x, out)),
+        _ => {}
+    }
+}
+
+/// Durations were redacted to a string in the snapshots; put a number back so the envelope
+/// has the types the server sent.
+fn unredact(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map.iter_mut() {
+                if matches!(k.as_str(), "ageMs" | "durationMs") && x == "<redacted>" {
+                    *x = json!(0);
+                } else {
+                    unredact(x);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unredact),
+        _ => {}
+    }
+}
+
+/// Checks `value` against the JSON Schema `schema`, for the keywords our output schemas use.
+/// Unknown keys fail through `additionalProperties: false`, which every envelope object has.
+fn schema_errors(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    let type_ok = |t: &str| match t {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        "integer" => value.is_u64() || value.is_i64(),
+        "number" => value.is_number(),
+        other => panic!("schema type {other} not handled by this check"),
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) if !type_ok(t) => errors.push(format!("{at}: not a {t}")),
+        Some(Value::Array(ts)) if !ts.iter().any(|t| type_ok(t.as_str().unwrap())) => {
+            errors.push(format!("{at}: not any of {ts:?}"))
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(allowed)) = schema.get("enum")
+        && !allowed.contains(value)
+    {
+        errors.push(format!("{at}: {value} not in {allowed:?}"));
+    }
+    if let Some(c) = schema.get("const")
+        && c != value
+    {
+        errors.push(format!("{at}: {value} is not {c}"));
+    }
+    if let (Some(min), Some(n)) = (
+        schema.get("minimum").and_then(Value::as_f64),
+        value.as_f64(),
+    ) && n < min
+    {
+        errors.push(format!("{at}: {n} < {min}"));
+    }
+    for (key, exactly_one) in [("anyOf", false), ("oneOf", true)] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            let passing = branches
+                .iter()
+                .filter(|b| {
+                    let mut e = Vec::new();
+                    schema_errors(b, value, at, &mut e);
+                    e.is_empty()
+                })
+                .count();
+            if passing == 0 || (exactly_one && passing > 1) {
+                errors.push(format!("{at}: {passing} branches of {key} match"));
+            }
+        }
+    }
+    if let Value::Object(map) = value {
+        let props = schema.get("properties").and_then(Value::as_object);
+        for required in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if !map.contains_key(required.as_str().unwrap()) {
+                errors.push(format!("{at}: missing {required}"));
+            }
+        }
+        for (k, x) in map {
+            match props.and_then(|p| p.get(k)) {
+                Some(sub) => schema_errors(sub, x, &format!("{at}.{k}"), errors),
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => errors.push(format!("{at}: unknown key {k}")),
+                    Some(sub @ Value::Object(_)) => {
+                        schema_errors(sub, x, &format!("{at}.{k}"), errors)
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let Value::Array(items) = value {
+        let prefix = schema.get("prefixItems").and_then(Value::as_array);
+        for (i, x) in items.iter().enumerate() {
+            let sub = prefix
+                .and_then(|p| p.get(i))
+                .or_else(|| schema.get("items").filter(|s| s.is_object()));
+            if let Some(sub) = sub {
+                schema_errors(sub, x, &format!("{at}[{i}]"), errors);
+            }
+        }
+    }
+}
+
+/// Every envelope of every snapshot validates against the `outputSchema` its tool
+/// advertises, unknown keys refused; and it reads back as the contract's answer type (which
+/// refuses unknown keys too) and writes back to the same JSON, so the type is the wire shape.
+#[tokio::test]
+async fn snapshot_envelopes_conform_to_the_output_schemas() {
+    use satori_protocol::envelope::{ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope};
+    fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> Value {
+        let typed: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}"));
+        serde_json::to_value(typed).unwrap()
+    }
+    let h = Harness::new().await;
+    let tools = h.client.list_all_tools().await.unwrap();
+    let schema_of = |name: &str| -> Value {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        Value::Object(tool.output_schema.as_deref().unwrap().clone())
+    };
+    let mut counts = std::collections::BTreeMap::new();
+    for (file, tool, envelope) in snapshot_envelopes() {
+        let mut errors = Vec::new();
+        schema_errors(&schema_of(tool), &envelope, "$", &mut errors);
+        assert!(
+            errors.is_empty(),
+            "{file} ({tool}): {errors:#?}\n{envelope:#}"
+        );
+        let back = match tool {
+            "manage_index" => round_trip::<ManageIndexEnvelope>(&envelope),
+            "search_codebase" => round_trip::<SearchEnvelope>(&envelope),
+            _ => round_trip::<ReadFileAnswer>(&envelope),
+        };
+        assert_eq!(back, envelope, "{file} ({tool}) does not round-trip");
+        *counts.entry(tool).or_insert(0) += 1;
+    }
+    // The walk found the envelopes (a renamed snapshot directory must not pass silently).
+    for tool in ["manage_index", "search_codebase", "read_file"] {
+        assert!(counts.get(tool).copied().unwrap_or(0) >= 5, "{counts:?}");
+    }
+    // And the check itself refuses what it must: an extra key, a missing one, a wrong type.
+    let search = schema_of("search_codebase");
+    let good = json!({"status": "not_indexed", "path": "/r", "query": "q", "scope": "runtime",
+        "groupBy": "symbol", "resultMode": "grouped", "limit": 10, "results": []});
+    let mut errors = Vec::new();
+    schema_errors(&search, &good, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut extra = good.clone();
+    extra["surprise"] = json!(1);
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("query");
+    let mut wrong = good.clone();
+    wrong["limit"] = json!("ten");
+    for bad in [extra, missing, wrong] {
+        let mut errors = Vec::new();
+        schema_errors(&search, &bad, "$", &mut errors);
+        assert!(!errors.is_empty(), "accepted {bad}");
+        assert!(serde_json::from_value::<SearchEnvelope>(bad).is_err());
+    }
 }

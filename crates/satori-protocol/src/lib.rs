@@ -1,9 +1,11 @@
 //! Satori's MCP tool contract, shared by the server and every client.
 //!
-//! - [`tools()`]: the tool registry (names, titles, LLM-facing descriptions, input schemas).
+//! - [`tools()`]: the tool registry (names, titles, LLM-facing descriptions, input schemas, and
+//!   the output schemas of the tools that answer with `structuredContent`).
 //! - Params types (`ManageIndexParams`, `SearchCodebaseParams`, ...) and [`parse_tool_args`],
 //!   which validates a call against the published schema and reports every problem in one line.
-//! - Envelope types ([`envelope`]): the JSON the tools answer with.
+//! - Envelope types ([`envelope`]): the JSON the tools answer with, as the server builds it;
+//!   the output schemas are generated from them.
 //! - [`docs`]: the Markdown tool reference generated from the live schemas.
 //!
 //! This crate depends on nothing of ours and on no MCP SDK, so clients and the server agree on

@@ -1,9 +1,14 @@
-//! Turns schemars output into the schema subset Satori publishes.
+//! Turns schemars output into the schemas Satori publishes.
 //!
-//! Clients generate command-line flags from these schemas and our own validator checks
+//! Input schemas: clients generate command-line flags from them and our own validator checks
 //! arguments against them, so they must be plain: everything inlined (no `$ref`), optional
 //! fields typed without `null` (absent, not null, means "not given"), no Rust-specific `format`s,
 //! single-line descriptions, and keys in one fixed order so snapshots and docs read well.
+//!
+//! Output schemas describe what the server sends, so they keep every `null` the envelopes
+//! carry and every variant (`anyOf`/`oneOf`), refuse unknown keys (`additionalProperties:
+//! false`, from `deny_unknown_fields` on the envelope types), and always have `type: object`
+//! at the root, as MCP requires of an `outputSchema`.
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -46,6 +51,59 @@ pub(crate) fn input_schema<T: JsonSchema>() -> Value {
         map.shift_remove("description");
     }
     normalize(&root)
+}
+
+/// The published output schema of an envelope type.
+pub(crate) fn output_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .for_serialize()
+        .into_generator();
+    let root = generator.into_root_schema_for::<T>().to_value();
+    let Value::Object(mut map) = normalize_output(&root) else {
+        return root;
+    };
+    // An envelope that is one of several shapes (`read_file`) has no `type` of its own at the
+    // root; every shape is an object, and MCP requires the root to say so.
+    if !map.contains_key("type") {
+        map.insert("type".to_owned(), Value::from("object"));
+    }
+    ordered(map)
+}
+
+/// Rewrites one output schema node (and every schema below it): Rust details dropped,
+/// descriptions on one line, keys in the fixed order.
+fn normalize_output(node: &Value) -> Value {
+    match node {
+        Value::Array(items) => Value::Array(items.iter().map(normalize_output).collect()),
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (key, value) in map {
+                if DROPPED.contains(&key.as_str()) {
+                    continue;
+                }
+                let value = match (key.as_str(), value) {
+                    ("description", Value::String(text)) => Value::String(reflow(text)),
+                    // Property names are data, not schema keywords: only their values recurse.
+                    ("properties", Value::Object(props)) => Value::Object(
+                        props
+                            .iter()
+                            .map(|(name, schema)| (name.clone(), normalize_output(schema)))
+                            .collect(),
+                    ),
+                    (_, Value::Object(_) | Value::Array(_)) => normalize_output(value),
+                    _ => value.clone(),
+                };
+                out.insert(key.clone(), value);
+            }
+            if out.get("type").and_then(Value::as_str) == Some("object") {
+                out.entry("properties")
+                    .or_insert_with(|| Value::Object(Map::new()));
+            }
+            ordered(out)
+        }
+        other => other.clone(),
+    }
 }
 
 /// Rewrites one schema node (and its children) into the published form.

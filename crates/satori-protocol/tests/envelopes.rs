@@ -1,7 +1,6 @@
 //! Envelope serialisation: each shape is snapshotted (optional fields must disappear when
 //! unset) and read back, since clients deserialize what the server writes.
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use serde::Serialize;
@@ -10,12 +9,14 @@ use serde_json::{Value, json};
 
 use satori_protocol::envelope::{
     AnnotatedRead, CallGraphHint, CallGraphUnsupportedReason, ChunkResult, Compatibility,
-    Fingerprint, FreshnessDecision, FreshnessMode, GroupResult, Hint, Hints, IndexState,
-    IndexStats, IndexStatus, IndexingProgress, ManageIndexEnvelope, NavigationContext,
-    NavigationFallback, NoiseMitigation, OpenSymbolFailure, Outline, OutlineSymbol, Preflight,
-    PreflightConfidence, PreflightOutcome, Progress, ReadFileNotReady, ReindexReason,
-    SearchEnvelope, SearchHints, SearchResult, Span, StalenessBucket, Status, SymbolRef, SyncStats,
-    normalize_warnings, reasons, sorted_warnings, warnings,
+    Fingerprint, FreshnessDecision, FreshnessMode, FusionDebug, GroupResult, Hint, IndexState,
+    IndexStats, IndexStatus, IndexingProgress, ManageIndexEnvelope, ManageStats, NavigationContext,
+    NavigationFallback, NoiseMitigation, NoiseRatios, OpenSymbolFailure, OperatorsDebug, Outline,
+    OutlineSymbol, PlainRead, Preflight, PreflightConfidence, PreflightOutcome, Progress,
+    QueryKind, ReadFileAnswer, ReadFileNotReady, ReadHints, ReadWindow, ReindexReason,
+    RetrievalMode, ScoreDebug, SearchDebug, SearchEnvelope, SearchHints, SearchResult, Span,
+    StalenessBucket, Status, SymbolRef, SyncRunStats, SyncStats, normalize_warnings, reasons,
+    sorted_warnings, warnings,
 };
 use satori_protocol::{GroupBy, ManageAction, ReadMode, ResultMode, Scope};
 
@@ -25,13 +26,6 @@ fn check<T: Serialize + DeserializeOwned + PartialEq + Debug>(name: &str, value:
     let back: T = serde_json::from_value(json.clone()).expect("envelope deserializes");
     assert_eq!(&back, value, "{name} does not round-trip");
     insta::assert_json_snapshot!(name, json);
-}
-
-fn hints(entries: &[(&str, Hint)]) -> Hints {
-    entries
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
-        .collect()
 }
 
 fn fingerprint(model: &str) -> Fingerprint {
@@ -52,8 +46,7 @@ fn manage_index_envelopes() {
         ManageAction::Clear,
         ROOT,
         Status::Ok,
-        "Index cleared.",
-        "Removed the index of /home/dev/repo.",
+        "The index of /home/dev/repo was removed.",
     );
     check("manage_minimal", &minimal);
 
@@ -61,11 +54,10 @@ fn manage_index_envelopes() {
         ManageAction::Create,
         ROOT,
         Status::Ok,
-        "Indexing started in the background.",
-        "Indexing /home/dev/repo. Poll status for progress.",
+        "Indexing of /home/dev/repo started in the background.",
     );
     kickoff.state = Some(IndexState::Indexing);
-    kickoff.hints = hints(&[("status", Hint::manage_index(ManageAction::Status, ROOT))]);
+    kickoff.hints.status = Some(Hint::manage_index(ManageAction::Status, ROOT));
     kickoff.progress = Some(Progress {
         percentage: 0.0,
         phase: "scanning".to_owned(),
@@ -80,21 +72,15 @@ fn manage_index_envelopes() {
         ROOT,
         Status::Blocked,
         "Only ignore rules changed; run sync instead.",
-        "Reindex skipped.",
     );
     blocked.state = Some(IndexState::Indexed);
     blocked.reason = Some(reasons::UNNECESSARY_REINDEX_IGNORE_ONLY.to_owned());
     blocked.warnings = vec![warnings::REINDEX_UNNECESSARY_IGNORE_ONLY.to_owned()];
-    blocked.hints = hints(&[
-        ("sync", Hint::manage_index(ManageAction::Sync, ROOT)),
-        (
-            "reindexAnyway",
-            Hint::new(
-                "manage_index",
-                json!({"action": "reindex", "path": ROOT, "allowUnnecessaryReindex": true}),
-            ),
-        ),
-    ]);
+    blocked.hints.sync = Some(Hint::manage_index(ManageAction::Sync, ROOT));
+    blocked.hints.reindex = Some(Hint::new(
+        "manage_index",
+        json!({"action": "reindex", "path": ROOT, "allowUnnecessaryReindex": true}),
+    ));
     blocked.preflight = Some(Preflight {
         outcome: PreflightOutcome::ReindexUnnecessaryIgnoreOnly,
         confidence: PreflightConfidence::High,
@@ -107,17 +93,19 @@ fn manage_index_envelopes() {
         ROOT,
         Status::Ok,
         "Indexed: 412 files, 3051 chunks.",
-        "Index is ready.",
     );
     status.state = Some(IndexState::Indexed);
-    status.stats = Some(IndexStats {
-        files: Some(412),
-        chunks: Some(3051),
-        index_status: Some(IndexStatus::Completed),
+    status.stats = Some(ManageStats::Index(IndexStats {
+        files: 412,
+        chunks: 3051,
+        index_status: IndexStatus::Completed,
         indexed_at: Some("2026-01-02T03:04:05Z".to_owned()),
         duration_ms: Some(8123),
-        ..IndexStats::default()
-    });
+        last_sync_at: Some("2026-01-02T03:04:05Z".to_owned()),
+        added: None,
+        removed: None,
+        modified: None,
+    }));
     status.compatibility = Some(Compatibility {
         runtime_fingerprint: fingerprint("potion-code-256@1a2b"),
         indexed_fingerprint: Some(fingerprint("potion-code-256@1a2b")),
@@ -131,16 +119,15 @@ fn manage_index_envelopes() {
         ROOT,
         Status::Ok,
         "Synced: 2 added, 1 removed, 3 modified.",
-        "Sync done.",
     );
     sync.state = Some(IndexState::SyncCompleted);
-    sync.stats = Some(IndexStats {
-        duration_ms: Some(420),
-        added: Some(2),
-        removed: Some(1),
-        modified: Some(3),
-        ..IndexStats::default()
-    });
+    sync.stats = Some(ManageStats::Sync(SyncRunStats {
+        added: 2,
+        removed: 1,
+        modified: 3,
+        rebuilt: true,
+        duration_ms: 420,
+    }));
     check("manage_sync", &sync);
 
     let mut incompatible = ManageIndexEnvelope::new(
@@ -148,30 +135,47 @@ fn manage_index_envelopes() {
         ROOT,
         Status::RequiresReindex,
         "The index was built with another embedding model; reindex.",
-        "Reindex required.",
     );
     incompatible.state = Some(IndexState::RequiresReindex);
     incompatible.reason = Some(reasons::REQUIRES_REINDEX.to_owned());
-    incompatible.hints = hints(&[("reindex", Hint::manage_index(ManageAction::Reindex, ROOT))]);
+    incompatible.hints.reindex = Some(Hint::manage_index(ManageAction::Reindex, ROOT));
     incompatible.compatibility = Some(Compatibility {
         runtime_fingerprint: fingerprint("potion-code-256@1a2b"),
         indexed_fingerprint: Some(fingerprint("minilm-l6@9f00")),
         reindex_reason: Some(ReindexReason::FingerprintMismatch),
-        status_at_check: Some(IndexState::Indexed),
+        status_at_check: Some(IndexState::RequiresReindex),
     });
     check("manage_requires_reindex", &incompatible);
+
+    // The two shapes of `stats` are told apart by their keys, and neither takes the other's.
+    let index_stats: ManageStats = serde_json::from_value(json!({
+        "files": 1, "chunks": 2, "indexStatus": "completed"
+    }))
+    .expect("index stats");
+    assert!(matches!(index_stats, ManageStats::Index(_)));
+    let sync_stats: ManageStats = serde_json::from_value(json!({
+        "added": 1, "removed": 0, "modified": 0, "rebuilt": true, "durationMs": 5
+    }))
+    .expect("sync stats");
+    assert!(matches!(sync_stats, ManageStats::Sync(_)));
+    assert!(
+        serde_json::from_value::<ManageStats>(json!({
+            "files": 1, "chunks": 2, "indexStatus": "completed", "rebuilt": true
+        }))
+        .is_err()
+    );
 }
 
 fn search(status: Status, results: Vec<SearchResult>) -> SearchEnvelope {
     SearchEnvelope {
         status,
-        reason: None,
         path: ROOT.to_owned(),
         query: "lang:rust retry policy".to_owned(),
         scope: Scope::Runtime,
         group_by: GroupBy::Symbol,
         result_mode: ResultMode::Grouped,
         limit: 10,
+        reason: None,
         freshness_decision: None,
         results,
         warnings: Vec::new(),
@@ -265,30 +269,60 @@ fn search_envelopes() {
             symbol_label: None,
             indexed_at: None,
             staleness_bucket: StalenessBucket::Unknown,
-            debug: Some(json!({"baseScore": 0.5, "lexicalScore": 0.25})),
+            debug: Some(ScoreDebug {
+                bm25: 7.5,
+                lexical_rank: Some(0),
+                dense: None,
+                dense_rank: None,
+                fused: 1.0,
+                definition_boost: 2.0,
+                path_boost: 0.0,
+                category_multiplier: 1.0,
+                category: "runtime".to_owned(),
+                changed_multiplier: 1.0,
+                final_score: 2.0,
+            }),
         })],
     );
     raw.result_mode = ResultMode::Raw;
     raw.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::SkippedRecent));
     raw.warnings = sorted_warnings([warnings::RERANKER_FAILED, warnings::FILTER_MUST_UNSATISFIED]);
+    raw.hints.debug_search = Some(SearchDebug {
+        query_kind: QueryKind::Mixed,
+        semantic_query: "retry policy".to_owned(),
+        terms: vec!["retry".to_owned(), "policy".to_owned()],
+        retrieval_mode: RetrievalMode::Lexical,
+        fusion: Some(FusionDebug::Blend {
+            lexical_weight: 0.5,
+            dense_weight: 0.5,
+        }),
+        candidates: 12,
+        lexical_candidates: 12,
+        dense_candidates: 0,
+        filter_counts: vec![("scope".to_owned(), 12), ("lang".to_owned(), 3)],
+        after_filters: 3,
+        skipped_by_file_cap: 0,
+        skipped_by_symbol_cap: 0,
+        used_relaxed_cap: false,
+        operators: OperatorsDebug {
+            prefix_block_chars: 10,
+            lang: vec!["rust".to_owned()],
+            ..OperatorsDebug::default()
+        },
+    });
     check("search_raw", &raw);
 
     let mut not_indexed = search(Status::NotIndexed, Vec::new());
     not_indexed.reason = Some(reasons::NOT_INDEXED.to_owned());
     not_indexed.message = Some("/home/dev/repo is not indexed.".to_owned());
-    not_indexed.hints.calls.insert(
-        "create".to_owned(),
-        Hint::manage_index(ManageAction::Create, ROOT),
-    );
+    not_indexed.hints.create = Some(Hint::manage_index(ManageAction::Create, ROOT));
     check("search_not_indexed", &not_indexed);
 
     let mut not_ready = search(Status::NotReady, Vec::new());
     not_ready.reason = Some(reasons::INDEXING.to_owned());
     not_ready.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::SkippedIndexing));
-    not_ready.hints.calls.insert(
-        "status".to_owned(),
-        Hint::manage_index(ManageAction::Status, ROOT),
-    );
+    not_ready.message = Some("/home/dev/repo is being indexed (12%).".to_owned());
+    not_ready.hints.status = Some(Hint::manage_index(ManageAction::Status, ROOT));
     check("search_not_ready", &not_ready);
 
     let mut noisy = search(Status::Ok, vec![supported_group()]);
@@ -298,38 +332,40 @@ fn search_envelopes() {
         version: 1,
         reason: "top_results_noise_dominant".to_owned(),
         top_k: 5,
-        ratios: BTreeMap::from([("tests".to_owned(), 0.6), ("runtime".to_owned(), 0.4)]),
+        ratios: NoiseRatios {
+            tests: 0.6,
+            runtime: 0.4,
+            ..NoiseRatios::default()
+        },
         recommended_scope: Scope::Runtime,
         suggested_ignore_patterns: vec!["**/*.test.*".to_owned()],
-        debounce_ms: 5000,
         next_step: "Add the patterns to .satoriignore, then run manage_index sync.".to_owned(),
+        sync: Hint::manage_index(ManageAction::Sync, ROOT),
     });
-    noisy.hints.calls.insert(
-        "sync".to_owned(),
-        Hint::manage_index(ManageAction::Sync, ROOT),
-    );
     check("search_noise_hint", &noisy);
 }
 
 #[test]
-fn search_hints_put_calls_beside_the_structured_blocks() {
+fn search_hints_are_named_fields() {
     let mut hints = SearchHints::default();
     assert!(hints.is_empty());
-    hints.debug_search = Some(json!({"candidateLimit": 80}));
-    hints.calls.insert(
-        "reindex".to_owned(),
-        Hint::manage_index(ManageAction::Reindex, ROOT),
-    );
+    hints.reindex = Some(Hint::manage_index(ManageAction::Reindex, ROOT));
     let json = serde_json::to_value(&hints).expect("serializes");
     assert_eq!(
         json,
         json!({
-            "debugSearch": {"candidateLimit": 80},
             "reindex": {"tool": "manage_index", "args": {"action": "reindex", "path": ROOT}},
         })
     );
     let back: SearchHints = serde_json::from_value(json).expect("deserializes");
     assert_eq!(back, hints);
+    // A hint the contract does not name is refused, not carried along.
+    assert!(
+        serde_json::from_value::<SearchHints>(json!({
+            "rebuild": {"tool": "manage_index", "args": {}},
+        }))
+        .is_err()
+    );
 }
 
 #[test]
@@ -340,7 +376,10 @@ fn read_file_envelopes() {
             format!("{ROOT}/src/lib.rs"),
             ROOT,
             "The codebase is being indexed; try again when status says indexed.",
-            hints(&[("status", Hint::manage_index(ManageAction::Status, ROOT))]),
+            ReadHints {
+                status: Some(Hint::manage_index(ManageAction::Status, ROOT)),
+                next: None,
+            },
             IndexingProgress {
                 progress_pct: 42.5,
                 phase: None,
@@ -367,27 +406,57 @@ fn read_file_envelopes() {
         &AnnotatedRead {
             path: format!("{ROOT}/src/net/retry.rs"),
             mode: ReadMode::Annotated,
-            content: "pub fn retry_with_backoff() {}\n".to_owned(),
+            content: "pub fn retry_with_backoff() {}".to_owned(),
             outline_status: Status::Ok,
             outline: Some(Outline {
                 symbols: vec![symbol.clone()],
             }),
-            has_more: false,
+            has_more: true,
+            span: ReadWindow {
+                start_line: 12,
+                end_line: 12,
+                total_lines: 80,
+            },
             warnings: Vec::new(),
-            hints: Hints::new(),
+            hints: ReadHints {
+                status: None,
+                next: Some(Hint::read_file(&format!("{ROOT}/src/net/retry.rs"), 13, 80)),
+            },
+        },
+    );
+    check(
+        "read_plain",
+        &PlainRead {
+            path: format!("{ROOT}/src/net/retry.rs"),
+            mode: ReadMode::Plain,
+            content: "pub fn retry_with_backoff() {}".to_owned(),
+            has_more: false,
+            span: ReadWindow {
+                start_line: 12,
+                end_line: 12,
+                total_lines: 12,
+            },
         },
     );
     check(
         "read_open_symbol_ambiguous",
         &OpenSymbolFailure {
             status: Status::Ambiguous,
-            message: "2 symbols are labelled fn retry_with_backoff; pass symbolId.".to_owned(),
+            path: format!("{ROOT}/src/net/retry.rs"),
             file: "src/net/retry.rs".to_owned(),
+            message: "2 symbols are labelled fn retry_with_backoff; pass symbolId.".to_owned(),
             matches: vec![symbol.clone(), symbol],
             warnings: Vec::new(),
-            hints: Hints::new(),
+            hints: ReadHints::default(),
         },
     );
+    // The answer type of the tool tells the shapes apart by their keys alone.
+    let plain = json!({"path": "/r/a.rs", "mode": "plain", "content": "x", "hasMore": false,
+        "span": {"startLine": 1, "endLine": 1, "totalLines": 1}});
+    assert!(matches!(
+        serde_json::from_value::<ReadFileAnswer>(plain).expect("plain read"),
+        ReadFileAnswer::Plain(_)
+    ));
 }
 
 #[test]

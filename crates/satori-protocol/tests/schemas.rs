@@ -18,6 +18,7 @@ fn tool_json(tool: &ToolDef) -> Value {
         "readOnly": tool.read_only,
         "idempotent": tool.idempotent,
         "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
     })
 }
 
@@ -114,6 +115,73 @@ fn schemas_are_the_plain_subset_clients_expect() {
         schema_of("list_codebases"),
         &json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
+}
+
+/// Every schema node below `node` (properties, items, tuple items, variants), with its path.
+fn walk_all(node: &Value, path: &str, visit: &mut dyn FnMut(&str, &Value)) {
+    visit(path, node);
+    if let Some(props) = node.get("properties").and_then(Value::as_object) {
+        for (name, child) in props {
+            walk_all(child, &format!("{path}.{name}"), visit);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = node.get(key).filter(|c| c.is_object()) {
+            walk_all(child, &format!("{path}.<{key}>"), visit);
+        }
+    }
+    for key in ["prefixItems", "anyOf", "oneOf"] {
+        for (i, child) in node
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            walk_all(child, &format!("{path}.<{key}{i}>"), visit);
+        }
+    }
+}
+
+/// MCP requires an `outputSchema` to be an object schema; ours also refuse unknown keys at
+/// every level (only a hint's `args`, which are another tool's arguments, stay open), and use
+/// nothing a client's validator may not know.
+#[test]
+fn output_schemas_are_closed_object_schemas() {
+    let with_output: Vec<&str> = tools()
+        .iter()
+        .filter(|t| t.output_schema.is_some())
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        with_output,
+        ["manage_index", "search_codebase", "read_file"]
+    );
+    for tool in tools() {
+        let Some(schema) = &tool.output_schema else {
+            continue;
+        };
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        walk_all(schema, tool.name, &mut |path, node| {
+            for key in ["$ref", "$defs", "$schema", "title", "format"] {
+                assert!(node.get(key).is_none(), "{path} has {key}");
+            }
+            let is_object = node["type"] == "object"
+                || node["type"]
+                    .as_array()
+                    .is_some_and(|t| t.contains(&json!("object")));
+            if is_object && node.get("properties").is_some() && !path.ends_with(".args") {
+                assert_eq!(
+                    node["additionalProperties"], false,
+                    "{path} accepts unknown keys"
+                );
+            }
+        });
+    }
+    // read_file answers in one of four shapes, each closed.
+    let read = tool_def("read_file").and_then(|t| t.output_schema.as_ref());
+    let variants = read.and_then(|s| s["anyOf"].as_array()).map(Vec::len);
+    assert_eq!(variants, Some(4));
 }
 
 /// Properties of the original server we deliberately do not offer.

@@ -37,7 +37,7 @@ fn components(s: &Scored) -> ScoreComponents {
         definition_boost: s.definition,
         path_boost: s.path,
         category_multiplier: s.category_mult,
-        category: s.category.id().to_string(),
+        category: s.category,
         changed_multiplier: s.changed_mult,
         final_score: s.score,
     }

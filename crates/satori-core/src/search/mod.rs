@@ -8,10 +8,11 @@ mod pipeline;
 pub mod query;
 mod vocab;
 
-use serde::Serialize;
-
 use crate::chunk::Symbol;
 use crate::lang::Language;
+
+use self::category::Category;
+use self::query::{ParsedQuery, QueryKind};
 
 pub use self::group::language_has_symbols;
 pub use self::pipeline::FileFacts;
@@ -180,8 +181,7 @@ pub struct SearchRequest {
 }
 
 /// Per-result score components, filled when `debug` is on.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScoreComponents {
     /// Raw BM25 score of the chunk (0 when only dense retrieval found it).
     pub bm25: f32,
@@ -199,8 +199,8 @@ pub struct ScoreComponents {
     pub path_boost: f32,
     /// Multiplier for the path category under the scope (tests, docs, generated, ...).
     pub category_multiplier: f32,
-    /// The path category (`runtime`, `tests`, `docs`, `generated`, `vendored`, `examples`, ...).
-    pub category: String,
+    /// The path category (runtime, tests, docs, generated, vendored, examples, ...).
+    pub category: Category,
     /// Multiplier for git-changed files under `auto_changed_first`.
     pub changed_multiplier: f32,
     pub final_score: f32,
@@ -231,21 +231,44 @@ pub struct Hit {
     pub components: Option<ScoreComponents>,
 }
 
+/// Which retrievers a search ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetrievalMode {
+    /// BM25 and the dense vectors, fused.
+    Hybrid,
+    /// BM25 only (no usable query vector, or dense retrieval switched off).
+    Lexical,
+    /// The dense vectors only.
+    Dense,
+    /// Nothing to retrieve with (no text and no operator that ranks without it).
+    #[default]
+    Skipped,
+}
+
+/// How the lexical and dense scores of a search were combined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FusionReport {
+    /// A weighted sum of the normalised scores.
+    Blend {
+        lexical_weight: f32,
+        dense_weight: f32,
+    },
+    /// Reciprocal-rank fusion with rank constant `k`.
+    Rrf { k: f32 },
+}
+
 /// Counts and details that `debug:true` and telemetry report.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchDiagnostics {
-    /// `identifier`, `natural_language` or `mixed`.
-    pub query_kind: String,
+    pub query_kind: QueryKind,
     /// The query text after the operator block.
     pub semantic_query: String,
     /// Lexical terms actually searched.
     pub terms: Vec<String>,
-    /// `hybrid`, `lexical` or `dense`.
-    pub retrieval_mode: String,
-    /// How the two retrievers were combined (`blend`, `rrf`) and with which weights.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fusion: Option<serde_json::Value>,
+    pub retrieval_mode: RetrievalMode,
+    /// How the two retrievers were combined and with which weights (`None` when retrieval did
+    /// not run).
+    pub fusion: Option<FusionReport>,
     pub candidates: usize,
     /// Candidates found by each retriever (before filters).
     pub lexical_candidates: usize,
@@ -256,13 +279,12 @@ pub struct SearchDiagnostics {
     pub skipped_by_file_cap: usize,
     pub skipped_by_symbol_cap: usize,
     pub used_relaxed_cap: bool,
-    /// Parsed operators: lang, path, -path, must, exclude.
-    pub operators: serde_json::Value,
+    /// The parsed operator block (lang, path, -path, must, exclude) and the free text.
+    pub operators: ParsedQuery,
 }
 
 /// Suggestion when most of the visible top results are tests / fixtures / docs / generated.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NoiseReport {
     pub top_k: usize,
     /// Share of the top results per category (`tests`, `fixtures`, `docs`, `generated`, `runtime`).

@@ -19,8 +19,8 @@ use super::group;
 use super::query::{self, Analysis, ParsedQuery, QueryKind};
 use super::vocab;
 use super::{
-    Fusion, Hit, NoiseReport, ResultMode, SearchContext, SearchDiagnostics, SearchOutcome,
-    SearchRequest, SearchTuning,
+    Fusion, FusionReport, Hit, NoiseReport, ResultMode, RetrievalMode, SearchContext,
+    SearchDiagnostics, SearchOutcome, SearchRequest, SearchTuning,
 };
 use crate::dense::{Neighbor, Quantized};
 use crate::embed::Scratch;
@@ -415,10 +415,10 @@ pub(crate) fn execute(
     };
     let mut warnings = BTreeSet::new();
     let mut diagnostics = SearchDiagnostics {
-        query_kind: analysis.kind.id().to_string(),
+        query_kind: analysis.kind,
         semantic_query: parsed.text.clone(),
         terms: analysis.terms.iter().map(|t| t.text.clone()).collect(),
-        operators: parsed.summary(),
+        operators: parsed.clone(),
         ..SearchDiagnostics::default()
     };
 
@@ -432,7 +432,7 @@ pub(crate) fn execute(
     let has_text = !analysis.terms.is_empty();
     if !has_text && !parsed.can_rank_without_text() {
         warnings.insert("EMPTY_QUERY".to_string());
-        diagnostics.retrieval_mode = "none".into();
+        diagnostics.retrieval_mode = RetrievalMode::Skipped;
         return Ok(finish(Vec::new(), warnings, diagnostics, None));
     }
 
@@ -449,11 +449,10 @@ pub(crate) fn execute(
     // switches say: a search must not come back empty because a word is unknown to the model.
     let use_lexical = tuning.lexical || qvec.is_none();
     diagnostics.retrieval_mode = match (use_lexical, qvec.is_some()) {
-        (true, true) => "hybrid",
-        (true, false) => "lexical",
-        _ => "dense",
-    }
-    .to_string();
+        (true, true) => RetrievalMode::Hybrid,
+        (true, false) => RetrievalMode::Lexical,
+        _ => RetrievalMode::Dense,
+    };
 
     // Retrieval with pool growth: filters run over the pool, and a pool that filters starve
     // is retried larger while the retrievers still have more to give.
@@ -535,10 +534,11 @@ pub(crate) fn execute(
     };
     let weights = blend_weights(analysis.kind);
     diagnostics.fusion = Some(match tuning.fusion {
-        Fusion::Blend => {
-            serde_json::json!({"method": "blend", "lexicalWeight": weights.0, "denseWeight": weights.1})
-        }
-        Fusion::Rrf => serde_json::json!({"method": "rrf", "k": RRF_K}),
+        Fusion::Blend => FusionReport::Blend {
+            lexical_weight: weights.0,
+            dense_weight: weights.1,
+        },
+        Fusion::Rrf => FusionReport::Rrf { k: RRF_K },
     });
     let scored = score(
         g,

@@ -2,8 +2,6 @@
 //! `exclude:`), the classification of the remaining text (identifier, natural language or
 //! mixed), and the weighted lexical terms that retrieval searches for.
 
-use serde_json::json;
-
 use crate::lexical::tokenizer::{CodeTokenizer, TokenKind};
 
 /// Only this many characters at the start of a query are scanned for operators, so a long
@@ -30,18 +28,6 @@ pub struct ParsedQuery {
 }
 
 impl ParsedQuery {
-    /// The operator summary reported in diagnostics.
-    pub fn summary(&self) -> serde_json::Value {
-        json!({
-            "prefixBlockChars": self.prefix_block_chars,
-            "lang": self.lang,
-            "path": self.path,
-            "excludePath": self.exclude_path,
-            "must": self.must,
-            "exclude": self.exclude,
-        })
-    }
-
     /// True when an operator narrows the search enough to rank without free text.
     pub fn can_rank_without_text(&self) -> bool {
         !self.must.is_empty() || !self.path.is_empty() || !self.lang.is_empty()
@@ -138,12 +124,13 @@ fn quoted(query: &str, from: usize) -> Option<(String, usize)> {
 }
 
 /// How the free text of a query reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueryKind {
     Identifier,
     NaturalLanguage,
     Mixed,
     /// No free text (an operator-only query).
+    #[default]
     Empty,
 }
 

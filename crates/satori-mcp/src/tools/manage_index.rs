@@ -5,106 +5,91 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolResult;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use satori_core::Error as CoreError;
-use satori_core::engine::{IndexOptions, Preflight};
-use satori_core::state::{CodebaseState, IndexState};
-use satori_protocol::{MANAGE_INDEX, ManageAction, ManageIndexParams};
+use satori_core::engine::{IndexOptions, Preflight as CorePreflight};
+use satori_core::state::{CodebaseState, IndexState as CoreIndexState};
+use satori_protocol::envelope::{
+    Compatibility, Hint, IndexState, ManageIndexEnvelope, ManageStats, Preflight,
+    PreflightConfidence, PreflightOutcome, ReindexReason, Status, reasons, sorted_warnings,
+};
+use satori_protocol::{MANAGE_INDEX, ManageAction, ManageIndexParams, SEARCH_CODEBASE};
 
-use super::{canonical_or_normal, require_absolute};
-use crate::server::{Ctx, envelope};
-use crate::wire::{self, manage_hint, put};
+use super::{canonical_or_normal, reply, require_absolute};
+use crate::server::Ctx;
+use crate::to_proto::{self, display, manage_hint};
 
-/// Builder of one `manage_index` envelope.
+/// One `manage_index` answer under construction, and whether it is an error result.
 struct Env {
-    action: ManageAction,
-    path: String,
-    status: &'static str,
-    state: Option<&'static str>,
-    reason: Option<String>,
-    message: String,
-    warnings: Vec<String>,
-    hints: Map<String, Value>,
-    extra: Map<String, Value>,
+    envelope: ManageIndexEnvelope,
+    is_error: bool,
 }
 
 impl Env {
-    fn new(
-        action: ManageAction,
-        path: &str,
-        status: &'static str,
-        message: impl Into<String>,
-    ) -> Env {
+    fn new(action: ManageAction, path: &str, status: Status, message: impl Into<String>) -> Env {
         Env {
-            action,
-            path: path.to_string(),
-            status,
-            state: None,
-            reason: None,
-            message: message.into(),
-            warnings: Vec::new(),
-            hints: Map::new(),
-            extra: Map::new(),
+            envelope: ManageIndexEnvelope::new(action, path, status, message),
+            is_error: false,
         }
     }
 
-    fn state(mut self, s: &'static str) -> Self {
-        self.state = Some(s);
+    /// Marks the answer as a failed call (`isError: true`).
+    fn error(mut self) -> Self {
+        self.is_error = true;
         self
     }
 
-    fn reason(mut self, r: impl Into<String>) -> Self {
-        self.reason = Some(r.into());
+    fn state(mut self, state: IndexState) -> Self {
+        self.envelope.state = Some(state);
         self
     }
 
-    fn hint(mut self, name: &str, action: &str) -> Self {
-        self.hints
-            .insert(name.to_string(), manage_hint(action, &self.path));
+    fn status(mut self, status: Status) -> Self {
+        self.envelope.status = status;
         self
     }
 
-    fn hint_value(mut self, name: &str, value: Value) -> Self {
-        self.hints.insert(name.to_string(), value);
+    fn reason(mut self, reason: &str) -> Self {
+        self.envelope.reason = Some(reason.to_owned());
         self
     }
 
-    fn extra(mut self, key: &str, value: Value) -> Self {
-        self.extra.insert(key.to_string(), value);
-        self
-    }
-
-    fn status(mut self, s: &'static str) -> Self {
-        self.status = s;
-        self
-    }
-
-    fn warn(mut self, w: impl Into<String>) -> Self {
-        self.warnings.push(w.into());
-        self
-    }
-
-    fn done(self, is_error: bool) -> CallToolResult {
-        let mut v = json!({
-            "tool": MANAGE_INDEX,
-            "version": 1,
-            "action": self.action.as_str(),
-            "path": self.path,
-            "status": self.status,
-        });
-        put(&mut v, "state", self.state);
-        put(&mut v, "reason", self.reason);
-        put(&mut v, "message", &self.message);
-        put(&mut v, "humanText", &self.message);
-        put(&mut v, "warnings", wire::warnings(self.warnings));
-        if !self.hints.is_empty() {
-            put(&mut v, "hints", Value::Object(self.hints));
+    /// Adds the `manage_index` call `action` on this path as the hint of the same name.
+    fn hint(mut self, action: ManageAction) -> Self {
+        let hint = Some(manage_hint(action, &self.envelope.path));
+        let hints = &mut self.envelope.hints;
+        match action {
+            ManageAction::Create => hints.create = hint,
+            ManageAction::Reindex => hints.reindex = hint,
+            ManageAction::Sync => hints.sync = hint,
+            ManageAction::Status => hints.status = hint,
+            ManageAction::Clear => hints.clear = hint,
         }
-        if let Some(obj) = v.as_object_mut() {
-            obj.extend(self.extra);
-        }
-        envelope(v, is_error)
+        self
+    }
+
+    fn warn(mut self, warning: &str) -> Self {
+        self.envelope.warnings.push(warning.to_owned());
+        self
+    }
+
+    /// Appends a note to the message (and to the human text, which repeats it).
+    fn note(mut self, note: &str) -> Self {
+        let text = format!("{} Note: {note}", self.envelope.message);
+        self.envelope.human_text.clone_from(&text);
+        self.envelope.message = text;
+        self
+    }
+
+    fn with(mut self, f: impl FnOnce(&mut ManageIndexEnvelope)) -> Self {
+        f(&mut self.envelope);
+        self
+    }
+
+    fn done(mut self) -> CallToolResult {
+        self.envelope.warnings = sorted_warnings(std::mem::take(&mut self.envelope.warnings));
+        reply(&self.envelope, self.is_error)
     }
 }
 
@@ -113,7 +98,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams) -> CallToolResult {
         Ok(a) => a,
         Err(r) => return r,
     };
-    let shown = wire::display(&abs);
+    let shown = display(&abs);
     match p.action {
         ManageAction::Create => create(ctx, &p, &abs, &shown),
         ManageAction::Reindex => reindex(ctx, &p, &abs, &shown),
@@ -121,10 +106,11 @@ pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams) -> CallToolResult {
         ManageAction::Status => status(ctx, &abs, &shown),
         ManageAction::Clear => clear(ctx, &abs, &shown),
     }
+    .done()
 }
 
 /// Validates that the path is an existing directory and returns its canonical form.
-fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf, CallToolResult> {
+fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf, Env> {
     satori_core::engine::Engine::canonical_root(abs).map_err(|e| {
         let (reason, msg) = match e {
             CoreError::NotFound(_) => ("path_not_found", format!("Path '{shown}' does not exist.")),
@@ -134,27 +120,26 @@ fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf
             ),
             other => ("io_error", format!("Cannot resolve '{shown}': {other}")),
         };
-        Env::new(action, shown, "error", msg)
+        Env::new(action, shown, Status::Error, msg)
             .reason(reason)
-            .done(true)
+            .error()
     })
 }
 
-fn engine_error(action: ManageAction, shown: &str, e: &CoreError) -> CallToolResult {
+fn engine_error(action: ManageAction, shown: &str, e: &CoreError) -> Env {
     match e {
         CoreError::Busy(_) => Env::new(
             action,
             shown,
-            "not_ready",
+            Status::NotReady,
             format!("Another process is building the index of '{shown}' right now; poll status until it finishes."),
         )
-        .state("indexing")
-        .reason("indexing")
-        .hint("status", "status")
-        .done(false),
-        other => Env::new(action, shown, "error", format!("{other}"))
+        .state(IndexState::Indexing)
+        .reason(reasons::INDEXING)
+        .hint(ManageAction::Status),
+        other => Env::new(action, shown, Status::Error, format!("{other}"))
             .reason("engine_error")
-            .done(true),
+            .error(),
     }
 }
 
@@ -165,31 +150,38 @@ fn start(
     shown: &str,
     opts: IndexOptions,
     what: &str,
-) -> CallToolResult {
+) -> Env {
     match ctx.engine.start_index(root, opts) {
         Ok(job) => {
             ctx.jobs.spawn(job);
             Env::new(
                 action,
                 shown,
-                "ok",
+                Status::Ok,
                 format!("{what} of '{shown}' started in the background. Poll manage_index status until state is \"indexed\"."),
             )
-            .state("indexing")
-            .hint("status", "status")
-            .extra("progress", json!({"percentage": 0, "phase": "scanning", "filesDone": 0, "filesTotal": 0, "chunks": 0}))
-            .done(false)
+            .state(IndexState::Indexing)
+            .hint(ManageAction::Status)
+            .with(|e| {
+                e.progress = Some(satori_protocol::envelope::Progress {
+                    percentage: 0.0,
+                    phase: "scanning".to_owned(),
+                    files_done: 0,
+                    files_total: 0,
+                    chunks: 0,
+                });
+            })
         }
         Err(e) => engine_error(action, shown, &e),
     }
 }
 
-fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> CallToolResult {
+fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
     let root = match existing_dir(ManageAction::Create, abs, shown_in) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(e) => return e,
     };
-    let shown = wire::display(&root);
+    let shown = display(&root);
     let current = match ctx.engine.state(&root) {
         Ok(s) => s,
         Err(e) => return engine_error(ManageAction::Create, &shown, &e),
@@ -198,26 +190,29 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> CallT
         && !p.force()
     {
         match st.state {
-            IndexState::Indexing => {
+            CoreIndexState::Indexing => {
                 return status_envelope(ctx, ManageAction::Create, &root, &shown, st)
-                    .warn("INDEXING_ALREADY_RUNNING")
-                    .done(false);
+                    .warn("INDEXING_ALREADY_RUNNING");
             }
-            IndexState::Indexed | IndexState::SyncCompleted
+            CoreIndexState::Indexed | CoreIndexState::SyncCompleted
                 if ctx.engine.check_fingerprint(&root).ok().flatten().is_none() =>
             {
                 return Env::new(
                         ManageAction::Create,
                         &shown,
-                        "ok",
+                        Status::Ok,
                         format!("'{shown}' is already indexed ({} files, {} chunks). Search it, run sync to pick up changes, or create with force=true to rebuild.", st.files, st.chunks),
                     )
-                    .state(st.state.id())
+                    .state(to_proto::index_state(st.state))
                     .warn("ALREADY_INDEXED")
-                    .hint("status", "status")
-                    .hint("sync", "sync")
-                    .hint_value("search", wire::hint(satori_protocol::SEARCH_CODEBASE, json!({"path": shown, "query": "<what you are looking for>"})))
-                    .done(false);
+                    .hint(ManageAction::Status)
+                    .hint(ManageAction::Sync)
+                    .with(|e| {
+                        e.hints.search = Some(Hint::new(
+                            SEARCH_CODEBASE,
+                            json!({"path": shown, "query": "<what you are looking for>"}),
+                        ));
+                    });
             }
             _ => {}
         }
@@ -229,171 +224,171 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> CallT
     start(ctx, ManageAction::Create, &root, &shown, opts, "Indexing")
 }
 
-fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> CallToolResult {
+fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
     let root = match existing_dir(ManageAction::Reindex, abs, shown_in) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(e) => return e,
     };
-    let shown = wire::display(&root);
+    let shown = display(&root);
     let st = match ctx.engine.state(&root) {
         Ok(Some(st)) => st,
         Ok(None) => return not_indexed(ManageAction::Reindex, &shown),
         Err(e) => return engine_error(ManageAction::Reindex, &shown, &e),
     };
-    if st.state == IndexState::Indexing {
+    if st.state == CoreIndexState::Indexing {
         return status_envelope(ctx, ManageAction::Reindex, &root, &shown, &st)
-            .warn("INDEXING_ALREADY_RUNNING")
-            .done(false);
+            .warn("INDEXING_ALREADY_RUNNING");
     }
-    let mut warnings = Vec::new();
-    let outcome = match ctx.engine.preflight(&root) {
-        Ok(Preflight::IgnoreOnly) => "reindex_unnecessary_ignore_only",
-        Ok(Preflight::ReindexRequired) => "reindex_required",
-        Err(_) => {
-            warnings.push("REINDEX_PREFLIGHT_UNKNOWN".to_string());
-            "unknown"
-        }
+    let (outcome, confidence, warning) = match ctx.engine.preflight(&root) {
+        Ok(CorePreflight::IgnoreOnly) => (
+            PreflightOutcome::ReindexUnnecessaryIgnoreOnly,
+            PreflightConfidence::High,
+            None,
+        ),
+        Ok(CorePreflight::ReindexRequired) => (
+            PreflightOutcome::ReindexRequired,
+            PreflightConfidence::High,
+            None,
+        ),
+        Err(_) => (
+            PreflightOutcome::Unknown,
+            PreflightConfidence::Low,
+            Some("REINDEX_PREFLIGHT_UNKNOWN"),
+        ),
     };
-    if outcome == "reindex_unnecessary_ignore_only" && !p.allow_unnecessary_reindex() {
+    let preflight = Preflight {
+        outcome,
+        confidence,
+        probe_failed: None,
+    };
+    if outcome == PreflightOutcome::ReindexUnnecessaryIgnoreOnly && !p.allow_unnecessary_reindex() {
         return Env::new(
             ManageAction::Reindex,
             &shown,
-            "blocked",
+            Status::Blocked,
             "Only ignore rules changed since the last index; run sync to apply them (much cheaper), or pass allowUnnecessaryReindex=true to rebuild anyway.",
         )
-        .state(st.state.id())
-        .reason("unnecessary_reindex_ignore_only")
+        .state(to_proto::index_state(st.state))
+        .reason(reasons::UNNECESSARY_REINDEX_IGNORE_ONLY)
         .warn("REINDEX_UNNECESSARY_IGNORE_ONLY")
-        .hint("sync", "sync")
-        .extra("preflight", json!({"outcome": outcome, "confidence": "high"}))
-        .done(false);
+        .hint(ManageAction::Sync)
+        .with(|e| e.preflight = Some(preflight));
     }
     let opts = IndexOptions {
         custom_extensions: st.custom_extensions.clone(),
         ignore_patterns: st.ignore_patterns.clone(),
     };
-    let mut r = start(ctx, ManageAction::Reindex, &root, &shown, opts, "Rebuild");
-    if let Some(v) = r.structured_content.as_mut() {
-        put(
-            v,
-            "preflight",
-            json!({"outcome": outcome, "confidence": if outcome == "unknown" {"low"} else {"high"}}),
-        );
-        if let Some(w) = wire::warnings(warnings) {
-            put(v, "warnings", w);
-        }
-        let text = v.to_string();
-        r.content = vec![rmcp::model::ContentBlock::text(text)];
+    let mut env = start(ctx, ManageAction::Reindex, &root, &shown, opts, "Rebuild")
+        .with(|e| e.preflight = Some(preflight));
+    if let Some(w) = warning {
+        env = env.warn(w);
     }
-    r
+    env
 }
 
-fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
+fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
     let root = canonical_or_normal(abs);
-    let shown = wire::display(&root);
+    let shown = display(&root);
     let st = match ctx.engine.state(&root) {
         Ok(Some(st)) => st,
         Ok(None) => return not_indexed(ManageAction::Sync, shown_in),
         Err(e) => return engine_error(ManageAction::Sync, &shown, &e),
     };
     match st.state {
-        IndexState::Indexing => {
+        CoreIndexState::Indexing => {
             return status_envelope(ctx, ManageAction::Sync, &root, &shown, &st)
-                .status("not_ready")
-                .reason("indexing")
-                .done(false);
+                .status(Status::NotReady)
+                .reason(reasons::INDEXING);
         }
-        IndexState::IndexFailed => {
+        CoreIndexState::IndexFailed => {
             return Env::new(
                 ManageAction::Sync,
                 &shown,
-                "not_indexed",
+                Status::NotIndexed,
                 "The last indexing failed; there is no index to sync. Run create with force=true.",
             )
-            .state("indexfailed")
-            .reason("indexfailed")
-            .hint("create", "create")
-            .done(false);
+            .state(IndexState::IndexFailed)
+            .reason(reasons::INDEX_FAILED)
+            .hint(ManageAction::Create);
         }
         _ => {}
     }
     if let Ok(Some(reason)) = ctx.engine.check_fingerprint(&root) {
-        return requires_reindex(ctx, ManageAction::Sync, &root, &shown, reason.id());
+        return requires_reindex(
+            ctx,
+            ManageAction::Sync,
+            &root,
+            &shown,
+            to_proto::reindex_reason(reason),
+        );
     }
     if !root.is_dir() {
         return Env::new(
             ManageAction::Sync,
             &shown,
-            "error",
+            Status::Error,
             format!("Path '{shown}' no longer exists; clear its index with action=clear."),
         )
         .reason("path_not_found")
-        .hint("clear", "clear")
-        .done(true);
+        .hint(ManageAction::Clear)
+        .error();
     }
     match ctx.engine.sync(&root) {
         Ok(s) => Env::new(
             ManageAction::Sync,
             &shown,
-            "ok",
-            format!("Sync complete: {} added, {} removed, {} modified.", s.added, s.removed, s.modified),
+            Status::Ok,
+            format!(
+                "Sync complete: {} added, {} removed, {} modified.",
+                s.added, s.removed, s.modified
+            ),
         )
-        .state("sync_completed")
-        .extra("stats", json!({"added": s.added, "removed": s.removed, "modified": s.modified, "rebuilt": s.rebuilt, "durationMs": s.duration_ms}))
-        .done(false),
+        .state(IndexState::SyncCompleted)
+        .with(|e| e.stats = Some(ManageStats::Sync(to_proto::sync_run_stats(&s)))),
         Err(e) => engine_error(ManageAction::Sync, &shown, &e),
     }
 }
 
-fn not_indexed(action: ManageAction, shown: &str) -> CallToolResult {
+fn not_indexed(action: ManageAction, shown: &str) -> Env {
     Env::new(
         action,
         shown,
-        "not_indexed",
+        Status::NotIndexed,
         format!("'{shown}' is not indexed. Create its index first."),
     )
-    .state("not_indexed")
-    .reason("not_indexed")
-    .hint("create", "create")
-    .done(false)
+    .state(IndexState::NotIndexed)
+    .reason(reasons::NOT_INDEXED)
+    .hint(ManageAction::Create)
 }
 
-pub(crate) fn requires_reindex(
+fn requires_reindex(
     ctx: &Ctx,
     action: ManageAction,
     root: &Path,
     shown: &str,
-    reason: &str,
-) -> CallToolResult {
+    reason: ReindexReason,
+) -> Env {
     Env::new(
         action,
         shown,
-        "requires_reindex",
+        Status::RequiresReindex,
         format!("The index of '{shown}' was built with a different engine configuration ({reason}); rebuild it with action=reindex before using it."),
     )
-    .state("requires_reindex")
-    .reason("requires_reindex")
-    .hint("reindex", "reindex")
-    .extra("compatibility", compatibility(ctx, root, reason))
-    .done(false)
+    .state(IndexState::RequiresReindex)
+    .reason(reasons::REQUIRES_REINDEX)
+    .hint(ManageAction::Reindex)
+    .with(|e| e.compatibility = Some(compatibility(ctx, root, reason)))
 }
 
-/// The `compatibility` block of a `requires_reindex` answer.
-pub(crate) fn compatibility(ctx: &Ctx, root: &Path, reason: &str) -> Value {
+/// The `compatibility` block of a `requires_reindex` answer (also used by `search_codebase`).
+pub(crate) fn compatibility(ctx: &Ctx, root: &Path, reason: ReindexReason) -> Compatibility {
     let indexed = ctx
         .engine
         .state(root)
         .ok()
         .flatten()
-        .and_then(|s| s.fingerprint)
-        .map(|f| wire::fingerprint(&f));
-    let mut c = json!({
-        "runtimeFingerprint": wire::fingerprint(ctx.engine.fingerprint()),
-        "reindexReason": reason,
-        "statusAtCheck": "requires_reindex",
-    });
-    put(&mut c, "indexedFingerprint", indexed);
-    c
+        .and_then(|s| s.fingerprint);
+    to_proto::incompatible(ctx.engine.fingerprint(), indexed.as_ref(), reason)
 }
 
 /// The envelope describing a tracked codebase's state.
@@ -405,121 +400,98 @@ fn status_envelope(
     st: &CodebaseState,
 ) -> Env {
     match st.state {
-        IndexState::Indexing => {
+        CoreIndexState::Indexing => {
             let live = ctx.jobs.view(root).map(|v| v.progress);
-            let (pct, phase, done, total, chunks) = match &live {
-                Some(p) => (
-                    p.percentage,
-                    p.phase.to_string(),
-                    p.files_done,
-                    p.files_total,
-                    p.chunks,
-                ),
-                None => (
-                    st.percentage,
-                    st.phase.clone().unwrap_or_else(|| "scanning".into()),
-                    st.files_done,
-                    st.files_total,
-                    0,
-                ),
-            };
+            let progress = to_proto::progress(live.as_ref(), st);
+            let pct = live.as_ref().map_or(st.percentage, |p| p.percentage);
             let mut e = Env::new(
                 action,
                 shown,
-                "ok",
-                format!("Indexing '{shown}': {pct:.0}% ({done}/{total} files, phase {phase})."),
+                Status::Ok,
+                format!(
+                    "Indexing '{shown}': {pct:.0}% ({}/{} files, phase {}).",
+                    progress.files_done, progress.files_total, progress.phase
+                ),
             )
-            .state("indexing")
-            .hint("status", "status")
-            .extra("progress", json!({"percentage": (pct * 10.0).round() / 10.0, "phase": phase, "filesDone": done, "filesTotal": total, "chunks": chunks}));
+            .state(IndexState::Indexing)
+            .hint(ManageAction::Status)
+            .with(|e| e.progress = Some(progress));
             if st.searchable_during_indexing {
                 e = e.warn("PREVIOUS_INDEX_SEARCHABLE");
             }
             e
         }
-        IndexState::Indexed | IndexState::SyncCompleted => {
-            let mut stats = json!({
-                "files": st.files,
-                "chunks": st.chunks,
-                "indexStatus": st.index_status.clone().unwrap_or_else(|| "completed".into()),
-            });
-            put(&mut stats, "indexedAt", st.indexed_at_ms.map(wire::time));
-            put(&mut stats, "durationMs", st.duration_ms);
-            put(&mut stats, "lastSyncAt", st.last_sync_ms.map(wire::time));
-            if st.state == IndexState::SyncCompleted {
-                put(&mut stats, "added", st.added);
-                put(&mut stats, "removed", st.removed);
-                put(&mut stats, "modified", st.modified);
-            }
+        CoreIndexState::Indexed | CoreIndexState::SyncCompleted => {
             let mut e = Env::new(
                 action,
                 shown,
-                "ok",
-                format!("'{shown}' is indexed: {} files, {} chunks.", st.files, st.chunks),
+                Status::Ok,
+                format!(
+                    "'{shown}' is indexed: {} files, {} chunks.",
+                    st.files, st.chunks
+                ),
             )
-            .state(st.state.id())
-            .extra("stats", stats)
-            .extra("compatibility", json!({"runtimeFingerprint": wire::fingerprint(ctx.engine.fingerprint()), "indexedFingerprint": st.fingerprint.as_ref().map(wire::fingerprint), "statusAtCheck": st.state.id()}));
+            .state(to_proto::index_state(st.state))
+            .with(|e| {
+                e.stats = Some(ManageStats::Index(to_proto::index_stats(st)));
+                e.compatibility = Some(to_proto::compatible(ctx.engine.fingerprint(), st));
+            });
             if let Some(note) = &st.error_message {
-                e = e.warn("LAST_REBUILD_FAILED");
-                e.message = format!("{} Note: {note}", e.message);
+                e = e.warn("LAST_REBUILD_FAILED").note(note);
             }
             e
         }
-        IndexState::IndexFailed => Env::new(
+        CoreIndexState::IndexFailed => Env::new(
             action,
             shown,
-            "error",
+            Status::Error,
             format!(
                 "Indexing '{shown}' failed: {}",
                 st.error_message.as_deref().unwrap_or("unknown error")
             ),
         )
-        .state("indexfailed")
-        .reason("indexfailed")
-        .hint("create", "create")
-        .extra("progress", json!({"percentage": st.percentage, "phase": st.phase.clone().unwrap_or_else(|| "failed".into()), "filesDone": st.files_done, "filesTotal": st.files_total, "chunks": 0})),
-        IndexState::RequiresReindex => Env::new(
-            action,
-            shown,
-            "requires_reindex",
-            format!(
-                "The index of '{shown}' must be rebuilt ({}).",
-                st.reason.as_deref().unwrap_or("fingerprint_mismatch")
-            ),
-        )
-        .state("requires_reindex")
-        .reason("requires_reindex")
-        .hint("reindex", "reindex")
-        .extra(
-            "compatibility",
-            compatibility(
-                ctx,
-                root,
-                st.reason.as_deref().unwrap_or("fingerprint_mismatch"),
-            ),
-        ),
+        .state(IndexState::IndexFailed)
+        .reason(reasons::INDEX_FAILED)
+        .hint(ManageAction::Create)
+        .with(|e| e.progress = Some(to_proto::failed_progress(st))),
+        CoreIndexState::RequiresReindex => {
+            let reason = to_proto::recorded_reindex_reason(st);
+            Env::new(
+                action,
+                shown,
+                Status::RequiresReindex,
+                format!("The index of '{shown}' must be rebuilt ({reason})."),
+            )
+            .state(IndexState::RequiresReindex)
+            .reason(reasons::REQUIRES_REINDEX)
+            .hint(ManageAction::Reindex)
+            .with(|e| e.compatibility = Some(compatibility(ctx, root, reason)))
+        }
     }
 }
 
-fn status(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
+fn status(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
     let root = canonical_or_normal(abs);
-    let shown = wire::display(&root);
+    let shown = display(&root);
     // Gate on the fingerprint first: it may move the codebase to requires_reindex.
     let _ = ctx.engine.check_fingerprint(&root);
     match ctx.engine.state(&root) {
         Ok(Some(st)) => {
-            let is_error = st.state == IndexState::IndexFailed;
-            status_envelope(ctx, ManageAction::Status, &root, &shown, &st).done(is_error)
+            let env = status_envelope(ctx, ManageAction::Status, &root, &shown, &st);
+            if st.state == CoreIndexState::IndexFailed {
+                env.error()
+            } else {
+                env
+            }
         }
         Ok(None) => not_indexed(ManageAction::Status, shown_in),
         Err(e) => engine_error(ManageAction::Status, &shown, &e),
     }
 }
 
-fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
+fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
     let root = canonical_or_normal(abs);
-    let shown = wire::display(&root);
+    let shown = display(&root);
     // A build of this process is cancelled first; it stops at its next batch.
     if ctx.jobs.cancel(&root) {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -531,31 +503,28 @@ fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> CallToolResult {
         Ok(true) => Env::new(
             ManageAction::Clear,
             &shown,
-            "ok",
+            Status::Ok,
             format!("The index of '{shown}' was removed."),
         )
-        .state("not_indexed")
-        .hint("create", "create")
-        .done(false),
+        .state(IndexState::NotIndexed)
+        .hint(ManageAction::Create),
         Ok(false) => Env::new(
             ManageAction::Clear,
             shown_in,
-            "ok",
+            Status::Ok,
             format!("'{shown_in}' was not indexed; nothing to clear."),
         )
-        .state("not_indexed")
-        .warn("NOTHING_TO_CLEAR")
-        .done(false),
+        .state(IndexState::NotIndexed)
+        .warn("NOTHING_TO_CLEAR"),
         Err(CoreError::Busy(_)) => Env::new(
             ManageAction::Clear,
             &shown,
-            "blocked",
+            Status::Blocked,
             "Another process is building this index; clear it once that build finishes.",
         )
-        .state("indexing")
-        .reason("indexing")
-        .hint("status", "status")
-        .done(false),
+        .state(IndexState::Indexing)
+        .reason(reasons::INDEXING)
+        .hint(ManageAction::Status),
         Err(e) => engine_error(ManageAction::Clear, &shown, &e),
     }
 }

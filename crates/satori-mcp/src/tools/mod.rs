@@ -1,5 +1,6 @@
 //! One handler per tool. Each parses its arguments through the contract (which yields the
-//! one-line invalid-arguments error), asks the engine, and shapes the envelope.
+//! one-line invalid-arguments error), asks the engine, and answers with an envelope type of
+//! `satori-protocol`, filled through `to_proto`.
 
 mod list_codebases;
 mod manage_index;
@@ -10,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use rmcp::model::{CallToolResult, JsonObject};
 use satori_protocol::{InvalidArguments, ToolParams};
+use serde::Serialize;
 
-use crate::server::{Ctx, text};
+use crate::server::{Ctx, envelope, text};
 
 /// Routes a validated tool name to its handler.
 pub(crate) fn dispatch(ctx: &Ctx, name: &str, args: Option<&JsonObject>) -> CallToolResult {
@@ -34,6 +36,16 @@ fn with_args<P: ToolParams>(
     match satori_protocol::parse_tool_args::<P>(name, args) {
         Ok(p) => f(p),
         Err(e) => invalid(e),
+    }
+}
+
+/// A result whose `structuredContent` is `answer` (and whose text is its JSON). The envelope
+/// types serialize infallibly (string keys, finite numbers); should that ever break, the
+/// caller gets an error result naming the tool's answer instead of a panic.
+pub(crate) fn reply<T: Serialize>(answer: &T, is_error: bool) -> CallToolResult {
+    match serde_json::to_value(answer) {
+        Ok(value) => envelope(value, is_error),
+        Err(e) => text(format!("Error: cannot encode the answer: {e}"), true),
     }
 }
 

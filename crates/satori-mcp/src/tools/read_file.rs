@@ -2,23 +2,26 @@
 //! the file's outline, confinement to tracked codebases, and binary refusal.
 
 use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
 
 use satori_core::chunk::{ChunkOptions, Symbol, chunk_file};
 use satori_core::lang::Language;
 use satori_core::state::IndexState;
-use satori_protocol::{READ_FILE, ReadFileParams, ReadMode};
+use satori_protocol::envelope::{
+    AnnotatedRead, Hint, IndexingProgress, OpenSymbolFailure, Outline, PlainRead, ReadFileNotReady,
+    ReadHints, ReadWindow, Status,
+};
+use satori_protocol::{ManageAction, READ_FILE, ReadFileParams, ReadMode};
 
-use super::require_absolute;
-use crate::server::{Ctx, envelope, text};
-use crate::wire::{self, manage_hint, put};
+use super::{reply, require_absolute};
+use crate::server::{Ctx, text};
+use crate::to_proto::{self, display, manage_hint};
 
 pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     let abs = match require_absolute(READ_FILE, &p.path) {
         Ok(a) => a,
         Err(r) => return r,
     };
-    let shown = wire::display(&abs);
+    let shown = display(&abs);
     if !abs.exists() {
         return text(format!("Error: File '{shown}' not found."), true);
     }
@@ -39,23 +42,27 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         && st.state == IndexState::Indexing
         && !st.searchable_during_indexing
     {
-        let root_shown = wire::display(root);
+        let root_shown = display(root);
         let pct = ctx
             .jobs
             .view(root)
             .map_or(st.percentage, |v| v.progress.percentage);
-        return envelope(
-            json!({
-                "status": "not_ready",
-                "reason": "indexing",
-                "path": shown,
-                "codebaseRoot": root_shown,
-                "message": format!("'{root_shown}' is being indexed for the first time ({pct:.0}%); read again once it is ready."),
-                "hints": {"status": manage_hint("status", &root_shown)},
-                "indexing": {"progressPct": (pct * 10.0).round() / 10.0, "phase": st.phase},
-            }),
-            false,
+        let answer = ReadFileNotReady::new(
+            shown,
+            root_shown.clone(),
+            format!(
+                "'{root_shown}' is being indexed for the first time ({pct:.0}%); read again once it is ready."
+            ),
+            ReadHints {
+                status: Some(manage_hint(ManageAction::Status, &root_shown)),
+                next: None,
+            },
+            IndexingProgress {
+                progress_pct: to_proto::percentage(pct),
+                phase: st.phase.clone(),
+            },
         );
+        return reply(&answer, false);
     }
     let bytes = match std::fs::read(&real) {
         Ok(b) => b,
@@ -106,27 +113,28 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                     end = Some(one.end_line);
                 }
                 [] => {
-                    return envelope(
-                        json!({
-                            "status": "not_found",
-                            "path": shown,
-                            "file": rel,
-                            "message": "No symbol in this file matches open_symbol; its id may be stale after an edit. Search again (or read with annotated mode) to get a fresh handle.",
-                        }),
-                        true,
-                    );
+                    let answer = OpenSymbolFailure {
+                        status: Status::NotFound,
+                        path: shown,
+                        file: rel,
+                        message: "No symbol in this file matches open_symbol; its id may be stale after an edit. Search again (or read with annotated mode) to get a fresh handle.".to_owned(),
+                        matches: Vec::new(),
+                        warnings: Vec::new(),
+                        hints: ReadHints::default(),
+                    };
+                    return reply(&answer, true);
                 }
                 many => {
-                    return envelope(
-                        json!({
-                            "status": "ambiguous",
-                            "path": shown,
-                            "file": rel,
-                            "message": "Several symbols match open_symbol; pass the symbolId of the one you want.",
-                            "matches": many.iter().map(|s| symbol_json(s)).collect::<Vec<_>>(),
-                        }),
-                        true,
-                    );
+                    let answer = OpenSymbolFailure {
+                        status: Status::Ambiguous,
+                        path: shown,
+                        file: rel,
+                        message: "Several symbols match open_symbol; pass the symbolId of the one you want.".to_owned(),
+                        matches: many.iter().map(|s| to_proto::outline_symbol(s)).collect(),
+                        warnings: Vec::new(),
+                        hints: ReadHints::default(),
+                    };
+                    return reply(&answer, true);
                 }
             }
         }
@@ -145,50 +153,57 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             to + 1
         ));
     }
+    let span = ReadWindow {
+        start_line: u32::try_from(from).unwrap_or(u32::MAX),
+        end_line: u32::try_from(to).unwrap_or(u32::MAX),
+        total_lines: u32::try_from(total).unwrap_or(u32::MAX),
+    };
+    let has_more = to < total;
     match p.mode {
-        ReadMode::Plain => text(body, false),
-        ReadMode::Annotated => {
-            let (outline_status, outline) = match (&symbols, language) {
-                (Some(symbols), _) => {
-                    let in_window: Vec<Value> = symbols
-                        .iter()
-                        .filter(|s| s.end_line as usize >= from && s.start_line as usize <= to)
-                        .map(symbol_json)
-                        .collect();
-                    ("ok", json!({"symbols": in_window}))
-                }
-                (None, _) => ("unsupported", Value::Null),
+        // The text block is the file itself (what agents read); the structured copy exists
+        // because a tool with an outputSchema must answer with conforming structured content.
+        ReadMode::Plain => {
+            let mut result = text(body.clone(), false);
+            let answer = PlainRead {
+                path: shown,
+                mode: ReadMode::Plain,
+                content: body,
+                has_more,
+                span,
             };
-            let mut v = json!({
-                "path": shown,
-                "mode": "annotated",
-                "content": body,
-                "outlineStatus": outline_status,
-                "outline": outline,
-                "hasMore": to < total,
-                "span": {"startLine": from, "endLine": to, "totalLines": total},
-            });
-            if to < total {
-                put(
-                    &mut v,
-                    "hints",
-                    json!({"next": wire::read_hint(&shown, to as u32 + 1, (to + max).min(total) as u32)}),
-                );
-            }
-            envelope(v, false)
+            result.structured_content = serde_json::to_value(&answer).ok();
+            result
+        }
+        ReadMode::Annotated => {
+            let (outline_status, outline) = match &symbols {
+                Some(symbols) => (
+                    Status::Ok,
+                    Some(Outline {
+                        symbols: symbols
+                            .iter()
+                            .filter(|s| s.end_line as usize >= from && s.start_line as usize <= to)
+                            .map(to_proto::outline_symbol)
+                            .collect(),
+                    }),
+                ),
+                None => (Status::Unsupported, None),
+            };
+            let next = has_more
+                .then(|| Hint::read_file(&shown, to as u32 + 1, (to + max).min(total) as u32));
+            let answer = AnnotatedRead {
+                path: shown,
+                mode: ReadMode::Annotated,
+                content: body,
+                outline_status,
+                outline,
+                has_more,
+                span,
+                warnings: Vec::new(),
+                hints: ReadHints { status: None, next },
+            };
+            reply(&answer, false)
         }
     }
-}
-
-fn symbol_json(s: &Symbol) -> Value {
-    json!({
-        "symbolId": s.id,
-        "symbolLabel": s.label,
-        "kind": s.kind.id(),
-        "span": {"startLine": s.start_line, "endLine": s.end_line},
-        // The call graph arrives with the navigation tools.
-        "callGraphHint": {"supported": false, "reason": "call_graph_unavailable"},
-    })
 }
 
 /// Lines split on `\n` or `\r\n`, a trailing empty line dropped.

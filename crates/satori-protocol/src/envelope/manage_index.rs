@@ -1,8 +1,9 @@
 //! The `manage_index` envelope.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Compatibility, Hints, IndexState, Status};
+use super::{Compatibility, Hint, IndexState, Status};
 use crate::tools::manage_index::{ManageAction, NAME};
 
 /// Version of the envelope shape; bumped only on incompatible change.
@@ -35,8 +36,8 @@ string_enum! {
 }
 
 /// Result of the check run before a reindex.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Preflight {
     /// Conclusion.
     pub outcome: PreflightOutcome,
@@ -47,9 +48,9 @@ pub struct Preflight {
     pub probe_failed: Option<bool>,
 }
 
-/// Progress of a running indexing job.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Progress of a running indexing job (or how far a failed one got).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Progress {
     /// 0 to 100.
     pub percentage: f64,
@@ -63,40 +64,96 @@ pub struct Progress {
     pub chunks: u64,
 }
 
-/// Counts of an index or of the last sync. Every field is optional: `status` of a fresh index
-/// has no sync counts, and `sync` reports only what changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Counts of a tracked index (`status`, and `create` of an indexed codebase).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IndexStats {
     /// Files in the index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub files: Option<u64>,
+    pub files: u64,
     /// Chunks in the index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chunks: Option<u64>,
+    pub chunks: u64,
     /// How the last full indexing ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_status: Option<IndexStatus>,
-    /// When the index was last updated (RFC 3339).
+    pub index_status: IndexStatus,
+    /// When the index was built (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_at: Option<String>,
-    /// Duration of the operation that produced these counts.
+    /// Duration of the build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-    /// Files added by a sync.
+    /// When the index was last brought up to date with the files (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_sync_at: Option<String>,
+    /// Files added by the last sync (state `sync_completed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added: Option<u64>,
-    /// Files removed by a sync.
+    /// Files removed by the last sync (state `sync_completed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub removed: Option<u64>,
-    /// Files modified by a sync.
+    /// Files modified by the last sync (state `sync_completed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified: Option<u64>,
 }
 
+/// Counts of the sync a `sync` action just ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncRunStats {
+    /// Files new since the last sync.
+    pub added: u64,
+    /// Files gone since the last sync.
+    pub removed: u64,
+    /// Files changed since the last sync.
+    pub modified: u64,
+    /// Whether the sync wrote a new generation (false when nothing changed).
+    pub rebuilt: bool,
+    /// Duration of the sync.
+    pub duration_ms: u64,
+}
+
+/// The `stats` of an envelope: the counts of the index, or of the sync that just ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ManageStats {
+    /// `status` (and `create` of an indexed codebase).
+    Index(IndexStats),
+    /// `sync`.
+    Sync(SyncRunStats),
+}
+
+/// The next steps of a `manage_index` answer, by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ManageHints {
+    /// Poll the indexing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Hint>,
+    /// Apply changes incrementally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<Hint>,
+    /// Search the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<Hint>,
+    /// Create the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create: Option<Hint>,
+    /// Rebuild the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reindex: Option<Hint>,
+    /// Remove the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear: Option<Hint>,
+}
+
+impl ManageHints {
+    /// Whether there is no next step.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
 /// The answer of every `manage_index` action.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ManageIndexEnvelope {
     /// Always `manage_index`.
     pub tool: String,
@@ -116,37 +173,38 @@ pub struct ManageIndexEnvelope {
     pub reason: Option<String>,
     /// One or two sentences for the agent.
     pub message: String,
-    /// Longer text for a human operator.
+    /// The same for a human operator.
     pub human_text: String,
     /// Sorted warning codes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Next steps by name.
-    #[serde(default, skip_serializing_if = "Hints::is_empty")]
-    pub hints: Hints,
+    #[serde(default, skip_serializing_if = "ManageHints::is_empty")]
+    pub hints: ManageHints,
+    /// Progress while indexing (or of the failed run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
     /// Reindex preflight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight: Option<Preflight>,
-    /// Progress while indexing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub progress: Option<Progress>,
     /// Counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stats: Option<IndexStats>,
+    pub stats: Option<ManageStats>,
     /// Fingerprint check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<Compatibility>,
 }
 
 impl ManageIndexEnvelope {
-    /// An envelope with the required fields; set the optional ones afterwards.
+    /// An envelope with the required fields (`humanText` repeats `message`); set the optional
+    /// ones afterwards.
     pub fn new(
         action: ManageAction,
         path: impl Into<String>,
         status: Status,
         message: impl Into<String>,
-        human_text: impl Into<String>,
     ) -> Self {
+        let message = message.into();
         Self {
             tool: NAME.to_owned(),
             version: ENVELOPE_VERSION,
@@ -155,12 +213,12 @@ impl ManageIndexEnvelope {
             status,
             state: None,
             reason: None,
-            message: message.into(),
-            human_text: human_text.into(),
+            human_text: message.clone(),
+            message,
             warnings: Vec::new(),
-            hints: Hints::new(),
-            preflight: None,
+            hints: ManageHints::default(),
             progress: None,
+            preflight: None,
             stats: None,
             compatibility: None,
         }

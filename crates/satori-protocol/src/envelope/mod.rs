@@ -1,8 +1,12 @@
 //! The JSON the tools answer with: envelopes and the pieces they share.
 //!
-//! Field names are camelCase on the wire; optional fields are left out when empty so answers
-//! stay small (agents pay for every token). Every type also deserializes, because clients
-//! (`satori-cli`, the Node addon) read these envelopes back.
+//! These types are what the server sends: its handlers build them and nothing else reaches
+//! `structuredContent`. Field names are camelCase on the wire and fields appear in declaration
+//! order, so the declaration order is the byte order of an answer; optional fields are left
+//! out when empty so answers stay small (agents pay for every token). Every type also
+//! deserializes and refuses unknown keys, because clients (`satori-cli`, the Node addon) read
+//! these envelopes back and the tests check that nothing outside the contract is sent. The
+//! tools' `outputSchema`s are generated from the same types ([`crate::tools::ToolDef`]).
 
 mod manage_index;
 mod navigation;
@@ -10,21 +14,24 @@ mod read_file;
 mod search;
 
 pub use manage_index::{
-    IndexStats, IndexStatus, ManageIndexEnvelope, Preflight, PreflightConfidence, PreflightOutcome,
-    Progress,
+    IndexStats, IndexStatus, ManageHints, ManageIndexEnvelope, ManageStats, Preflight,
+    PreflightConfidence, PreflightOutcome, Progress, SyncRunStats,
 };
 pub use navigation::{
     CallGraphHint, CallGraphUnsupportedReason, NavigationContext, NavigationFallback, Outline,
     OutlineSymbol, SymbolRef,
 };
-pub use read_file::{AnnotatedRead, IndexingProgress, OpenSymbolFailure, ReadFileNotReady};
+pub use read_file::{
+    AnnotatedRead, IndexingProgress, OpenSymbolFailure, PlainRead, ReadFileAnswer,
+    ReadFileNotReady, ReadHints, ReadWindow,
+};
 pub use search::{
-    ChunkResult, FreshnessDecision, FreshnessMode, GroupResult, NoiseMitigation, SearchEnvelope,
-    SearchHints, SearchResult, StalenessBucket,
+    ChunkResult, FilterCount, FreshnessDecision, FreshnessMode, FusionDebug, GroupResult,
+    NoiseMitigation, NoiseRatios, OperatorsDebug, QueryKind, RetrievalMode, ScoreDebug,
+    SearchDebug, SearchEnvelope, SearchHints, SearchResult, StalenessBucket,
 };
 
-use std::collections::BTreeMap;
-
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -142,24 +149,33 @@ where
 }
 
 /// An executable next step: call `tool` with `args` (a JSON object).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Hint {
     /// Tool to call.
     pub tool: String,
     /// Arguments to pass, ready to use.
-    pub args: Value,
+    pub args: Map<String, Value>,
 }
 
-/// Named next steps (`status`, `reindex`, `create`, `sync`, ...), sorted by name on the wire.
-pub type Hints = BTreeMap<String, Hint>;
-
 impl Hint {
-    /// `tool` with `args`.
+    /// `tool` with `args` (anything but an object counts as no arguments).
     pub fn new(tool: impl Into<String>, args: Value) -> Self {
         Self {
             tool: tool.into(),
-            args,
+            args: match args {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            },
         }
+    }
+
+    /// `manage_index {action: "create", path, force: true}`: rebuild from scratch.
+    pub fn manage_index_force_create(path: &str) -> Self {
+        Self::new(
+            MANAGE_INDEX,
+            json!({ "action": ManageAction::Create.as_str(), "path": path, "force": true }),
+        )
     }
 
     /// `manage_index {action, path}`.
@@ -205,8 +221,10 @@ impl Hint {
 }
 
 /// A line span, 1-based and inclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Span {
     /// First line.
     pub start_line: u32,
@@ -226,8 +244,8 @@ impl Span {
 
 /// Identity of what built an index. Two fingerprints must be equal for an index to be used;
 /// anything else means `requires_reindex`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fingerprint {
     /// Embedding provider, e.g. `static`, `OpenAI`.
     pub embedding_provider: String,
@@ -242,8 +260,8 @@ pub struct Fingerprint {
 }
 
 /// Fingerprint check reported with `requires_reindex` (and by `status`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Compatibility {
     /// What the running server would build.
     pub runtime_fingerprint: Fingerprint,
@@ -259,7 +277,8 @@ pub struct Compatibility {
 }
 
 /// Counts of an incremental sync.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SyncStats {
     /// Files new since the last sync.
     pub added: u64,

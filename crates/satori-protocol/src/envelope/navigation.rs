@@ -1,14 +1,15 @@
 //! Navigation handles carried by results: symbol references for the call graph, read-file
 //! fallbacks when no symbol is known, and file outlines.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Hint, Span};
 
 /// A handle on one symbol, as `call_graph` and `read_file.open_symbol` take it. Handles go
 /// stale when the file changes; search again to refresh them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SymbolRef {
     /// File relative to the codebase root, `/`-separated.
     pub file: String,
@@ -36,8 +37,9 @@ string_enum! {
 ///
 /// The wire discriminant is a boolean, which serde's tagged enums cannot express, so the enum
 /// converts through a flat struct and refuses the inconsistent combinations.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "CallGraphHintWire", into = "CallGraphHintWire")]
+#[schemars(with = "CallGraphHintWire")]
 pub enum CallGraphHint {
     /// The symbol can be navigated; pass `symbol_ref` on.
     Supported {
@@ -66,12 +68,16 @@ impl CallGraphHint {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+/// The flat wire form (and schema) of [`CallGraphHint`].
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CallGraphHintWire {
+    /// Whether `symbolRef` is given.
     supported: bool,
+    /// The handle (when supported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     symbol_ref: Option<SymbolRef>,
+    /// Why not (when unsupported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<CallGraphUnsupportedReason>,
 }
@@ -116,8 +122,8 @@ impl TryFrom<CallGraphHintWire> for CallGraphHint {
 }
 
 /// Where a result lives, for building other calls.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NavigationContext {
     /// Absolute codebase root.
     pub codebase_root: String,
@@ -128,8 +134,8 @@ pub struct NavigationContext {
 }
 
 /// Runnable calls to look at a result when the call graph cannot help.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NavigationFallback {
     /// What to do, for the reader.
     pub message: String,
@@ -143,8 +149,8 @@ pub struct NavigationFallback {
 }
 
 /// One symbol of a file outline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OutlineSymbol {
     /// Stable id.
     pub symbol_id: String,
@@ -159,7 +165,8 @@ pub struct OutlineSymbol {
 }
 
 /// The symbols of a file, sorted by span, then label, then id.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Outline {
     /// Symbols in order.
     pub symbols: Vec<OutlineSymbol>,

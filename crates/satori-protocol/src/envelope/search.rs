@@ -1,9 +1,7 @@
 //! The `search_codebase` envelope and its results.
 
-use std::collections::BTreeMap;
-
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{CallGraphHint, Compatibility, Hint, NavigationFallback, Span, Status, SyncStats};
 use crate::tools::search_codebase::{GroupBy, ResultMode, Scope};
@@ -46,12 +44,13 @@ string_enum! {
         SkippedMissingPath = "skipped_missing_path",
         ReconciledIgnoreChange = "reconciled_ignore_change",
         IgnoreReloadFailed = "ignore_reload_failed",
+        SyncFailed = "sync_failed",
     }
 }
 
 /// How the search made sure the index reflects the working tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FreshnessDecision {
     /// What happened.
     pub mode: FreshnessMode,
@@ -67,12 +66,12 @@ pub struct FreshnessDecision {
     /// Age of the last sync at check time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age_ms: Option<u64>,
-    /// Duration of the sync or reconciliation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
     /// Counts of the sync that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<SyncStats>,
+    /// Duration of the sync or reconciliation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     /// Ignore-rule generation after a reconciliation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_rules_version: Option<u64>,
@@ -99,8 +98,8 @@ impl FreshnessDecision {
             threshold_ms: None,
             last_sync_at: None,
             age_ms: None,
-            duration_ms: None,
             stats: None,
+            duration_ms: None,
             ignore_rules_version: None,
             newly_ignored_files: None,
             added_files: None,
@@ -110,9 +109,133 @@ impl FreshnessDecision {
     }
 }
 
+/// Why a result ranks where it does (with `debug: true`). Scores stay `f64`, as the engine
+/// computes them, so they print with the engine's precision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScoreDebug {
+    /// Raw BM25 score of the chunk (0 when only dense retrieval found it).
+    pub bm25: f64,
+    /// Rank in the BM25 candidate list (0-based; null when not retrieved lexically).
+    pub lexical_rank: Option<u64>,
+    /// Cosine similarity of chunk and query embeddings (null without vectors).
+    pub dense: Option<f64>,
+    /// Rank among the dense neighbours (0-based; null when not retrieved densely).
+    pub dense_rank: Option<u64>,
+    /// The fused retrieval score in [0, 1] that the signals adjust.
+    pub fused: f64,
+    /// Boost for defining the queried identifier.
+    pub definition_boost: f64,
+    /// Bonus for file-stem and path matches.
+    pub path_boost: f64,
+    /// Multiplier for the path category under the scope.
+    pub category_multiplier: f64,
+    /// Path category, e.g. `runtime`, `tests`, `docs`, `generated`.
+    pub category: String,
+    /// Multiplier for files changed in the working tree.
+    pub changed_multiplier: f64,
+    /// The score the result was ranked by.
+    pub final_score: f64,
+}
+
+string_enum! {
+    /// How the query text was read.
+    pub enum QueryKind {
+        Identifier = "identifier",
+        NaturalLanguage = "natural_language",
+        Mixed = "mixed",
+        Empty = "empty",
+    }
+}
+
+string_enum! {
+    /// Which retrievers ran (`none`: nothing to search for).
+    pub enum RetrievalMode {
+        Hybrid = "hybrid",
+        Lexical = "lexical",
+        Dense = "dense",
+        None = "none",
+    }
+}
+
+/// How the lexical and dense rankings were combined.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "method", rename_all = "lowercase", deny_unknown_fields)]
+pub enum FusionDebug {
+    /// A weighted sum of the normalised scores.
+    #[serde(rename_all = "camelCase")]
+    Blend {
+        /// Weight of the lexical score.
+        lexical_weight: f64,
+        /// Weight of the dense score.
+        dense_weight: f64,
+    },
+    /// Reciprocal-rank fusion.
+    Rrf {
+        /// The rank constant.
+        k: f64,
+    },
+}
+
+/// The operator block of the query, as parsed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OperatorsDebug {
+    /// Characters consumed by the operator block.
+    pub prefix_block_chars: u64,
+    /// `lang:` values.
+    pub lang: Vec<String>,
+    /// `path:` globs.
+    pub path: Vec<String>,
+    /// `-path:` globs.
+    pub exclude_path: Vec<String>,
+    /// `must:` tokens.
+    pub must: Vec<String>,
+    /// `exclude:` tokens.
+    pub exclude: Vec<String>,
+}
+
+/// Candidates left after one filter stage: `[stage, count]`.
+pub type FilterCount = (String, u64);
+
+/// The query plan and candidate counts of a search (`hints.debugSearch`, with `debug: true`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchDebug {
+    /// How the query text was read.
+    pub query_kind: QueryKind,
+    /// The query text after the operator block.
+    pub semantic_query: String,
+    /// Lexical terms actually searched.
+    pub terms: Vec<String>,
+    /// Which retrievers ran.
+    pub retrieval_mode: RetrievalMode,
+    /// How the retrievers were combined (absent when retrieval did not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionDebug>,
+    /// Candidates before filters.
+    pub candidates: u64,
+    /// Candidates found by the lexical retriever.
+    pub lexical_candidates: u64,
+    /// Candidates found by the dense retriever.
+    pub dense_candidates: u64,
+    /// Candidates left after each filter, in order: scope, lang, path, -path, must, exclude.
+    pub filter_counts: Vec<FilterCount>,
+    /// Candidates left after all filters.
+    pub after_filters: u64,
+    /// Results dropped by the per-file cap.
+    pub skipped_by_file_cap: u64,
+    /// Results dropped by the per-symbol cap.
+    pub skipped_by_symbol_cap: u64,
+    /// Whether the caps were relaxed to fill the page.
+    pub used_relaxed_cap: bool,
+    /// The parsed operator block.
+    pub operators: OperatorsDebug,
+}
+
 /// One grouped result: a symbol (or file) with the best-matching span.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GroupResult {
     /// Stable id of the group (symbol id, or a hash of file and span).
     pub group_id: String,
@@ -143,12 +266,12 @@ pub struct GroupResult {
     pub preview: String,
     /// Score components (with `debug: true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub debug: Option<Value>,
+    pub debug: Option<ScoreDebug>,
 }
 
 /// One raw result: a chunk with its content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChunkResult {
     /// File relative to the codebase root, `/`-separated.
     pub file: String,
@@ -173,14 +296,14 @@ pub struct ChunkResult {
     pub staleness_bucket: StalenessBucket,
     /// Score components (with `debug: true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub debug: Option<Value>,
+    pub debug: Option<ScoreDebug>,
 }
 
 /// A search result, tagged by `kind`.
 // One page holds at most 50 results, all of the same kind, so boxing the larger variant would
 // only add an allocation per result without saving memory.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SearchResult {
     /// `kind: "group"` (resultMode grouped).
@@ -189,9 +312,25 @@ pub enum SearchResult {
     Chunk(ChunkResult),
 }
 
+/// Share of each path category among the top results (0 to 1, two decimals).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseRatios {
+    /// Tests.
+    pub tests: f64,
+    /// Test fixtures.
+    pub fixtures: f64,
+    /// Documentation.
+    pub docs: f64,
+    /// Generated files.
+    pub generated: f64,
+    /// Everything else (source code).
+    pub runtime: f64,
+}
+
 /// Suggestion to silence noise when tests/docs/generated files dominate the top results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NoiseMitigation {
     /// Shape version (1).
     pub version: u32,
@@ -199,50 +338,52 @@ pub struct NoiseMitigation {
     pub reason: String,
     /// How many top results were examined.
     pub top_k: u32,
-    /// Share of each category among them, by category name.
-    pub ratios: BTreeMap<String, f64>,
+    /// Share of each category among them.
+    pub ratios: NoiseRatios,
     /// Scope to use instead.
     pub recommended_scope: Scope,
     /// Patterns to add to `.satoriignore`.
     pub suggested_ignore_patterns: Vec<String>,
-    /// How long the watcher waits before applying an ignore edit.
-    pub debounce_ms: u64,
     /// What to do, for the reader.
     pub next_step: String,
+    /// The sync that applies an edited `.satoriignore`.
+    pub sync: Hint,
 }
 
-/// The `hints` of a search: runnable next steps by name, plus the structured noise and debug
-/// blocks (which are not calls, so they are fields of their own).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// The `hints` of a search: runnable next steps, plus the structured noise and debug blocks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchHints {
+    /// Index the path first (`not_indexed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create: Option<Hint>,
+    /// Poll the running indexing (`not_ready`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Hint>,
+    /// Rebuild the index (`requires_reindex`, a failed search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reindex: Option<Hint>,
     /// `.satoriignore` suggestion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_mitigation: Option<NoiseMitigation>,
     /// Query plan and filter counts (with `debug: true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub debug_search: Option<Value>,
-    /// Runnable next steps (`create`, `status`, `reindex`, ...).
-    #[serde(flatten)]
-    pub calls: BTreeMap<String, Hint>,
+    pub debug_search: Option<SearchDebug>,
 }
 
 impl SearchHints {
     /// Whether there is nothing to say.
     pub fn is_empty(&self) -> bool {
-        self.noise_mitigation.is_none() && self.debug_search.is_none() && self.calls.is_empty()
+        self == &Self::default()
     }
 }
 
 /// The answer of `search_codebase`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchEnvelope {
     /// Outcome.
     pub status: Status,
-    /// Machine-readable cause of a non-ok status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
     /// Path as requested.
     pub path: String,
     /// Query as requested.
@@ -255,7 +396,11 @@ pub struct SearchEnvelope {
     pub result_mode: ResultMode,
     /// Effective limit.
     pub limit: u32,
-    /// What the freshness check did; null when no check ran (e.g. untracked path).
+    /// Machine-readable cause of a non-ok status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What the freshness check did; absent when no check ran (e.g. untracked path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub freshness_decision: Option<FreshnessDecision>,
     /// Results, best first.
     pub results: Vec<SearchResult>,

@@ -8,7 +8,8 @@ pub mod search_codebase;
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::schema::input_schema;
+use crate::envelope::{ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope};
+use crate::schema::{input_schema, output_schema};
 
 /// Everything a server needs to advertise one tool and a client needs to drive it.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +22,9 @@ pub struct ToolDef {
     pub description: &'static str,
     /// JSON Schema (2020-12 subset, fully inlined) of the arguments object.
     pub input_schema: Value,
+    /// JSON Schema of the `structuredContent` of every answer, generated from the envelope
+    /// type the server builds (`None`: the tool answers in plain text only).
+    pub output_schema: Option<Value>,
     /// The tool does not modify anything (MCP `readOnlyHint`).
     pub read_only: bool,
     /// Repeating the call with the same arguments has no further effect (MCP `idempotentHint`).
@@ -39,8 +43,19 @@ fn def<T: JsonSchema>(
         title,
         description,
         input_schema: input_schema::<T>(),
+        output_schema: None,
         read_only,
         idempotent,
+    }
+}
+
+impl ToolDef {
+    /// The same tool answering with `structuredContent` of type `E`.
+    fn answers<E: JsonSchema>(self) -> Self {
+        Self {
+            output_schema: Some(output_schema::<E>()),
+            ..self
+        }
     }
 }
 
@@ -65,20 +80,23 @@ pub fn tools() -> Vec<ToolDef> {
             manage_index::DESCRIPTION,
             false,
             false,
-        ),
+        )
+        .answers::<ManageIndexEnvelope>(),
         def::<search_codebase::SearchCodebaseParams>(
             search_codebase::NAME,
             search_codebase::TITLE,
             search_codebase::DESCRIPTION,
             true,
             true,
-        ),
+        )
+        .answers::<SearchEnvelope>(),
         def::<read_file::ReadFileParams>(
             read_file::NAME,
             read_file::TITLE,
             read_file::DESCRIPTION,
             true,
             true,
-        ),
+        )
+        .answers::<ReadFileAnswer>(),
     ]
 }
