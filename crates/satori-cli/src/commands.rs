@@ -6,6 +6,7 @@
 use std::io::{IsTerminal, Read};
 use std::time::{Duration, Instant};
 
+use satori_protocol::envelope::Status;
 use serde_json::{Map, Value};
 
 use crate::args::{ArgsSource, Command, Format, Globals, Invocation};
@@ -14,11 +15,12 @@ use crate::help;
 use crate::output::{self, debug};
 use crate::progress::Progress;
 use crate::report::{Failure, Report};
-use crate::wrapper::ToolFlags;
+use crate::wrapper;
+use satori_client::flags::ToolFlags;
 use satori_client::{
-    Classification, Client, GUARD_RECOVERY_ENV, GuardRecovery, MANAGE_INDEX, SpawnOptions,
-    classify, envelope, first_text, index_state, is_index_success, resolve_server_bin,
-    wait_for_index,
+    Classification, Client, GUARD_RECOVERY_ENV, GuardRecovery, SpawnOptions, Wire, classify,
+    envelope, first_text, index_state, is_index_success, resolve_server_bin, starts_index_build,
+    status, wait_for_index,
 };
 
 /// How often a waiting `manage_index create|reindex` polls `status`.
@@ -216,16 +218,21 @@ async fn run_remote(globals: &Globals, client: &mut Client, remote: Remote) -> R
             (tool, args)
         }
         Remote::Wrapper { tool, flags } => {
-            let parsed = find_tool(&tools, &tool)
-                .and_then(ToolFlags::from_tool)
-                .and_then(|spec| spec.parse(&flags));
+            let parsed = find_tool(&tools, &tool).and_then(|entry| {
+                ToolFlags::from_tool(entry)
+                    .and_then(|spec| wrapper::arguments(&spec, &flags))
+                    .map_err(|e| Failure::from_client(&e))
+            });
             match parsed {
                 Ok(args) => (tool, args),
                 Err(failure) => return Report::failure(failure),
             }
         }
         Remote::ToolHelp { tool } => {
-            return match find_tool(&tools, &tool).and_then(ToolFlags::from_tool) {
+            let spec = find_tool(&tools, &tool).and_then(|entry| {
+                ToolFlags::from_tool(entry).map_err(|e| Failure::from_client(&e))
+            });
+            return match spec {
                 Ok(spec) => Report::success(spec.describe()),
                 Err(failure) => Report::failure(failure),
             };
@@ -268,11 +275,7 @@ async fn call(
     tool: &str,
     args: Map<String, Value>,
 ) -> Report {
-    let waits = tool == MANAGE_INDEX
-        && matches!(
-            args.get("action").and_then(Value::as_str),
-            Some("create" | "reindex")
-        );
+    let waits = starts_index_build(tool, &args);
     let arg_path = args.get("path").and_then(Value::as_str).map(str::to_owned);
 
     let started = Instant::now();
@@ -319,22 +322,22 @@ async fn call(
     if is_index_success(&last) {
         return Report::success(last);
     }
-    let state = index_state(&last);
+    let state = index_state(&last).map_or_else(|| "unknown".to_owned(), |s| s.to_string());
     let error = match classify(&last) {
         Classification::ToolError(error) => error,
-        // status ok, but the build ended in a state other than indexed.
+        // status ok, but the build ended in a state that is not searchable.
         Classification::Ok => {
             let env = envelope(&last).unwrap_or_default();
             let text = |key: &str| env.get(key).and_then(Value::as_str).map(str::to_owned);
             satori_client::ToolError {
-                status: text("status").unwrap_or_else(|| "error".to_owned()),
+                status: status(&last).unwrap_or(Wire::Known(Status::Error)),
                 reason: text("reason"),
                 hint_status: None,
                 message: text("message").or_else(|| text("humanText")),
             }
         }
     };
-    Report::tool_error(last, &error, Some(state.as_deref().unwrap_or("unknown")))
+    Report::tool_error(last, &error, Some(&state))
 }
 
 /// `--format text`: the tool's own human text, on stderr.

@@ -12,11 +12,11 @@ use satori_client::ClientError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
     /// The command did what was asked (for `manage_index create|reindex`: the
-    /// index was completed).
+    /// index is complete and searchable, `indexed` or `sync_completed`).
     Success = 0,
     /// The server answered, and the answer is a failure: `isError: true`, an
     /// envelope whose `status` is not `ok`, an index build that did not end
-    /// `indexed`, or a JSON-RPC error.
+    /// searchable, or a JSON-RPC error.
     ToolError = 1,
     /// The command line was wrong or the environment is misconfigured (bad
     /// JSON, unknown flag, unreadable args file, server executable not found).
@@ -77,7 +77,8 @@ impl ErrorCode {
         match error.decisive() {
             // Not finding the server is a configuration problem the user fixes
             // by installing it or setting SATORI_SERVER_BIN, like a bad flag.
-            ClientError::ServerNotFound(_) => ErrorCode::Usage,
+            ClientError::ServerNotFound(_) | ClientError::InvalidFlags(_) => ErrorCode::Usage,
+            ClientError::SchemaUnsupported(_) => ErrorCode::SchemaUnsupported,
             ClientError::StartupTimeout(_) => ErrorCode::StartupTimeout,
             ClientError::CallTimeout { .. } => ErrorCode::CallTimeout,
             ClientError::Spawn { .. }
@@ -99,6 +100,12 @@ mod tests {
     fn client_errors_map_to_the_documented_exit_statuses() {
         let cases = [
             (ClientError::ServerNotFound("x".into()), "E_USAGE", 2),
+            (ClientError::InvalidFlags("f".into()), "E_USAGE", 2),
+            (
+                ClientError::SchemaUnsupported("t.p uses oneOf".into()),
+                "E_SCHEMA_UNSUPPORTED",
+                2,
+            ),
             (
                 ClientError::StartupTimeout(Duration::ZERO),
                 "E_STARTUP_TIMEOUT",

@@ -33,12 +33,12 @@ fn exit_codes() -> Value {
     json!([
         row(
             ExitStatus::Success,
-            "success; for manage_index create|reindex: the index was completed",
+            "success; for manage_index create|reindex: the index is complete and searchable (state indexed or sync_completed)",
             &[]
         ),
         row(
             ExitStatus::ToolError,
-            "the tool answered with a failure: isError, an envelope whose status is not ok (not_indexed, not_ready, requires_reindex, ...), an index build that ended in another state than indexed, or a JSON-RPC error",
+            "the tool answered with a failure: isError, an envelope whose status is not ok (not_indexed, not_ready, requires_reindex, or one this client does not know), an index build that ended in a state that is not searchable (indexfailed, requires_reindex, not_indexed, or one this client does not know), or a JSON-RPC error",
             &[ErrorCode::ToolError]
         ),
         row(
@@ -105,7 +105,7 @@ pub fn help() -> Value {
             "closedStdout": "If the reader of stdout has gone away, the document is lost and the exit code is unchanged."
         },
         "exitCodes": exit_codes(),
-        "indexWait": "manage_index with action create or reindex polls manage_index status on the same server every 500 ms until the state is not indexing, within --call-timeout-ms; progress goes to stderr (a progress bar redrawn in place on a terminal, a line per change otherwise). Exit 0 only when the index was completed.",
+        "indexWait": "manage_index with action create or reindex polls manage_index status on the same server every 500 ms until the state is not indexing (a state this client does not know ends the wait too), within --call-timeout-ms; progress goes to stderr (a progress bar redrawn in place on a terminal, a line per change otherwise). Exit 0 only when the index ends searchable: indexed, or sync_completed (the state after a sync, just as finished).",
         "wrapperFlags": [
             "string, number, integer and boolean properties are one flag each; --name value or --name=value; the last occurrence wins",
             "a boolean flag alone means true; --name=false or --name false sets false",

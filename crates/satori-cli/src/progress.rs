@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use crate::output;
-use satori_client::envelope;
+use satori_client::{Wire, envelope, index_state};
+use satori_protocol::envelope::IndexState;
 
 pub struct Progress {
     on_terminal: bool,
@@ -80,10 +81,10 @@ fn percentage(result: &Value) -> Option<f64> {
 /// `indexing 42% (420/1000 files) phase=chunking`, leaving out what the
 /// server did not report; `None` when the result is not an indexing state.
 pub fn describe(result: &Value) -> Option<String> {
-    let env = envelope(result)?;
-    if env.get("state").and_then(Value::as_str) != Some("indexing") {
+    if index_state(result)? != Wire::Known(IndexState::Indexing) {
         return None;
     }
+    let env = envelope(result)?;
     let progress = env.get("progress");
     let get = |key: &str| progress.and_then(|p| p.get(key));
     let mut line = String::from("indexing");

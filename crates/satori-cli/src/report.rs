@@ -119,7 +119,7 @@ impl Report {
         let mut line = format!(
             "{} status={}",
             ErrorCode::ToolError.token(),
-            field(&error.status)
+            field(&error.status.to_string())
         );
         if let Some(reason) = &error.reason {
             line.push_str(&format!(" reason={}", field(reason)));
@@ -182,11 +182,13 @@ fn field(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use satori_client::Wire;
+    use satori_protocol::envelope::Status;
 
     #[test]
     fn tool_error_line_format() {
         let error = ToolError {
-            status: "not_ready".into(),
+            status: Wire::Known(Status::NotReady),
             reason: Some("still indexing".into()),
             hint_status: Some(json!({"tool":"manage_index","args":{"action":"status"}})),
             message: Some("wait".into()),

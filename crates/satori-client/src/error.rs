@@ -4,7 +4,8 @@
 //! happened: "could not find the server" (a configuration problem), "the server
 //! is not speaking MCP properly" (a transport-class failure that guard
 //! recovery may retry, see `recovery`), "it answered, but with a JSON-RPC error" (a parseable
-//! response, never retried), and the two timeouts.
+//! response, never retried), the two timeouts, and "these flags do not make arguments for
+//! this tool" (see `flags`), which is decided before anything is sent.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,6 +57,18 @@ pub enum ClientError {
         first: Box<ClientError>,
         second: Box<ClientError>,
     },
+
+    /// Flags given for a tool do not make an arguments object: an unknown
+    /// flag, a missing value, a value of the wrong type, a missing required
+    /// property. The message is the whole explanation.
+    #[error("{0}")]
+    InvalidFlags(String),
+
+    /// The tool's schema, or a property the flags need, is outside what flags
+    /// can express; the message names `<tool>.<property>` and ends with the
+    /// fallback (raw JSON arguments).
+    #[error("{0}")]
+    SchemaUnsupported(String),
 
     /// The server answered the request with a JSON-RPC error object.
     #[error("server returned JSON-RPC error {code}: {message}")]

@@ -6,21 +6,24 @@
 //! outlives the [`Client`]. It also knows how to read Satori's tool results:
 //! [`classify`] separates successes from tool errors (including `isError:
 //! false` envelopes with a non-ok `status`), and [`wait_for_index`] follows a
-//! background index build to its end. The guard-recovery policy (one retry
+//! background index build to its end. [`flags`] turns a tool's live
+//! `inputSchema` into command-line flags and flags into arguments, for every
+//! client with a command line. The guard-recovery policy (one retry
 //! with the server's stdout guard off, only where that is safe) lives here
 //! too, so every client applies the same rules.
 
 mod classify;
 mod client;
 mod error;
+pub mod flags;
 mod recovery;
 mod resolve;
 mod stdout_guard;
 mod wait;
 
 pub use classify::{
-    Classification, SUCCESS_STATES, ToolError, classify, envelope, first_text, index_state,
-    is_index_success, is_terminal,
+    Classification, ToolError, Wire, classify, envelope, first_text, index_state, is_index_success,
+    is_terminal, status,
 };
 pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line};
 pub use error::ClientError;
@@ -29,4 +32,4 @@ pub use recovery::{
     STDOUT_GUARD_ENV, Stage, should_retry,
 };
 pub use resolve::{SERVER_BIN_ENV, SERVER_BIN_NAME, resolve_server_bin, resolve_server_bin_from};
-pub use wait::{MANAGE_INDEX, wait_for_index};
+pub use wait::{MANAGE_INDEX, starts_index_build, wait_for_index};
