@@ -9,22 +9,23 @@ use satori_client::{Attempts, Client, ClientError, GuardRecovery, SpawnOptions};
 use serde_json::{Map, json};
 
 mod common;
-use common::fake_server;
+use common::fake_options;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A client of the fake with `scenario` and `breaks`, logging its spawns to `log`.
 fn options(scenario: &str, breaks: &str, log: &Path, policy: GuardRecovery) -> SpawnOptions {
-    let mut options = SpawnOptions::new(fake_server());
-    options.startup_timeout = TIMEOUT;
+    let mut options = fake_options(
+        TIMEOUT,
+        vec![
+            ("FAKE_SCENARIO".into(), scenario.into()),
+            ("FAKE_GUARD_BREAKS".into(), breaks.into()),
+            ("FAKE_SPAWN_LOG".into(), log.to_string_lossy().into_owned()),
+            // The first attempt runs with the guard the server would pick itself.
+            ("SATORI_CLI_STDOUT_GUARD".into(), "drop".into()),
+        ],
+    );
     options.guard_recovery = policy;
-    options.env = vec![
-        ("FAKE_SCENARIO".into(), scenario.into()),
-        ("FAKE_GUARD_BREAKS".into(), breaks.into()),
-        ("FAKE_SPAWN_LOG".into(), log.to_string_lossy().into_owned()),
-        // The first attempt runs with the guard the server would pick itself.
-        ("SATORI_CLI_STDOUT_GUARD".into(), "drop".into()),
-    ];
     options
 }
 
@@ -82,10 +83,22 @@ async fn a_failure_with_the_guard_already_off_is_final() {
         .call_tool("list_codebases", Map::new(), TIMEOUT)
         .await
         .expect_err("both attempts see garbage");
-    assert!(
-        matches!(err, ClientError::RecoveryFailed { ref first_mode, .. } if first_mode == "drop"),
-        "{err}"
-    );
+    let ClientError::RecoveryFailed {
+        first_mode,
+        first,
+        second,
+    } = &err
+    else {
+        panic!("a failed recovery, not {err:?}");
+    };
+    assert_eq!(first_mode, "drop");
+    for attempt in [first, second] {
+        assert!(
+            matches!(attempt.as_ref(), ClientError::Protocol(m)
+                if m.contains("server wrote non-protocol output on stdout")),
+            "{attempt}"
+        );
+    }
     assert_eq!(client.attempts(), &attempts(2, true, false, "off"));
     // The client is still usable for a new attempt only through connect();
     // a plain request reports the closed connection instead of retrying.
@@ -104,6 +117,10 @@ async fn never_means_one_attempt() {
     let err = Client::spawn(options("ok", "init", &log, GuardRecovery::Never))
         .await
         .expect_err("the handshake is corrupted");
-    assert!(matches!(err, ClientError::Protocol(_)), "{err}");
+    assert!(
+        matches!(&err, ClientError::Protocol(m)
+            if m.contains("server wrote non-protocol output on stdout")),
+        "{err}"
+    );
     assert_eq!(spawns(&log), ["drop"]);
 }

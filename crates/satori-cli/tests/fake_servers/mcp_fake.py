@@ -17,11 +17,16 @@ with FAKE_SCENARIO:
                  like die_call, but its last stderr words have no newline
   index          manage_index create starts a fake build; status reports
                  `indexing` FAKE_POLLS times, then FAKE_INDEX_END (`indexed`,
-                 `indexfailed`, or `not_indexed`/`requires_reindex`, which,
-                 like the real server, also become the envelope status)
+                 `sync_completed`, `indexfailed`, any other state word, or
+                 `not_indexed`/`requires_reindex`, which, like the real
+                 server, also become the envelope status)
 
 The server refuses to start unless SATORI_RUN_MODE is `cli`, as a client
-that forgot to set it would get a server in the wrong mode.
+that forgot to set it would get a server in the wrong mode, and unless
+FAKE_TOOLS_FILE names the contract's tool list (a JSON array of tools/list
+entries that the tests write from satori_protocol), so its schemas cannot
+drift from the real server's; it adds two tools of its own (`fancy`,
+`strict`) for schema shapes the real tools do not use.
 FAKE_HUMAN_TEXT, when set, is added as `humanText` to ok tool envelopes.
 
 FAKE_GUARD_BREAKS imitates a broken stdout guard on top of any scenario: the
@@ -55,51 +60,9 @@ GUARD = os.environ.get("SATORI_CLI_STDOUT_GUARD", "unset")
 BREAKS = os.environ.get("FAKE_GUARD_BREAKS", "") if GUARD != "off" else ""
 PROTOCOL = "2025-11-25"
 
-TOOLS = [
-    {
-        "name": "manage_index",
-        "description": "Create, reindex, sync, inspect or clear a codebase index.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["create", "reindex", "sync", "status", "clear"]},
-                "path": {"type": "string"},
-            },
-            "required": ["action", "path"],
-        },
-    },
-    {
-        "name": "search_codebase",
-        "description": "Semantic search.\nSecond line of the description.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "query": {"type": "string"}},
-            "required": ["path", "query"],
-        },
-    },
-    {
-        "name": "list_codebases",
-        "description": "List tracked codebases.",
-        "inputSchema": {"type": "object", "properties": {}},
-    },
-    {
-        "name": "read_file",
-        "description": "Read a file.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "start_line": {"type": "integer", "minimum": 1},
-                "end_line": {"type": "integer", "minimum": 1},
-                "mode": {"type": "string", "enum": ["plain", "annotated"], "default": "plain"},
-                "open_symbol": {
-                    "type": "object",
-                    "properties": {"symbolId": {"type": "string"}, "start_line": {"type": "integer"}},
-                },
-            },
-            "required": ["path"],
-        },
-    },
+# Tools only this fake has: schema shapes the wrapper must handle (or refuse)
+# that the real tools do not use. The real tools come from FAKE_TOOLS_FILE.
+FAKE_ONLY_TOOLS = [
     {
         "name": "fancy",
         "description": "A tool whose schema uses every shape the wrapper knows, and some it does not.",
@@ -126,6 +89,16 @@ TOOLS = [
         },
     },
 ]
+
+
+def load_tools():
+    """The contract's tools (written by the tests from satori_protocol), then ours."""
+    path = os.environ.get("FAKE_TOOLS_FILE")
+    if not path:
+        log("fake: FAKE_TOOLS_FILE is not set; refusing to start without the contract's tools\n")
+        sys.exit(8)
+    with open(path) as f:
+        return json.load(f) + FAKE_ONLY_TOOLS
 
 
 def send(message):
@@ -230,6 +203,9 @@ def main():
     if pid_file:
         with open(pid_file, "w") as f:
             f.write(str(os.getpid()))
+    # After the pid file, so that a test can find (and check the end of) a
+    # fake that was killed while still starting.
+    tools = load_tools()
     if SCENARIO == "noisy":
         log("noise: starting up\n")
         sys.stderr.buffer.write(b"raw bytes \xff\xfe kept as-is\n")
@@ -263,7 +239,7 @@ def main():
                 log("noise: listing tools\n")
             if BREAKS == "list":
                 sys.stdout.write("[STDOUT_BLOCKED_BINARY len=42]\n")
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": TOOLS}})
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": tools}})
         elif method == "tools/call":
             if SCENARIO == "hang_call" or BREAKS == "hang_call":
                 time.sleep(3600)
