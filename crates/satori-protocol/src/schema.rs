@@ -71,6 +71,15 @@ pub(crate) fn output_schema<T: JsonSchema>() -> Value {
     ordered(map)
 }
 
+/// For an untagged enum whose shapes exclude each other (each refuses the others' keys):
+/// schemars says `anyOf`, the truth is `oneOf`, which tells a reader that exactly one shape
+/// applies. Used as `#[schemars(transform = exclusive_variants)]`.
+pub(crate) fn exclusive_variants(schema: &mut schemars::Schema) {
+    if let Some(variants) = schema.remove("anyOf") {
+        schema.insert("oneOf".to_owned(), variants);
+    }
+}
+
 /// Rewrites one output schema node (and every schema below it): Rust details dropped,
 /// descriptions on one line, keys in the fixed order.
 fn normalize_output(node: &Value) -> Value {

@@ -180,7 +180,7 @@ fn output_schemas_are_closed_object_schemas() {
     }
     // read_file answers in one of four shapes, each closed.
     let read = tool_def("read_file").and_then(|t| t.output_schema.as_ref());
-    let variants = read.and_then(|s| s["anyOf"].as_array()).map(Vec::len);
+    let variants = read.and_then(|s| s["oneOf"].as_array()).map(Vec::len);
     assert_eq!(variants, Some(4));
 }
 

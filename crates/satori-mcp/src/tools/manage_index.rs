@@ -13,6 +13,7 @@ use satori_core::state::{CodebaseState, IndexState as CoreIndexState};
 use satori_protocol::envelope::{
     Compatibility, Hint, IndexState, ManageIndexEnvelope, ManageStats, Preflight,
     PreflightConfidence, PreflightOutcome, ReindexReason, Status, reasons, sorted_warnings,
+    warnings,
 };
 use satori_protocol::{MANAGE_INDEX, ManageAction, ManageIndexParams, SEARCH_CODEBASE};
 
@@ -113,12 +114,18 @@ pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams) -> CallToolResult {
 fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf, Env> {
     satori_core::engine::Engine::canonical_root(abs).map_err(|e| {
         let (reason, msg) = match e {
-            CoreError::NotFound(_) => ("path_not_found", format!("Path '{shown}' does not exist.")),
+            CoreError::NotFound(_) => (
+                reasons::PATH_NOT_FOUND,
+                format!("Path '{shown}' does not exist."),
+            ),
             CoreError::NotADirectory(_) => (
-                "not_a_directory",
+                reasons::NOT_A_DIRECTORY,
                 format!("Path '{shown}' is not a directory; give the codebase root directory."),
             ),
-            other => ("io_error", format!("Cannot resolve '{shown}': {other}")),
+            other => (
+                reasons::IO_ERROR,
+                format!("Cannot resolve '{shown}': {other}"),
+            ),
         };
         Env::new(action, shown, Status::Error, msg)
             .reason(reason)
@@ -138,7 +145,7 @@ fn engine_error(action: ManageAction, shown: &str, e: &CoreError) -> Env {
         .reason(reasons::INDEXING)
         .hint(ManageAction::Status),
         other => Env::new(action, shown, Status::Error, format!("{other}"))
-            .reason("engine_error")
+            .reason(reasons::ENGINE_ERROR)
             .error(),
     }
 }
@@ -192,7 +199,7 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
         match st.state {
             CoreIndexState::Indexing => {
                 return status_envelope(ctx, ManageAction::Create, &root, &shown, st)
-                    .warn("INDEXING_ALREADY_RUNNING");
+                    .warn(warnings::INDEXING_ALREADY_RUNNING);
             }
             CoreIndexState::Indexed | CoreIndexState::SyncCompleted
                 if ctx.engine.check_fingerprint(&root).ok().flatten().is_none() =>
@@ -204,7 +211,7 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
                         format!("'{shown}' is already indexed ({} files, {} chunks). Search it, run sync to pick up changes, or create with force=true to rebuild.", st.files, st.chunks),
                     )
                     .state(to_proto::index_state(st.state))
-                    .warn("ALREADY_INDEXED")
+                    .warn(warnings::ALREADY_INDEXED)
                     .hint(ManageAction::Status)
                     .hint(ManageAction::Sync)
                     .with(|e| {
@@ -237,7 +244,7 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
     };
     if st.state == CoreIndexState::Indexing {
         return status_envelope(ctx, ManageAction::Reindex, &root, &shown, &st)
-            .warn("INDEXING_ALREADY_RUNNING");
+            .warn(warnings::INDEXING_ALREADY_RUNNING);
     }
     let (outcome, confidence, warning) = match ctx.engine.preflight(&root) {
         Ok(CorePreflight::IgnoreOnly) => (
@@ -253,7 +260,7 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
         Err(_) => (
             PreflightOutcome::Unknown,
             PreflightConfidence::Low,
-            Some("REINDEX_PREFLIGHT_UNKNOWN"),
+            Some(warnings::REINDEX_PREFLIGHT_UNKNOWN),
         ),
     };
     let preflight = Preflight {
@@ -270,7 +277,7 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
         )
         .state(to_proto::index_state(st.state))
         .reason(reasons::UNNECESSARY_REINDEX_IGNORE_ONLY)
-        .warn("REINDEX_UNNECESSARY_IGNORE_ONLY")
+        .warn(warnings::REINDEX_UNNECESSARY_IGNORE_ONLY)
         .hint(ManageAction::Sync)
         .with(|e| e.preflight = Some(preflight));
     }
@@ -329,7 +336,7 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
             Status::Error,
             format!("Path '{shown}' no longer exists; clear its index with action=clear."),
         )
-        .reason("path_not_found")
+        .reason(reasons::PATH_NOT_FOUND)
         .hint(ManageAction::Clear)
         .error();
     }
@@ -417,7 +424,7 @@ fn status_envelope(
             .hint(ManageAction::Status)
             .with(|e| e.progress = Some(progress));
             if st.searchable_during_indexing {
-                e = e.warn("PREVIOUS_INDEX_SEARCHABLE");
+                e = e.warn(warnings::PREVIOUS_INDEX_SEARCHABLE);
             }
             e
         }
@@ -437,7 +444,7 @@ fn status_envelope(
                 e.compatibility = Some(to_proto::compatible(ctx.engine.fingerprint(), st));
             });
             if let Some(note) = &st.error_message {
-                e = e.warn("LAST_REBUILD_FAILED").note(note);
+                e = e.warn(warnings::LAST_REBUILD_FAILED).note(note);
             }
             e
         }
@@ -515,7 +522,7 @@ fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
             format!("'{shown_in}' was not indexed; nothing to clear."),
         )
         .state(IndexState::NotIndexed)
-        .warn("NOTHING_TO_CLEAR"),
+        .warn(warnings::NOTHING_TO_CLEAR),
         Err(CoreError::Busy(_)) => Env::new(
             ManageAction::Clear,
             &shown,

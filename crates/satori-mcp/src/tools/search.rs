@@ -14,7 +14,7 @@ use satori_core::state::IndexState;
 use satori_core::util::now_ms;
 use satori_protocol::envelope::{
     FreshnessDecision, FreshnessMode, Hint, SearchEnvelope, SearchHints, Status, reasons,
-    sorted_warnings,
+    sorted_warnings, warnings as warning_codes,
 };
 use satori_protocol::{
     ManageAction, RankingMode, ResultMode, SEARCH_CODEBASE, SearchCodebaseParams,
@@ -121,7 +121,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
     }
 
     let freshness = if searchable_while_indexing {
-        warnings.push("REINDEX_IN_PROGRESS".to_string());
+        warnings.push(warning_codes::REINDEX_IN_PROGRESS.to_owned());
         FreshnessDecision::new(FreshnessMode::SkippedIndexing)
     } else {
         ensure_fresh(ctx, &root, st.last_sync_ms, &mut warnings)
@@ -142,7 +142,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         Err(e) => {
             let mut v = answer(
                 Status::Error,
-                Some("search_failed"),
+                Some(reasons::SEARCH_FAILED),
                 format!(
                     "Search failed: {e}. If the index is damaged, rebuild it with manage_index reindex."
                 ),
@@ -220,7 +220,7 @@ fn ensure_fresh(
         },
         Err(satori_core::Error::Busy(_)) => checked(FreshnessMode::Coalesced),
         Err(e) => {
-            warnings.push("FRESHNESS_SYNC_FAILED".to_string());
+            warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
             FreshnessDecision {
                 error_message: Some(e.to_string()),
                 ..checked(FreshnessMode::SyncFailed)

@@ -113,6 +113,7 @@ pub struct SyncRunStats {
 /// The `stats` of an envelope: the counts of the index, or of the sync that just ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(transform = crate::schema::exclusive_variants)]
 pub enum ManageStats {
     /// `status` (and `create` of an indexed codebase).
     Index(IndexStats),

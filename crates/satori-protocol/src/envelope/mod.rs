@@ -103,6 +103,16 @@ pub mod reasons {
     pub const ALREADY_INDEXED: &str = "already_indexed";
     /// The last indexing run failed.
     pub const INDEX_FAILED: &str = "indexfailed";
+    /// The path does not exist (any more).
+    pub const PATH_NOT_FOUND: &str = "path_not_found";
+    /// The path is a file where a codebase root directory was expected.
+    pub const NOT_A_DIRECTORY: &str = "not_a_directory";
+    /// The path could not be resolved for another reason.
+    pub const IO_ERROR: &str = "io_error";
+    /// The engine failed to carry out the action.
+    pub const ENGINE_ERROR: &str = "engine_error";
+    /// The search itself failed (a damaged index, an I/O error).
+    pub const SEARCH_FAILED: &str = "search_failed";
 }
 
 /// Stable warning codes (`CODE` or `CODE:detail`).
@@ -123,6 +133,20 @@ pub mod warnings {
     pub const OUTLINE_MISSING_SYMBOL_METADATA: &str = "OUTLINE_MISSING_SYMBOL_METADATA";
     /// The call-graph notes were cut to the limit.
     pub const CALL_GRAPH_NOTES_TRUNCATED: &str = "CALL_GRAPH_NOTES_TRUNCATED";
+    /// `create`/`reindex` found a build already running; its status is reported instead.
+    pub const INDEXING_ALREADY_RUNNING: &str = "INDEXING_ALREADY_RUNNING";
+    /// `create` found a usable index and did nothing.
+    pub const ALREADY_INDEXED: &str = "ALREADY_INDEXED";
+    /// A rebuild is running and the previous index stays searchable meanwhile.
+    pub const PREVIOUS_INDEX_SEARCHABLE: &str = "PREVIOUS_INDEX_SEARCHABLE";
+    /// The last rebuild failed; the index from before it is still in use.
+    pub const LAST_REBUILD_FAILED: &str = "LAST_REBUILD_FAILED";
+    /// `clear` of a path that was not indexed.
+    pub const NOTHING_TO_CLEAR: &str = "NOTHING_TO_CLEAR";
+    /// The search ran on the previous index while a rebuild is in progress.
+    pub const REINDEX_IN_PROGRESS: &str = "REINDEX_IN_PROGRESS";
+    /// The sync before the search failed; the search ran on the index as it was.
+    pub const FRESHNESS_SYNC_FAILED: &str = "FRESHNESS_SYNC_FAILED";
 
     /// `CODE:detail`.
     pub fn with_detail(code: &str, detail: impl std::fmt::Display) -> String {

@@ -159,6 +159,7 @@ pub struct OpenSymbolFailure {
 /// Every `structuredContent` of `read_file`; the shapes are told apart by their keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(transform = crate::schema::exclusive_variants)]
 pub enum ReadFileAnswer {
     /// `mode: "plain"`.
     Plain(PlainRead),
