@@ -320,6 +320,19 @@ async fn tools_list_is_the_contract() {
             "read_file"
         ]
     );
+    // Input and output schemas are the contract's, as generated from its types.
+    for tool in &tools {
+        let def = satori_protocol::tool_def(&tool.name).unwrap();
+        assert_eq!(
+            Value::Object(tool.input_schema.as_ref().clone()),
+            def.input_schema
+        );
+        let advertised = tool
+            .output_schema
+            .as_ref()
+            .map(|s| Value::Object(s.as_ref().clone()));
+        assert_eq!(advertised, def.output_schema, "{}", tool.name);
+    }
     let info = h.client.peer_info().unwrap();
     assert_eq!(info.protocol_version.to_string(), "2025-11-25");
 }

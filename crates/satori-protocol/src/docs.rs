@@ -12,8 +12,9 @@ pub const START_MARKER: &str = "<!-- TOOLS_START -->";
 /// Closing marker of the generated section.
 pub const END_MARKER: &str = "<!-- TOOLS_END -->";
 
-/// Renders the tool reference, markers included: per tool a heading, its description and a
-/// parameter table (nested object fields get rows of their own as `parent.child`).
+/// Renders the tool reference, markers included: per tool a heading, its description, what its
+/// structured answers hold (tools with an `outputSchema`), and a parameter table (nested object
+/// fields get rows of their own as `parent.child`).
 pub fn render_tool_reference(tools: &[ToolDef]) -> String {
     let mut out = String::new();
     out.push_str(START_MARKER);
@@ -21,6 +22,9 @@ pub fn render_tool_reference(tools: &[ToolDef]) -> String {
     for tool in tools {
         // Writing to a String cannot fail.
         let _ = write!(out, "\n### `{}`\n\n{}\n\n", tool.name, tool.description);
+        if let Some(schema) = &tool.output_schema {
+            let _ = write!(out, "{}\n\n", structured_output(schema));
+        }
         let mut rows = Vec::new();
         collect_rows(&tool.input_schema, "", &mut rows);
         if rows.is_empty() {
@@ -47,6 +51,21 @@ pub fn render_tool_reference(tools: &[ToolDef]) -> String {
     out.push_str(END_MARKER);
     out.push('\n');
     out
+}
+
+/// One sentence on a tool's structured answers: the top-level fields of its `outputSchema`, or
+/// how many shapes it has.
+fn structured_output(schema: &Value) -> String {
+    let lead = "Structured output: every answer but the one-line `Error: ...` texts carries `structuredContent` valid against the tool's `outputSchema`";
+    if let Some(shapes) = schema.get("oneOf").and_then(Value::as_array) {
+        return format!("{lead}, one of {} shapes.", shapes.len());
+    }
+    let fields: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(|k| format!("`{k}`")).collect())
+        .unwrap_or_default();
+    format!("{lead}; top-level fields: {}.", fields.join(", "))
 }
 
 /// Replaces the marked section of `readme` (markers included) with `rendered`. `None` when the
