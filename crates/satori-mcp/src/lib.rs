@@ -15,6 +15,7 @@ mod jobs;
 pub mod server;
 mod to_proto;
 mod tools;
+pub mod transport;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -68,15 +69,20 @@ pub fn run_main() -> ExitCode {
 /// Serves MCP on stdin and the guarded protocol output until the client disconnects.
 async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
+    use transport::LineTransport;
     let server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
     let stdin = tokio::io::stdin();
     let running = match out {
         guard::ProtocolOut::Guarded(file) => {
             server
-                .serve((stdin, tokio::fs::File::from_std(file)))
+                .serve(LineTransport::new(stdin, tokio::fs::File::from_std(file)))
                 .await?
         }
-        guard::ProtocolOut::Stdout => server.serve((stdin, tokio::io::stdout())).await?,
+        guard::ProtocolOut::Stdout => {
+            server
+                .serve(LineTransport::new(stdin, tokio::io::stdout()))
+                .await?
+        }
     };
     tokio::select! {
         r = running.waiting() => { r?; }

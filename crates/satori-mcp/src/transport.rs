@@ -1,0 +1,495 @@
+//! The stdio framing between a client and rmcp: newline-delimited JSON-RPC both ways, with the
+//! protocol edges rmcp 3.9 leaves open answered here instead of in rmcp.
+//!
+//! It takes the place of rmcp's `AsyncRwTransport` (`transport/async_rw.rs`), which
+//! - ignores a line that is not JSON, where JSON-RPC wants a `-32700` parse error (id null);
+//! - answers JSON that is not a message with `-32600` but no id, even when the id is readable;
+//! - parses a request for a known method with unusable params (`tools/call` without a name)
+//!   into its catch-all `CustomRequest`, which the handler answers `-32601` (method not found)
+//!   although the method exists: the params are what is wrong (`-32602`).
+//!
+//! It also guards rmcp's server handshake (`serve_server_with_ct_inner` in
+//! `service/server.rs`), which ends the whole session with an error when a message before
+//! `initialize` is a notification or a response, and answers a plain request before
+//! `initialize` with an error about the 2026-07-28 request `_meta`, which confuses a client of
+//! an earlier revision. Until rmcp has left its handshake loop, this transport drops
+//! notifications and responses (the spec lets a server ignore them; nothing may answer a
+//! notification), answers a request that carries no `_meta` protocol version itself (the
+//! session is not initialized), and passes `initialize`, `ping`, `server/discover` and
+//! self-describing 2026-07-28 requests on to rmcp.
+//!
+//! The happy path costs what rmcp's did: one parse per line into rmcp's message type, and
+//! output serialized into one reused buffer.
+
+use std::io;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta,
+    InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams, RequestId,
+    ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+/// The longest line read as one message (rmcp's default too); longer lines are refused
+/// without being buffered.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Newline-delimited JSON-RPC over a reader and a writer, for rmcp's server.
+pub struct LineTransport<R, W> {
+    read: BufReader<R>,
+    /// The line being read; a read cancelled by rmcp's `select!` resumes it.
+    line: Vec<u8>,
+    /// Skipping the rest of a line that was too long.
+    discarding: bool,
+    out: Arc<Mutex<Option<Out<W>>>>,
+    /// An answer this transport owes the client. It stays here until the writer holds its
+    /// bytes, so a cancelled `receive` cannot lose it.
+    owed: Option<ServerJsonRpcMessage>,
+    lifecycle: Lifecycle,
+}
+
+/// Where rmcp's session stands, as far as the transport must know.
+#[derive(Debug)]
+enum Lifecycle {
+    /// rmcp is in its handshake loop. `asked` is the last request handed to it while rmcp
+    /// has not answered it: rmcp answers every request of that loop before it reads again,
+    /// so a read with a request still unanswered means rmcp has started the session.
+    Handshake { asked: Option<RequestId> },
+    /// The session runs; every message goes to rmcp.
+    Open,
+}
+
+/// The write half with its staging buffer. Bytes of a message are staged whole, then
+/// written; `done` records progress so a cancelled write is finished by the next writer
+/// instead of leaving half a line on the wire.
+struct Out<W> {
+    w: W,
+    buf: Vec<u8>,
+    done: usize,
+}
+
+/// An error answer to a message whose id is unknown, written with `"id": null`.
+#[derive(serde::Serialize)]
+struct IdlessError<'a> {
+    jsonrpc: &'static str,
+    id: (),
+    error: &'a ErrorData,
+}
+
+impl<W: AsyncWrite + Unpin> Out<W> {
+    /// Writes whatever is staged and flushes.
+    async fn settle(&mut self) -> io::Result<()> {
+        while self.done < self.buf.len() {
+            let n = self.w.write(&self.buf[self.done..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            self.done += n;
+        }
+        self.w.flush().await
+    }
+
+    /// Stages `msg` as one line. Call after `settle`, so nothing is pending.
+    fn stage(&mut self, msg: &ServerJsonRpcMessage) -> io::Result<()> {
+        self.buf.clear();
+        self.done = 0;
+        let written = match msg {
+            // JSON-RPC 2.0 wants `"id": null` on an error whose request id could not be read
+            // (parse error, invalid request); rmcp's type leaves the key out instead.
+            JsonRpcMessage::Error(e) if e.id.is_none() => serde_json::to_writer(
+                &mut self.buf,
+                &IdlessError {
+                    jsonrpc: "2.0",
+                    id: (),
+                    error: &e.error,
+                },
+            ),
+            _ => serde_json::to_writer(&mut self.buf, msg),
+        };
+        if let Err(e) = written {
+            self.buf.clear();
+            return Err(e.into());
+        }
+        self.buf.push(b'\n');
+        Ok(())
+    }
+
+    async fn write_message(&mut self, msg: &ServerJsonRpcMessage) -> io::Result<()> {
+        self.settle().await?;
+        self.stage(msg)?;
+        self.settle().await
+    }
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    pub fn new(read: R, write: W) -> Self {
+        LineTransport {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            discarding: false,
+            out: Arc::new(Mutex::new(Some(Out {
+                w: write,
+                buf: Vec::new(),
+                done: 0,
+            }))),
+            owed: None,
+            lifecycle: Lifecycle::Handshake { asked: None },
+        }
+    }
+
+    /// Writes the owed answer. Cancel-safe: the answer leaves `owed` only once staged.
+    async fn pay(&mut self) -> io::Result<()> {
+        let out = Arc::clone(&self.out);
+        let mut guard = out.lock().await;
+        let out = guard.as_mut().ok_or(io::ErrorKind::NotConnected)?;
+        out.settle().await?;
+        if let Some(msg) = self.owed.take() {
+            out.stage(&msg)?;
+        }
+        out.settle().await
+    }
+
+    /// Reads one line into `self.line`, never buffering more than [`MAX_LINE_BYTES`].
+    /// Cancel-safe: bytes move from the reader's buffer to `self.line` with no await between.
+    async fn read_line(&mut self) -> LineRead {
+        loop {
+            let (used, step) = {
+                let available = match self.read.fill_buf().await {
+                    Ok(a) => a,
+                    Err(e) => return LineRead::Io(e),
+                };
+                if available.is_empty() {
+                    return LineRead::Eof;
+                }
+                let newline = available.iter().position(|&b| b == b'\n');
+                let take = newline.map_or(available.len(), |i| i + 1);
+                let step = if self.discarding {
+                    if newline.is_some() {
+                        self.discarding = false;
+                    }
+                    None
+                } else if self.line.len() + take > MAX_LINE_BYTES {
+                    self.line.clear();
+                    self.discarding = newline.is_none();
+                    Some(LineRead::TooLong)
+                } else {
+                    self.line.extend_from_slice(&available[..take]);
+                    newline.map(|_| LineRead::Line)
+                };
+                (take, step)
+            };
+            self.read.consume(used);
+            if let Some(step) = step {
+                return step;
+            }
+        }
+    }
+
+    /// Decides what becomes of a parsed message: handed to rmcp, answered here, or dropped.
+    fn admit(&mut self, msg: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+        if let JsonRpcMessage::Request(r) = &msg
+            && let ClientRequest::CustomRequest(c) = &r.request
+            && let Some(problem) = params_problem(&c.method, c.params.as_ref())
+        {
+            self.owed = Some(ServerJsonRpcMessage::error(
+                ErrorData::invalid_params(problem, None),
+                Some(r.id.clone()),
+            ));
+            return None;
+        }
+        let Lifecycle::Handshake { asked } = &mut self.lifecycle else {
+            return Some(msg);
+        };
+        match &msg {
+            JsonRpcMessage::Request(r) => {
+                let opens = matches!(
+                    r.request,
+                    ClientRequest::InitializeRequest(_)
+                        | ClientRequest::PingRequest(_)
+                        | ClientRequest::DiscoverRequest(_)
+                ) || r.request.get_meta().protocol_version().is_some();
+                if opens {
+                    *asked = Some(r.id.clone());
+                    Some(msg)
+                } else {
+                    self.owed = Some(ServerJsonRpcMessage::error(
+                        ErrorData::invalid_request(
+                            format!(
+                                "Server not initialized: send initialize before {}",
+                                r.request.method()
+                            ),
+                            None,
+                        ),
+                        Some(r.id.clone()),
+                    ));
+                    None
+                }
+            }
+            // Before the session exists a notification has nothing to act on, and a
+            // response answers nothing this server asked.
+            JsonRpcMessage::Notification(_)
+            | JsonRpcMessage::Response(_)
+            | JsonRpcMessage::Error(_) => None,
+        }
+    }
+
+    /// Follows rmcp's answers during the handshake (see [`Lifecycle::Handshake`]).
+    fn note_sent(&mut self, msg: &ServerJsonRpcMessage) {
+        let Lifecycle::Handshake { asked } = &mut self.lifecycle else {
+            return;
+        };
+        match msg {
+            JsonRpcMessage::Response(r)
+                if matches!(r.result, ServerResult::InitializeResult(_)) =>
+            {
+                self.lifecycle = Lifecycle::Open;
+            }
+            JsonRpcMessage::Response(r) if asked.as_ref() == Some(&r.id) => *asked = None,
+            JsonRpcMessage::Error(e) if e.id.is_some() && *asked == e.id => *asked = None,
+            _ => {}
+        }
+    }
+}
+
+enum LineRead {
+    /// A whole line (with its `\n`) is in `line`.
+    Line,
+    /// The line exceeded [`MAX_LINE_BYTES`] and was dropped.
+    TooLong,
+    Eof,
+    Io(io::Error),
+}
+
+/// What a line turned out to be.
+enum Verdict {
+    // Neither variant is boxed: a verdict is moved once, and a box would cost every message
+    // an allocation.
+    Message(ClientJsonRpcMessage),
+    Answer(ServerJsonRpcMessage),
+    Skip,
+}
+
+/// Reads one line (without its `\n`) as a client message, or says how to answer it.
+fn classify(line: &[u8]) -> Verdict {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    // RFC 8259 lets a parser ignore a byte order mark; some Windows clients send one.
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Skip;
+    }
+    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(msg) => Verdict::Message(msg),
+        Err(e) if e.is_syntax() || e.is_eof() => Verdict::Answer(ServerJsonRpcMessage::error(
+            ErrorData::parse_error(format!("Parse error: {e}"), None),
+            None,
+        )),
+        Err(e) => not_a_message(line, &e),
+    }
+}
+
+/// Well-formed JSON that is not a client message: a notification is dropped (nothing may
+/// answer one), a malformed response too; anything else is an invalid request, answered
+/// with its id when the id is readable.
+fn not_a_message(line: &[u8], e: &serde_json::Error) -> Verdict {
+    let invalid = |id: Option<RequestId>| {
+        Verdict::Answer(ServerJsonRpcMessage::error(
+            ErrorData::invalid_request(format!("Invalid request: {e}"), None),
+            id,
+        ))
+    };
+    let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(line) else {
+        // An array is a JSON-RPC batch, which MCP dropped in 2025-06-18.
+        return invalid(None);
+    };
+    let id = match m.get("id") {
+        Some(Value::Number(n)) => n.as_i64().map(RequestId::Number),
+        Some(Value::String(s)) => Some(RequestId::String(s.as_str().into())),
+        _ => None,
+    };
+    let method = m.get("method").and_then(Value::as_str);
+    let is_v2 = m.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    match (method, id) {
+        (Some(_), _) if !m.contains_key("id") => Verdict::Skip,
+        (None, _) if m.contains_key("result") || m.contains_key("error") => Verdict::Skip,
+        (Some(method), Some(id)) if is_v2 => match params_problem(method, m.get("params")) {
+            Some(problem) => Verdict::Answer(ServerJsonRpcMessage::error(
+                ErrorData::invalid_params(problem, None),
+                Some(id),
+            )),
+            None => invalid(Some(id)),
+        },
+        (_, id) => invalid(id),
+    }
+}
+
+/// For a method this server serves, why `params` do not fit it; `None` for any other method
+/// (rmcp answers those `-32601`). Only called on the error path, so the second parse that
+/// finds the reason costs nothing on the way of a good request.
+fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
+    let served = matches!(
+        method,
+        "initialize" | "ping" | "server/discover" | "tools/list" | "tools/call"
+    ) || method == LOGGING_SET_LEVEL;
+    if !served {
+        return None;
+    }
+    let Some(params) = params else {
+        return Some(format!("Invalid params for {method}: params are required"));
+    };
+    let reason = match method {
+        "tools/call" => reason::<CallToolRequestParams>(params),
+        "initialize" => reason::<InitializeRequestParams>(params),
+        "tools/list" => reason::<Option<PaginatedRequestParams>>(params),
+        LOGGING_SET_LEVEL => set_level_reason(params),
+        _ => None,
+    };
+    Some(match reason {
+        Some(r) => format!("Invalid params for {method}: {r}"),
+        None => format!("Invalid params for {method}"),
+    })
+}
+
+const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+
+fn reason<T: serde::de::DeserializeOwned>(params: &Value) -> Option<String> {
+    T::deserialize(params).err().map(|e| e.to_string())
+}
+
+// rmcp marks the logging types deprecated (SEP-2577) while every protocol revision this
+// server speaks still has `logging/setLevel`.
+#[allow(deprecated)]
+fn set_level_reason(params: &Value) -> Option<String> {
+    reason::<rmcp::model::SetLevelRequestParams>(params)
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        self.note_sent(&item);
+        let out = Arc::clone(&self.out);
+        async move {
+            let mut guard = out.lock().await;
+            let out = guard.as_mut().ok_or(io::ErrorKind::NotConnected)?;
+            out.write_message(&item).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        if let Lifecycle::Handshake { asked: Some(_) } = self.lifecycle {
+            self.lifecycle = Lifecycle::Open;
+        }
+        loop {
+            if self.owed.is_some() && self.pay().await.is_err() {
+                return None;
+            }
+            match self.read_line().await {
+                LineRead::Line => {}
+                LineRead::TooLong => {
+                    self.owed = Some(ServerJsonRpcMessage::error(
+                        ErrorData::invalid_request(
+                            format!("Invalid request: a message is at most {MAX_LINE_BYTES} bytes"),
+                            None,
+                        ),
+                        None,
+                    ));
+                    continue;
+                }
+                LineRead::Eof => return None,
+                LineRead::Io(e) => {
+                    let _ = std::io::Write::write_all(
+                        &mut std::io::stderr(),
+                        format!("satori: reading the client failed: {e}\n").as_bytes(),
+                    );
+                    return None;
+                }
+            }
+            let verdict = classify(self.line.strip_suffix(b"\n").unwrap_or(&self.line));
+            self.line.clear();
+            match verdict {
+                Verdict::Message(msg) => {
+                    if let Some(msg) = self.admit(msg) {
+                        return Some(msg);
+                    }
+                }
+                Verdict::Answer(answer) => self.owed = Some(answer),
+                Verdict::Skip => {}
+            }
+        }
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        let mut guard = self.out.lock().await;
+        if let Some(mut out) = guard.take() {
+            out.settle().await?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &str) -> Value {
+        match classify(line.as_bytes()) {
+            Verdict::Answer(a) => serde_json::to_value(a).unwrap(),
+            Verdict::Message(m) => panic!("parsed as a message: {m:?}"),
+            Verdict::Skip => panic!("skipped"),
+        }
+    }
+
+    #[test]
+    fn garbage_is_a_parse_error_without_id() {
+        let a = answer("hello");
+        assert_eq!(a["error"]["code"], -32700, "{a}");
+        assert!(a["id"].is_null(), "{a}");
+        assert_eq!(answer("{\"jsonrpc\":")["error"]["code"], -32700);
+    }
+
+    #[test]
+    fn blank_lines_and_bad_notifications_are_skipped() {
+        assert!(matches!(classify(b"  \r"), Verdict::Skip));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#),
+            Verdict::Skip
+        ));
+    }
+
+    #[test]
+    fn json_that_is_no_message_is_an_invalid_request() {
+        assert_eq!(answer("[1,2]")["error"]["code"], -32600);
+        let a = answer(r#"{"jsonrpc":"1.0","id":4,"method":"tools/list"}"#);
+        assert_eq!(a["error"]["code"], -32600, "{a}");
+        assert_eq!(a["id"], 4, "{a}");
+    }
+
+    #[test]
+    fn a_served_method_with_bad_params_is_invalid_params() {
+        assert_eq!(
+            params_problem("tools/call", Some(&serde_json::json!({}))).as_deref(),
+            Some("Invalid params for tools/call: missing field `name`")
+        );
+        assert_eq!(
+            params_problem("tools/call", None).as_deref(),
+            Some("Invalid params for tools/call: params are required")
+        );
+        assert_eq!(params_problem("prompts/get", None), None);
+    }
+}
