@@ -154,7 +154,12 @@ mod imp {
             match pipe.read(&mut buf) {
                 Ok(0) => return,
                 Ok(n) => {
-                    let _ = writeln!(std::io::stderr(), "[STDOUT_BLOCKED] dropped len={n}");
+                    crate::logging::emit_for_process(
+                        crate::logging::Level::Warning,
+                        "stdout_guard",
+                        format_args!("[STDOUT_BLOCKED] dropped len={n}"),
+                        || serde_json::json!({"event": "stdout_blocked", "bytes": n}),
+                    );
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => return,

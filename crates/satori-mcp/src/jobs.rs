@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use satori_core::engine::{IndexJob, Progress};
 
+use crate::logging::{Level, Log};
+
 /// Live view of a running build.
 #[derive(Debug, Clone)]
 pub struct JobView {
@@ -21,12 +23,21 @@ struct Running {
 }
 
 /// The builds running in this process.
-#[derive(Default, Clone)]
+#[derive(Clone)]
 pub struct Jobs {
     running: Arc<Mutex<HashMap<PathBuf, Running>>>,
+    /// Where a failed build is reported.
+    log: Log,
 }
 
 impl Jobs {
+    pub fn new(log: Log) -> Jobs {
+        Jobs {
+            running: Arc::default(),
+            log,
+        }
+    }
+
     /// Runs `job` on a blocking thread; progress is kept here until it ends.
     pub fn spawn(&self, job: IndexJob) {
         let root = job.root().to_path_buf();
@@ -50,9 +61,17 @@ impl Jobs {
                 }
             });
             if let Err(e) = &result {
-                let _ = std::io::Write::write_all(
-                    &mut std::io::stderr(),
-                    format!("satori: indexing '{}' failed: {e}\n", root.display()).as_bytes(),
+                jobs.log.emit(
+                    Level::Error,
+                    "index",
+                    format_args!("satori: indexing '{}' failed: {e}", root.display()),
+                    || {
+                        serde_json::json!({
+                            "event": "index_failed",
+                            "codebase": root.display().to_string(),
+                            "error": e.to_string(),
+                        })
+                    },
                 );
             }
             jobs.lock().remove(&root);

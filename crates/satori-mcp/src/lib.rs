@@ -12,6 +12,7 @@
 pub mod config;
 pub mod guard;
 mod jobs;
+mod logging;
 pub mod server;
 mod to_proto;
 mod tools;
@@ -71,6 +72,8 @@ async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<
     use rmcp::ServiceExt;
     use transport::LineTransport;
     let server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
+    // Stray stdout bytes are reported to this session's client too, once it sets a level.
+    server.log().install_for_process();
     let stdin = tokio::io::stdin();
     let running = match out {
         guard::ProtocolOut::Guarded(file) => {

@@ -20,6 +20,7 @@ use satori_core::layout::Home;
 
 use crate::config::Config;
 use crate::jobs::Jobs;
+use crate::logging::Log;
 use crate::tools;
 
 /// Shared state of every request.
@@ -27,6 +28,8 @@ pub(crate) struct Ctx {
     pub engine: Arc<Engine>,
     pub config: Config,
     pub jobs: Jobs,
+    /// Diagnostics: stderr, and the client once it sets a level.
+    pub log: Log,
     /// Recent `git diff` answers per codebase root (see `tools::search`).
     pub changed_cache: tools::search::ChangedCache,
 }
@@ -52,15 +55,22 @@ impl SatoriServer {
         .map_err(|e| format!("embedding model: {e}"))?;
         let engine = Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning));
         engine.preload_model();
+        let log = Log::default();
         Ok(SatoriServer {
             ctx: Arc::new(Ctx {
                 engine,
                 config,
-                jobs: Jobs::default(),
+                jobs: Jobs::new(log.clone()),
+                log,
                 changed_cache: Default::default(),
             }),
             tools: Arc::new(advertised_tools()),
         })
+    }
+
+    /// The server's diagnostics sink.
+    pub(crate) fn log(&self) -> &Log {
+        &self.ctx.log
     }
 
     /// Runs one tool call (the body of `tools/call`), for in-process callers and tests.
@@ -124,7 +134,13 @@ fn advertised_tools() -> Vec<Tool> {
 
 impl ServerHandler for SatoriServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // rmcp marks logging deprecated (SEP-2577); every revision we speak still has it.
+        #[allow(deprecated)]
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
             .with_server_info(Implementation::new("satori", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -140,6 +156,16 @@ impl ServerHandler for SatoriServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    #[allow(deprecated)] // rmcp's logging types (SEP-2577); see `logging`.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.ctx.log.set_level(request.level, &context.peer);
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

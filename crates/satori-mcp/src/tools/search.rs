@@ -2,7 +2,6 @@
 //! engine search, and the grouped / raw envelope with navigation hints and telemetry.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -317,5 +316,10 @@ fn telemetry(
     if let Some(error) = error {
         ev["error"] = json!(error);
     }
-    let _ = writeln!(std::io::stderr(), "[TELEMETRY] {ev}");
+    ctx.log.emit(
+        crate::logging::Level::Debug,
+        "telemetry",
+        format_args!("[TELEMETRY] {ev}"),
+        || ev.clone(),
+    );
 }

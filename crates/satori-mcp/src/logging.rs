@@ -1,0 +1,143 @@
+//! The server's diagnostics: every line still goes to stderr exactly as before, and once the
+//! client has chosen a level with `logging/setLevel` the same event also reaches it as an
+//! MCP `notifications/message` when its level is at or above the chosen one.
+//!
+//! Nothing is sent before the client asks: the spec leaves the default to the server, stderr
+//! already carries every line, and a client that never asked should not pay tokens for a
+//! telemetry event per search.
+//!
+//! rmcp marks the logging types deprecated (SEP-2577) although every protocol revision this
+//! server speaks keeps `logging/setLevel` and `notifications/message`; hence the `allow`s.
+#![allow(deprecated)]
+
+use std::fmt;
+use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::RoleServer;
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::Peer;
+use serde_json::Value;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+/// Where a server's diagnostics go. Cheap to clone; clones share the level and the client.
+#[derive(Clone, Default)]
+pub struct Log(Arc<Inner>);
+
+#[derive(Default)]
+struct Inner {
+    /// The lowest rank sent to the client, or [`OFF`] until it sets a level.
+    threshold: AtomicU8Off,
+    /// Feeds the task that sends notifications, in order, through the client's peer.
+    to_client: Mutex<Option<UnboundedSender<LoggingMessageNotificationParam>>>,
+}
+
+const OFF: u8 = u8::MAX;
+
+/// An `AtomicU8` that starts at [`OFF`].
+struct AtomicU8Off(AtomicU8);
+
+impl Default for AtomicU8Off {
+    fn default() -> Self {
+        AtomicU8Off(AtomicU8::new(OFF))
+    }
+}
+
+/// The severities the server emits (a subset of the spec's RFC 5424 levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Debug,
+    Warning,
+    Error,
+}
+
+impl Level {
+    fn to_mcp(self) -> LoggingLevel {
+        match self {
+            Level::Debug => LoggingLevel::Debug,
+            Level::Warning => LoggingLevel::Warning,
+            Level::Error => LoggingLevel::Error,
+        }
+    }
+}
+
+/// Severity order of RFC 5424, as the spec uses it.
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+impl Log {
+    /// Sends events at `level` or above to the client behind `peer` from now on.
+    /// Must run inside the runtime (it starts the sending task once).
+    pub fn set_level(&self, level: LoggingLevel, peer: &Peer<RoleServer>) {
+        let mut to_client = self.0.to_client.lock().unwrap_or_else(|p| p.into_inner());
+        if to_client.as_ref().is_none_or(UnboundedSender::is_closed) {
+            let (tx, mut rx) = unbounded_channel::<LoggingMessageNotificationParam>();
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    if peer.notify_logging_message(event).await.is_err() {
+                        // The session is over; later events stay on stderr only.
+                        return;
+                    }
+                }
+            });
+            *to_client = Some(tx);
+        }
+        self.0.threshold.0.store(rank(level), Ordering::Relaxed);
+    }
+
+    /// Writes `line` to stderr and, when the client asked for `level`, sends the event
+    /// (`data`, built only then) as a `notifications/message` from `logger`.
+    pub fn emit(
+        &self,
+        level: Level,
+        logger: &'static str,
+        line: fmt::Arguments<'_>,
+        data: impl FnOnce() -> Value,
+    ) {
+        let _ = writeln!(std::io::stderr(), "{line}");
+        let level = level.to_mcp();
+        if rank(level) < self.0.threshold.0.load(Ordering::Relaxed) {
+            return;
+        }
+        let to_client = self.0.to_client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = to_client.as_ref() {
+            let _ =
+                tx.send(LoggingMessageNotificationParam::new(level, data()).with_logger(logger));
+        }
+    }
+
+    /// Makes this the log of the process, for diagnostics raised outside any request
+    /// (the stdout guard's drain thread). The first call wins.
+    pub fn install_for_process(&self) {
+        let _ = PROCESS.set(self.clone());
+    }
+}
+
+static PROCESS: OnceLock<Log> = OnceLock::new();
+
+/// [`Log::emit`] on the process's log, or stderr alone when no server runs.
+pub fn emit_for_process(
+    level: Level,
+    logger: &'static str,
+    line: fmt::Arguments<'_>,
+    data: impl FnOnce() -> Value,
+) {
+    match PROCESS.get() {
+        Some(log) => log.emit(level, logger, line, data),
+        None => {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+}
