@@ -165,7 +165,7 @@ fn start(
                 action,
                 shown,
                 Status::Ok,
-                format!("{what} of '{shown}' started in the background. Poll manage_index status until state is \"indexed\"."),
+                format!("{what} of '{shown}' started in the background. Poll manage_index status while state is \"indexing\"; \"indexed\" or \"sync_completed\" means it is ready."),
             )
             .state(IndexState::Indexing)
             .hint(ManageAction::Status)
