@@ -1,0 +1,527 @@
+//! Protocol edges real clients hit: messages before `initialize`, lines that are not JSON, a
+//! `tools/call` without a name, `logging/setLevel` with the server's diagnostics sent as
+//! `notifications/message`, and protocol-version negotiation through rmcp's own client. Each
+//! runs in memory over a duplex pipe (the server on its stdio framing) and then against the
+//! built `satori` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::{RoleClient, ServiceExt};
+use satori_core::embed::ModelSource;
+use satori_core::search::SearchTuning;
+use satori_mcp::SatoriServer;
+use satori_mcp::config::{Config, RunMode};
+use satori_mcp::guard::GuardMode;
+use satori_mcp::transport::LineTransport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn config(home: &Path) -> Config {
+    Config {
+        run_mode: RunMode::Cli,
+        guard: GuardMode::Drop,
+        home: home.to_path_buf(),
+        read_max_lines: 20,
+        read_any_file: false,
+        sync_threshold_ms: 180_000,
+        embedding: ModelSource::Bundled,
+        hub: Default::default(),
+        tuning: SearchTuning::default(),
+    }
+}
+
+/// A server in this process on its stdio framing, reached through the other end of a pipe.
+fn in_memory(home: &Path) -> tokio::io::DuplexStream {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = SatoriServer::new(config(home)).unwrap();
+    tokio::spawn(async move {
+        let (r, w) = tokio::io::split(server_io);
+        if let Ok(running) = server.serve(LineTransport::new(r, w)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client_io
+}
+
+/// The built binary over a fresh home.
+fn spawn_satori(home: &Path, stderr: Stdio) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_satori"))
+        .env("SATORI_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+/// A client speaking raw JSON lines, so it can send what no SDK would.
+struct Raw {
+    read: Box<dyn AsyncBufRead + Unpin + Send>,
+    write: Box<dyn AsyncWrite + Unpin + Send>,
+    /// Messages read while waiting for another one.
+    seen: Vec<Value>,
+}
+
+impl Raw {
+    fn new(
+        read: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+        write: impl AsyncWrite + Unpin + Send + 'static,
+    ) -> Raw {
+        Raw {
+            read: Box::new(BufReader::new(read)),
+            write: Box::new(write),
+            seen: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    async fn send_json(&mut self, v: Value) {
+        self.send(&v.to_string()).await;
+    }
+
+    /// The first message (already seen or still to come) that `pred` accepts. Every line
+    /// the server writes must be one JSON message.
+    async fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.seen.iter().position(&pred) {
+            return self.seen.remove(i);
+        }
+        loop {
+            let mut line = String::new();
+            let n = tokio::time::timeout(WAIT, self.read.read_line(&mut line))
+                .await
+                .unwrap_or_else(|_| panic!("no {what} within {WAIT:?}; seen {:?}", self.seen))
+                .unwrap();
+            assert!(n > 0, "the server closed its output waiting for {what}");
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not a JSON message on the wire ({e}): {line:?}"));
+            if pred(&v) {
+                return v;
+            }
+            self.seen.push(v);
+        }
+    }
+
+    async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.send_json(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        let want = id.clone();
+        self.wait(&format!("answer to {id}"), move |m| m["id"] == want)
+            .await
+    }
+
+    async fn parse_error(&mut self) -> Value {
+        self.wait("parse error", |m| m["error"]["code"] == -32700)
+            .await
+    }
+
+    async fn initialize(&mut self, version: &str) -> Value {
+        let r = self
+            .request(
+                json!("init"),
+                "initialize",
+                json!({"protocolVersion": version, "capabilities": {},
+                       "clientInfo": {"name": "edges", "version": "1"}}),
+            )
+            .await;
+        self.send_json(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        r
+    }
+
+    async fn call(&mut self, id: u32, tool: &str, args: Value) -> Value {
+        let r = self
+            .request(
+                json!(id),
+                "tools/call",
+                json!({"name": tool, "arguments": args}),
+            )
+            .await;
+        assert!(r.get("result").is_some(), "{tool} failed: {r}");
+        r["result"].clone()
+    }
+}
+
+/// Before `initialize`: a notification is ignored, a garbage line gets `-32700`, a request
+/// gets an error; then the handshake and calls work. After it: a garbage line and a nameless
+/// call are each answered and the next request is served.
+async fn edges(c: &mut Raw) {
+    c.send_json(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    c.send_json(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
+    )
+    .await;
+    c.send("this is not JSON").await;
+    let e = c.parse_error().await;
+    assert_eq!(e.get("id"), Some(&Value::Null), "{e}");
+    let early = c.request(json!("early"), "tools/list", json!({})).await;
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize"),
+        "{early}"
+    );
+    let pong = c.request(json!("ping"), "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}), "{pong}");
+
+    let init = c.initialize("2025-11-25").await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    assert_eq!(
+        init["result"]["capabilities"]["logging"],
+        json!({}),
+        "{init}"
+    );
+
+    c.send("{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\"").await;
+    c.parse_error().await;
+    let tools = c.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(
+        tools["result"]["tools"].as_array().unwrap().len(),
+        4,
+        "{tools}"
+    );
+
+    let nameless = c.request(json!(2), "tools/call", json!({})).await;
+    assert_eq!(nameless["error"]["code"], -32602, "{nameless}");
+    assert!(
+        nameless["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("name"),
+        "{nameless}"
+    );
+    let nameless = c
+        .request(json!(3), "tools/call", json!({"arguments": {}}))
+        .await;
+    assert_eq!(nameless["error"]["code"], -32602, "{nameless}");
+    let no_params = c.request_without_params(json!(4), "tools/call").await;
+    assert_eq!(no_params["error"]["code"], -32602, "{no_params}");
+
+    let listed = c.call(5, "list_codebases", json!({})).await;
+    assert_eq!(listed["isError"], false, "{listed}");
+    assert!(
+        c.seen
+            .iter()
+            .all(|m| m["method"] != "notifications/message"),
+        "no log notification before logging/setLevel: {:?}",
+        c.seen
+    );
+}
+
+impl Raw {
+    async fn request_without_params(&mut self, id: Value, method: &str) -> Value {
+        self.send_json(json!({"jsonrpc": "2.0", "id": id, "method": method}))
+            .await;
+        let want = id.clone();
+        self.wait("answer", move |m| m["id"] == want).await
+    }
+}
+
+#[tokio::test]
+async fn edges_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let (r, w) = tokio::io::split(in_memory(home.path()));
+    edges(&mut Raw::new(r, w)).await;
+}
+
+#[tokio::test]
+async fn edges_real_process() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = spawn_satori(home.path(), Stdio::null());
+    let mut c = Raw::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    edges(&mut c).await;
+    drop(c);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+fn tiny_repo() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    std::fs::write(
+        repo.path().join("src/lib.rs"),
+        "/// Parses one `Name: value` header line.\npub fn parse_header(line: &str) -> Option<(&str, &str)> {\n    line.split_once(':')\n}\n",
+    )
+    .unwrap();
+    repo
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap()
+}
+
+/// Telemetry reaches the client only at or above the level it chose: nothing before
+/// `logging/setLevel`, nothing at `error`, the event itself (as structured data) at `debug`.
+/// Returns the data of the one telemetry notification.
+async fn logging(c: &mut Raw, repo: &Path) -> Value {
+    let init = c.initialize("2025-06-18").await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    let path = repo.to_string_lossy().into_owned();
+    let created = c
+        .call(1, "manage_index", json!({"action": "create", "path": path}))
+        .await;
+    assert_eq!(created["structuredContent"]["status"], "ok", "{created}");
+    let mut id = 2;
+    loop {
+        let s = c
+            .call(
+                id,
+                "manage_index",
+                json!({"action": "status", "path": path}),
+            )
+            .await;
+        id += 1;
+        if s["structuredContent"]["state"] != "indexing" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let search = |q: &str| json!({"path": path, "query": q, "limit": 1});
+    c.call(100, "search_codebase", search("a")).await;
+    let set = c
+        .request(json!(101), "logging/setLevel", json!({"level": "error"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    c.call(102, "search_codebase", search("bb")).await;
+    let set = c
+        .request(json!(103), "logging/setLevel", json!({"level": "debug"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    c.call(104, "search_codebase", search("parse_header")).await;
+    let note = c
+        .wait("telemetry notification", |m| {
+            m["method"] == "notifications/message" && m["params"]["logger"] == "telemetry"
+        })
+        .await;
+    assert_eq!(note["params"]["level"], "debug", "{note}");
+    let data = note["params"]["data"].clone();
+    assert_eq!(data["event"], "search_executed", "{note}");
+    // Notifications keep their order, so an event of an earlier search would have come first.
+    assert_eq!(data["query_length"], "parse_header".len(), "{note}");
+    assert!(
+        c.seen
+            .iter()
+            .all(|m| m["method"] != "notifications/message"),
+        "{:?}",
+        c.seen
+    );
+    data
+}
+
+#[tokio::test]
+async fn logging_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tiny_repo();
+    let (r, w) = tokio::io::split(in_memory(&canonical(home.path())));
+    logging(&mut Raw::new(r, w), &canonical(repo.path())).await;
+}
+
+/// The same through the binary, and stderr keeps every `[TELEMETRY]` line as before: one
+/// per search, the same event the client received.
+#[tokio::test]
+async fn logging_real_process() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tiny_repo();
+    let mut child = spawn_satori(&canonical(home.path()), Stdio::piped());
+    let mut c = Raw::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let sent = logging(&mut c, &canonical(repo.path())).await;
+    drop(c);
+    let out = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let events: Vec<Value> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("[TELEMETRY] "))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{stderr}");
+    assert_eq!(events[2], sent, "{stderr}");
+}
+
+/// `initialize` with each version a client may ask for, through rmcp's client: the server
+/// answers with the client's version when it has an `initialize` handshake for it, else with
+/// its own latest such version (2026-07-28 dropped `initialize` for `server/discover`; a
+/// client that asks for it there gets 2025-11-25). Then a tool call works.
+const ASKED_AND_NEGOTIATED: [(ProtocolVersion, ProtocolVersion); 3] = [
+    (ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_06_18),
+    (ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2025_11_25),
+    (ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25),
+];
+
+async fn list_codebases_works<S: rmcp::Service<RoleClient>>(
+    client: &rmcp::service::RunningService<RoleClient, S>,
+) {
+    let r = client
+        .call_tool(CallToolRequestParams::new("list_codebases"))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+}
+
+async fn versions<T, E, A>(connect: impl Fn() -> T)
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    for (asked, negotiated) in ASKED_AND_NEGOTIATED {
+        let client = ClientConfig::default()
+            .with_protocol_version(asked.clone())
+            .serve(connect())
+            .await
+            .unwrap();
+        let info = client.peer_info().unwrap();
+        assert_eq!(info.protocol_version, negotiated, "asked {asked}");
+        list_codebases_works(&client).await;
+        client.cancel().await.unwrap();
+    }
+    // A 2026-07-28 client proper: `server/discover`, then requests that carry their own
+    // protocol version; no `initialize` at all.
+    let client = ClientConfig::default()
+        .serve_with_lifecycle(
+            connect(),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        client.peer_info().unwrap().protocol_version,
+        ProtocolVersion::V_2026_07_28
+    );
+    list_codebases_works(&client).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn protocol_versions_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    versions(|| in_memory(home.path())).await;
+}
+
+/// A spawned server as an rmcp client transport (its stdout, its stdin); the child is
+/// killed when the transport's halves are dropped with it.
+struct ChildIo {
+    _child: tokio::process::Child,
+    out: tokio::process::ChildStdout,
+    inp: tokio::process::ChildStdin,
+}
+
+impl tokio::io::AsyncRead for ChildIo {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.out).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for ChildIo {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inp).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inp).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inp).poll_shutdown(cx)
+    }
+}
+
+#[tokio::test]
+async fn protocol_versions_real_process() {
+    let home = tempfile::tempdir().unwrap();
+    versions(|| {
+        let mut child = spawn_satori(home.path(), Stdio::null());
+        let out = child.stdout.take().unwrap();
+        let inp = child.stdin.take().unwrap();
+        ChildIo {
+            _child: child,
+            out,
+            inp,
+        }
+    })
+    .await;
+}
+
+/// The official MCP Python SDK (a third-party client) initializes, lists the tools, sets a
+/// log level and calls a tool. Runs when `python3` (or `$SATORI_TEST_PYTHON`) can import
+/// `mcp`; skipped with a message otherwise.
+#[test]
+fn python_sdk_client() {
+    let python = std::env::var("SATORI_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let importable = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !importable {
+        eprintln!(
+            "skipped: `{python} -c \"import mcp\"` failed; install the MCP Python SDK \
+             (pip install mcp) or point SATORI_TEST_PYTHON at a Python that has it"
+        );
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/sdk_client.py");
+    let out = std::process::Command::new(&python)
+        .args(["-W", "ignore"])
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_satori"))
+        .env("SATORI_HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    // The SDK asks for its own latest version; the server echoes it or answers its latest.
+    assert!(
+        ["2025-06-18", "2025-11-25"].contains(&seen["protocolVersion"].as_str().unwrap()),
+        "{seen}"
+    );
+    assert_eq!(seen["logging"], true, "{seen}");
+    assert_eq!(
+        seen["tools"],
+        json!([
+            "list_codebases",
+            "manage_index",
+            "search_codebase",
+            "read_file"
+        ]),
+        "{seen}"
+    );
+    assert_eq!(seen["isError"], false, "{seen}");
+    assert!(
+        seen["text"].as_str().unwrap().contains("No codebases"),
+        "{seen}"
+    );
+}
