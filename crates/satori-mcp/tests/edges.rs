@@ -525,3 +525,88 @@ fn python_sdk_client() {
         "{seen}"
     );
 }
+
+/// rmcp's client talking to the server, with lines of the test slipped in between its
+/// messages: `to_server` is where the server reads, `from_server` where it writes. Returns
+/// the connected client and the way to slip a line in.
+async fn rmcp_client_with_extra_lines(
+    mut to_server: impl AsyncWrite + Unpin + Send + 'static,
+    from_server: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+) -> (
+    rmcp::service::RunningService<RoleClient, ClientConfig>,
+    tokio::sync::mpsc::UnboundedSender<String>,
+) {
+    // Before the client's `initialize`: a notification the handshake used to die on.
+    to_server
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+    let (client_out, relay_in) = tokio::io::duplex(1 << 16);
+    let (extra, mut extra_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut client_lines = BufReader::new(relay_in).lines();
+        loop {
+            let line = tokio::select! {
+                l = client_lines.next_line() => match l { Ok(Some(l)) => l, _ => return },
+                l = extra_rx.recv() => match l { Some(l) => l, None => return },
+            };
+            if to_server
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+                || to_server.flush().await.is_err()
+            {
+                return;
+            }
+        }
+    });
+    let client = ClientConfig::default()
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .serve((from_server, client_out))
+        .await
+        .expect("initialize after a notification sent before it");
+    (client, extra)
+}
+
+/// Through rmcp's client: a notification before `initialize` does not end the session, a
+/// garbage line and a `tools/call` without a name are answered, and the next call is served.
+async fn edges_with_rmcp(
+    client: rmcp::service::RunningService<RoleClient, ClientConfig>,
+    extra: tokio::sync::mpsc::UnboundedSender<String>,
+) {
+    extra.send("garbage that is not JSON".into()).unwrap();
+    let nameless = client
+        .peer()
+        .send_request(rmcp::model::ClientRequest::CustomRequest(
+            rmcp::model::CustomRequest::new("tools/call", Some(json!({}))),
+        ))
+        .await;
+    match nameless {
+        Err(rmcp::service::ServiceError::McpError(e)) => {
+            assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS, "{e:?}")
+        }
+        other => panic!("a nameless tools/call must be invalid params: {other:?}"),
+    }
+    list_codebases_works(&client).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn edges_through_rmcp_client_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let (from_server, to_server) = tokio::io::split(in_memory(home.path()));
+    let (client, extra) = rmcp_client_with_extra_lines(to_server, from_server).await;
+    edges_with_rmcp(client, extra).await;
+}
+
+#[tokio::test]
+async fn edges_through_rmcp_client_real_process() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = spawn_satori(home.path(), Stdio::null());
+    let (client, extra) =
+        rmcp_client_with_extra_lines(child.stdin.take().unwrap(), child.stdout.take().unwrap())
+            .await;
+    edges_with_rmcp(client, extra).await;
+    let status = child.wait().await.unwrap();
+    assert!(status.success(), "{status:?}");
+}
