@@ -1,5 +1,6 @@
-//! Languages Satori recognises, how a file's language is detected, and which ones have a
-//! tree-sitter grammar. Everything else about a language (node kinds, labels) lives in `chunk`.
+//! Languages Satori recognises: one table ([`TABLE`]) says, per language, its id and aliases,
+//! how a file's language is detected, what kind of text it is, and which tree-sitter grammar
+//! parses it. Everything else about a language (node kinds, labels) lives in `chunk`.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,138 +34,298 @@ pub enum Language {
     Text,
 }
 
+/// What kind of text a language is: code, prose (documentation), or data and markup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Code,
+    Prose,
+    Data,
+}
+
+/// One row of [`TABLE`]: everything Satori knows of a language outside `chunk`'s node rules.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    pub language: Language,
+    /// The stable lower-case id used in envelopes and in `lang:` operators.
+    pub id: &'static str,
+    /// Other names accepted by `lang:` (besides the id).
+    pub aliases: &'static [&'static str],
+    /// File extensions (lower case, without the dot).
+    pub extensions: &'static [&'static str],
+    /// Whole file names that have this language whatever their extension.
+    pub file_names: &'static [&'static str],
+    pub kind: Kind,
+    /// The tree-sitter grammar Satori ships for it; a language with a grammar yields symbols.
+    pub grammar: Option<fn() -> tree_sitter::Language>,
+}
+
+/// The language table, in [`Language::ALL`] order. Adding a language is adding a row here
+/// (and a variant above); its definition rules, if it has a grammar, go to `chunk/langs.rs`.
+pub const TABLE: [Spec; 24] = [
+    Spec {
+        language: Language::TypeScript,
+        id: "typescript",
+        aliases: &["ts"],
+        extensions: &["ts", "mts", "cts"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()),
+    },
+    Spec {
+        language: Language::Tsx,
+        id: "tsx",
+        aliases: &[],
+        extensions: &["tsx"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_typescript::LANGUAGE_TSX.into()),
+    },
+    Spec {
+        language: Language::JavaScript,
+        id: "javascript",
+        aliases: &["js", "jsx", "node"],
+        extensions: &["js", "jsx", "mjs", "cjs"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_javascript::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Python,
+        id: "python",
+        aliases: &["py"],
+        extensions: &["py", "pyi"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_python::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Rust,
+        id: "rust",
+        aliases: &["rs"],
+        extensions: &["rs"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_rust::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Go,
+        id: "go",
+        aliases: &["golang"],
+        extensions: &["go"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_go::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Java,
+        id: "java",
+        aliases: &[],
+        extensions: &["java"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_java::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::C,
+        id: "c",
+        aliases: &["h"],
+        extensions: &["c", "h"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_c::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Cpp,
+        id: "cpp",
+        aliases: &["c++", "cxx", "cc", "hpp"],
+        extensions: &["cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_cpp::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::CSharp,
+        id: "csharp",
+        aliases: &["c#", "cs"],
+        extensions: &["cs"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_c_sharp::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Ruby,
+        id: "ruby",
+        aliases: &["rb"],
+        extensions: &["rb", "rake", "gemspec"],
+        file_names: &["Rakefile", "Gemfile"],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_ruby::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Php,
+        id: "php",
+        aliases: &[],
+        extensions: &["php"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_php::LANGUAGE_PHP.into()),
+    },
+    Spec {
+        language: Language::Kotlin,
+        id: "kotlin",
+        aliases: &["kt"],
+        extensions: &["kt", "kts"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Scala,
+        id: "scala",
+        aliases: &[],
+        extensions: &["scala", "sc"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Swift,
+        id: "swift",
+        aliases: &[],
+        extensions: &["swift"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Shell,
+        id: "shell",
+        aliases: &["sh", "bash", "zsh"],
+        extensions: &["sh", "bash", "zsh"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Sql,
+        id: "sql",
+        aliases: &[],
+        extensions: &["sql"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Html,
+        id: "html",
+        aliases: &[],
+        extensions: &["html", "htm", "vue", "svelte"],
+        file_names: &[],
+        kind: Kind::Data,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Css,
+        id: "css",
+        aliases: &["scss", "less"],
+        extensions: &["css", "scss", "sass", "less"],
+        file_names: &[],
+        kind: Kind::Data,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Markdown,
+        id: "markdown",
+        aliases: &["md"],
+        extensions: &["md", "markdown", "mdx", "rst", "adoc"],
+        file_names: &[],
+        kind: Kind::Prose,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Yaml,
+        id: "yaml",
+        aliases: &["yml"],
+        extensions: &["yaml", "yml"],
+        file_names: &[],
+        kind: Kind::Data,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Toml,
+        id: "toml",
+        aliases: &[],
+        extensions: &["toml"],
+        file_names: &[],
+        kind: Kind::Data,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Json,
+        id: "json",
+        aliases: &[],
+        extensions: &["json", "jsonc"],
+        file_names: &[],
+        kind: Kind::Data,
+        grammar: None,
+    },
+    Spec {
+        language: Language::Text,
+        id: "text",
+        aliases: &["txt"],
+        extensions: &["txt"],
+        file_names: &["Makefile", "Dockerfile", "Jenkinsfile"],
+        kind: Kind::Prose,
+        grammar: None,
+    },
+];
+
 impl Language {
-    /// Every language, in a fixed order.
-    pub const ALL: [Language; 24] = [
-        Language::TypeScript,
-        Language::Tsx,
-        Language::JavaScript,
-        Language::Python,
-        Language::Rust,
-        Language::Go,
-        Language::Java,
-        Language::C,
-        Language::Cpp,
-        Language::CSharp,
-        Language::Ruby,
-        Language::Php,
-        Language::Kotlin,
-        Language::Scala,
-        Language::Swift,
-        Language::Shell,
-        Language::Sql,
-        Language::Html,
-        Language::Css,
-        Language::Markdown,
-        Language::Yaml,
-        Language::Toml,
-        Language::Json,
-        Language::Text,
-    ];
+    /// Every language, in a fixed order (the order of [`TABLE`]).
+    pub const ALL: [Language; 24] = {
+        let mut all = [Language::Text; 24];
+        let mut i = 0;
+        while i < TABLE.len() {
+            all[i] = TABLE[i].language;
+            i += 1;
+        }
+        all
+    };
+
+    /// The row of this language in [`TABLE`].
+    pub fn spec(self) -> &'static Spec {
+        // The table is in declaration order (checked by a test), so the discriminant is the row.
+        &TABLE[self as usize]
+    }
 
     /// The stable lower-case id used in envelopes and in `lang:` operators.
     pub fn id(self) -> &'static str {
-        match self {
-            Language::TypeScript => "typescript",
-            Language::Tsx => "tsx",
-            Language::JavaScript => "javascript",
-            Language::Python => "python",
-            Language::Rust => "rust",
-            Language::Go => "go",
-            Language::Java => "java",
-            Language::C => "c",
-            Language::Cpp => "cpp",
-            Language::CSharp => "csharp",
-            Language::Ruby => "ruby",
-            Language::Php => "php",
-            Language::Kotlin => "kotlin",
-            Language::Scala => "scala",
-            Language::Swift => "swift",
-            Language::Shell => "shell",
-            Language::Sql => "sql",
-            Language::Html => "html",
-            Language::Css => "css",
-            Language::Markdown => "markdown",
-            Language::Yaml => "yaml",
-            Language::Toml => "toml",
-            Language::Json => "json",
-            Language::Text => "text",
-        }
+        self.spec().id
     }
 
     /// Parses an id or a common alias (`ts`, `js`, `py`, `rs`, `c++`, `cs`, `md`, ...).
     pub fn from_id(id: &str) -> Option<Language> {
         let id = id.trim().to_ascii_lowercase();
-        let lang = match id.as_str() {
-            "typescript" | "ts" => Language::TypeScript,
-            "tsx" => Language::Tsx,
-            "javascript" | "js" | "jsx" | "node" => Language::JavaScript,
-            "python" | "py" => Language::Python,
-            "rust" | "rs" => Language::Rust,
-            "go" | "golang" => Language::Go,
-            "java" => Language::Java,
-            "c" | "h" => Language::C,
-            "cpp" | "c++" | "cxx" | "cc" | "hpp" => Language::Cpp,
-            "csharp" | "c#" | "cs" => Language::CSharp,
-            "ruby" | "rb" => Language::Ruby,
-            "php" => Language::Php,
-            "kotlin" | "kt" => Language::Kotlin,
-            "scala" => Language::Scala,
-            "swift" => Language::Swift,
-            "shell" | "sh" | "bash" | "zsh" => Language::Shell,
-            "sql" => Language::Sql,
-            "html" => Language::Html,
-            "css" | "scss" | "less" => Language::Css,
-            "markdown" | "md" => Language::Markdown,
-            "yaml" | "yml" => Language::Yaml,
-            "toml" => Language::Toml,
-            "json" => Language::Json,
-            "text" | "txt" => Language::Text,
-            _ => return None,
-        };
-        Some(lang)
+        TABLE
+            .iter()
+            .find(|s| s.id == id || s.aliases.contains(&id.as_str()))
+            .map(|s| s.language)
     }
 
     /// Detects the language from a file extension (without the dot, any case).
     pub fn from_extension(ext: &str) -> Option<Language> {
         let ext = ext.to_ascii_lowercase();
-        let lang = match ext.as_str() {
-            "ts" | "mts" | "cts" => Language::TypeScript,
-            "tsx" => Language::Tsx,
-            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
-            "py" | "pyi" => Language::Python,
-            "rs" => Language::Rust,
-            "go" => Language::Go,
-            "java" => Language::Java,
-            "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ipp" => Language::Cpp,
-            "cs" => Language::CSharp,
-            "rb" | "rake" | "gemspec" => Language::Ruby,
-            "php" => Language::Php,
-            "kt" | "kts" => Language::Kotlin,
-            "scala" | "sc" => Language::Scala,
-            "swift" => Language::Swift,
-            "sh" | "bash" | "zsh" => Language::Shell,
-            "sql" => Language::Sql,
-            "html" | "htm" | "vue" | "svelte" => Language::Html,
-            "css" | "scss" | "sass" | "less" => Language::Css,
-            "md" | "markdown" | "mdx" | "rst" | "adoc" => Language::Markdown,
-            "yaml" | "yml" => Language::Yaml,
-            "toml" => Language::Toml,
-            "json" | "jsonc" => Language::Json,
-            "txt" => Language::Text,
-            _ => return None,
-        };
-        Some(lang)
+        TABLE
+            .iter()
+            .find(|s| s.extensions.contains(&ext.as_str()))
+            .map(|s| s.language)
     }
 
     /// Detects the language of a path from its extension or a few well-known file names.
     pub fn from_path(path: &str) -> Option<Language> {
         let name = path.rsplit('/').next().unwrap_or(path);
-        match name {
-            "Makefile" | "Dockerfile" | "Jenkinsfile" => return Some(Language::Text),
-            "Rakefile" | "Gemfile" => return Some(Language::Ruby),
-            _ => {}
+        if let Some(s) = TABLE.iter().find(|s| s.file_names.contains(&name)) {
+            return Some(s.language);
         }
         let (stem, ext) = name.rsplit_once('.')?;
         if stem.is_empty() {
@@ -175,21 +336,22 @@ impl Language {
 
     /// True for programming languages (as opposed to documentation, data and config formats).
     pub fn is_code(self) -> bool {
-        !matches!(
-            self,
-            Language::Markdown
-                | Language::Yaml
-                | Language::Toml
-                | Language::Json
-                | Language::Text
-                | Language::Html
-                | Language::Css
-        )
+        self.spec().kind == Kind::Code
     }
 
     /// True for prose formats (documentation).
     pub fn is_docs(self) -> bool {
-        matches!(self, Language::Markdown | Language::Text)
+        self.spec().kind == Kind::Prose
+    }
+
+    /// The tree-sitter grammar Satori ships for this language, if any.
+    pub fn grammar(self) -> Option<tree_sitter::Language> {
+        self.spec().grammar.map(|g| g())
+    }
+
+    /// True for languages whose grammar gives symbols (and, later, call graphs).
+    pub fn has_symbols(self) -> bool {
+        self.spec().grammar.is_some()
     }
 }
 
@@ -223,6 +385,40 @@ mod tests {
         check("Makefile", Some("text"));
         check(".gitignore", None);
         check("image.png", None);
+    }
+
+    #[test]
+    fn table_is_in_declaration_order() {
+        for (i, spec) in TABLE.iter().enumerate() {
+            assert_eq!(spec.language as usize, i, "{}", spec.id);
+        }
+    }
+
+    #[test]
+    fn grammars_yield_symbols() {
+        let with: Vec<&str> = TABLE
+            .iter()
+            .filter(|s| s.language.has_symbols())
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(
+            with,
+            [
+                "typescript",
+                "tsx",
+                "javascript",
+                "python",
+                "rust",
+                "go",
+                "java",
+                "c",
+                "cpp",
+                "csharp",
+                "ruby",
+                "php"
+            ]
+        );
+        assert!(Language::Rust.grammar().is_some() && Language::Kotlin.grammar().is_none());
     }
 
     #[test]

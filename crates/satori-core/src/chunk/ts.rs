@@ -26,29 +26,9 @@ thread_local! {
     static PARSERS: RefCell<HashMap<Language, Parser>> = RefCell::new(HashMap::new());
 }
 
-/// The grammar of a language, if Satori ships one.
-pub(crate) fn grammar(lang: Language) -> Option<tree_sitter::Language> {
-    let g = match lang {
-        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-        Language::Python => tree_sitter_python::LANGUAGE.into(),
-        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Language::Go => tree_sitter_go::LANGUAGE.into(),
-        Language::Java => tree_sitter_java::LANGUAGE.into(),
-        Language::C => tree_sitter_c::LANGUAGE.into(),
-        Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
-        Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
-        Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
-        Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
-        _ => return None,
-    };
-    Some(g)
-}
-
 /// Parses `text`, or `None` when the language has no grammar or the parse was abandoned.
 pub(crate) fn parse(lang: Language, text: &str) -> Option<Tree> {
-    let grammar = grammar(lang)?;
+    let grammar = lang.grammar()?;
     PARSERS.with(|cell| {
         let mut parsers = cell.try_borrow_mut().ok()?;
         let parser = match parsers.entry(lang) {
