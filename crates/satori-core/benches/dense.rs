@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use satori_core::dense::{DenseIndex, DenseWriter, Quantized};
+use satori_core::dense::{DenseIndex, DenseWriter, QueryVector};
 use satori_core::embed::{Scratch, bundled};
 
 const QUERIES: &[&str] = &[
@@ -37,7 +37,7 @@ fn real_recall(dir: &std::path::Path, k: usize) -> (usize, f64) {
     let mut sum = 0.0;
     for q in QUERIES {
         model.embed_into(q, &mut scratch, &mut v);
-        let q = Quantized::new(&v);
+        let q = QueryVector::new(&v);
         let want = index.exact_top_k(&q, k);
         let got = index.top_k(&q, k);
         sum += got.iter().filter(|n| want.contains(n)).count() as f64 / want.len().max(1) as f64;
@@ -64,7 +64,7 @@ fn main() {
     w.finish().unwrap();
     let index = DenseIndex::open(dir.path()).unwrap();
     v.iter_mut().for_each(|x| *x = next());
-    let q = Quantized::new(&v);
+    let q = QueryVector::new(&v);
     let bytes = std::fs::read(dir.path().join(satori_core::dense::MATRIX_FILE)).unwrap_or_default();
 
     let reps = 50;

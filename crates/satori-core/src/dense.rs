@@ -1,5 +1,6 @@
 //! The dense index of a generation: one unit vector per chunk (row = chunk ordinal), stored
-//! as a flat int8 matrix with one scale per row, memory-mapped.
+//! as a flat int8 matrix with one scale per row, memory-mapped. Search reaches it only
+//! through the [`VectorIndex`] trait, which another vector backend can implement.
 //!
 //! Small matrices are scanned exhaustively: int8 rows are a quarter of the bytes of f32
 //! rows, the integer dot product vectorises, and the scan is one pass over contiguous
@@ -234,6 +235,46 @@ impl PartialOrd for Neighbor {
     }
 }
 
+/// What search asks of a vector index whose rows are the chunk ordinals of a generation.
+///
+/// This is the seam for vector backends: the memory-mapped int8 matrix below implements it,
+/// and a remote store (one collection per generation, keyed by ordinal) would too. Search
+/// calls it once or twice per query, never per candidate.
+pub trait VectorIndex: Send + Sync + std::fmt::Debug {
+    /// Length of the vectors.
+    fn dim(&self) -> usize;
+    /// Number of rows (= chunks of the generation).
+    fn len(&self) -> usize;
+    /// True when there are no rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The `k` rows most similar to `query`, best first (ties: lower row first).
+    fn top_k(&self, query: &QueryVector, k: usize) -> Result<Vec<Neighbor>>;
+    /// The cosine of `query` with each of `rows`, in order, appended to `out` (0 for a row
+    /// that does not exist).
+    fn cosines(&self, query: &QueryVector, rows: &[u32], out: &mut Vec<f32>) -> Result<()>;
+}
+
+impl VectorIndex for DenseIndex {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn len(&self) -> usize {
+        self.count
+    }
+
+    fn top_k(&self, query: &QueryVector, k: usize) -> Result<Vec<Neighbor>> {
+        Ok(DenseIndex::top_k(self, query, k))
+    }
+
+    fn cosines(&self, query: &QueryVector, rows: &[u32], out: &mut Vec<f32>) -> Result<()> {
+        out.extend(rows.iter().map(|&row| self.score(query, row)));
+        Ok(())
+    }
+}
+
 impl DenseIndex {
     /// Opens `<dir>/matrix.bin`, checking its header and size.
     pub fn open(dir: &Path) -> Result<DenseIndex> {
@@ -298,7 +339,7 @@ impl DenseIndex {
     }
 
     /// The (approximate) cosine of `query` (a unit vector) with one row.
-    pub fn score(&self, query: &Quantized, row: u32) -> f32 {
+    pub fn score(&self, query: &QueryVector, row: u32) -> f32 {
         let row = row as usize;
         if row >= self.count {
             return 0.0;
@@ -307,7 +348,7 @@ impl DenseIndex {
     }
 
     /// The `k` rows most similar to `query`, best first (ties: lower row first).
-    pub fn top_k(&self, query: &Quantized, k: usize) -> Vec<Neighbor> {
+    pub fn top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
         if k == 0 || self.count == 0 || query.values.len() != self.dim {
             return Vec::new();
         }
@@ -364,7 +405,7 @@ impl DenseIndex {
     }
 
     /// Every row scored; the reference the prefiltered path approximates.
-    pub fn exact_top_k(&self, query: &Quantized, k: usize) -> Vec<Neighbor> {
+    pub fn exact_top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
         if k == 0 || self.count == 0 || query.values.len() != self.dim {
             return Vec::new();
         }
@@ -393,7 +434,7 @@ impl DenseIndex {
     }
 
     /// The `m` rows whose sketches are nearest the query's (ties: lower rows), in row order.
-    fn prefilter(&self, query: &Quantized, m: usize) -> Vec<u32> {
+    fn prefilter(&self, query: &QueryVector, m: usize) -> Vec<u32> {
         let w = words(self.dim);
         let mut q = Vec::with_capacity(w);
         sketch(&query.raw, &self.mean, &mut q);
@@ -487,19 +528,20 @@ fn hamming_all_generic(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
         .collect()
 }
 
-/// A query vector quantised like the rows.
+/// A query vector, kept as given (unit length) and quantised like the int8 rows, so each
+/// backend reads the form it scores with.
 #[derive(Debug, Clone)]
-pub struct Quantized {
+pub struct QueryVector {
     values: Vec<i8>,
     scale: f32,
     raw: Vec<f32>,
 }
 
-impl Quantized {
-    pub fn new(v: &[f32]) -> Quantized {
+impl QueryVector {
+    pub fn new(v: &[f32]) -> QueryVector {
         let mut values = Vec::with_capacity(v.len());
         let scale = quantize(v, &mut values);
-        Quantized {
+        QueryVector {
             values,
             scale,
             raw: v.to_vec(),
@@ -509,6 +551,11 @@ impl Quantized {
     /// True for the zero vector (a query without known tokens).
     pub fn is_zero(&self) -> bool {
         self.scale == 0.0
+    }
+
+    /// The vector as given.
+    pub fn values(&self) -> &[f32] {
+        &self.raw
     }
 }
 
@@ -588,7 +635,7 @@ mod tests {
         w.finish().unwrap();
         let idx = DenseIndex::open(dir.path()).unwrap();
         assert_eq!((idx.len(), idx.dim()), (51, dim));
-        let q = Quantized::new(&rows[17]);
+        let q = QueryVector::new(&rows[17]);
         let top = idx.top_k(&q, 5);
         assert_eq!(top.len(), 5);
         assert!(top.windows(2).all(|w| w[0].score >= w[1].score));
@@ -642,7 +689,7 @@ mod tests {
         w.finish().unwrap();
         let idx = DenseIndex::open(dir.path()).unwrap();
         for probe in [3usize, 1234, 39_999] {
-            let q = Quantized::new(&unit(&centres[probe % centres.len()].clone()));
+            let q = QueryVector::new(&unit(&centres[probe % centres.len()].clone()));
             let exact = idx.exact_top_k(&q, 100);
             let fast = idx.top_k(&q, 100);
             assert_eq!(fast.len(), 100);

@@ -13,9 +13,9 @@ use rayon::prelude::*;
 use crate::chunk::{ChunkOptions, chunk_file};
 use crate::embed::{Embeddings, Scratch, StaticModel, chunk_text};
 use crate::layout::{CodebaseDir, Fingerprint, Home, Manifest, ManifestFile, WriterLock};
-use crate::lexical::{FileRecord, Generation, GenerationWriter};
-use crate::search::{SearchContext, SearchOutcome, SearchRequest, SearchTuning};
+use crate::search::{self, SearchContext, SearchOutcome, SearchRequest, SearchTuning};
 use crate::state::{CodebaseState, IndexState, StateStore};
+use crate::store::{FileRecord, Generation, GenerationWriter};
 use crate::util::{hash_parts, hash16, now_ms};
 use crate::walk::{self, WalkOptions};
 use crate::{Error, Result};
@@ -103,7 +103,7 @@ pub struct Engine {
     fingerprint: Fingerprint,
     embeddings: Arc<Embeddings>,
     tuning: SearchTuning,
-    open: Mutex<HashMap<PathBuf, Arc<Generation>>>,
+    open: Mutex<HashMap<PathBuf, Arc<search::Index>>>,
     chunk_options: ChunkOptions,
 }
 
@@ -315,8 +315,8 @@ impl Engine {
         })
     }
 
-    /// Opens (or reuses) the published generation of a codebase.
-    pub fn generation(&self, root: &Path) -> Result<Arc<Generation>> {
+    /// Opens (or reuses) the published generation of a codebase, prepared for search.
+    pub fn generation(&self, root: &Path) -> Result<Arc<search::Index>> {
         let dir = self.home.codebase(root);
         let gen_dir = dir
             .current_dir()
@@ -325,7 +325,7 @@ impl Engine {
         if let Some(g) = open.get(&gen_dir) {
             return Ok(Arc::clone(g));
         }
-        let g = Arc::new(Generation::open(&gen_dir)?);
+        let g = Arc::new(search::Index::new(Generation::open(&gen_dir)?));
         open.retain(|k, _| !k.starts_with(dir.path()));
         open.insert(gen_dir, Arc::clone(&g));
         Ok(g)
@@ -339,12 +339,13 @@ impl Engine {
 
     /// Searches the published generation of a codebase.
     pub fn search(&self, root: &Path, req: &SearchRequest) -> Result<SearchOutcome> {
-        let generation = self.generation(root)?;
-        let model = match generation.dense_dim() {
+        let index = self.generation(root)?;
+        let model = match index.generation().dense_dim() {
             Some(_) if self.tuning.dense => self.model()?,
             _ => None,
         };
-        generation.search_with(
+        search::search(
+            &index,
             req,
             SearchContext {
                 model: model.as_deref(),

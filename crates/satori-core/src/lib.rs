@@ -11,9 +11,9 @@ pub mod engine;
 pub mod error;
 pub mod lang;
 pub mod layout;
-pub mod lexical;
 pub mod search;
 pub mod state;
+pub mod store;
 pub mod util;
 pub mod walk;
 

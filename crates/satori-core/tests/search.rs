@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use satori_core::chunk::{Chunk, ChunkedFile, Symbol, SymbolKind};
 use satori_core::lang::Language;
-use satori_core::lexical::{FileRecord, Generation, GenerationStats, GenerationWriter};
 use satori_core::search::category::Category;
 use satori_core::search::query::QueryKind;
 use satori_core::search::{
-    GroupBy, ResultMode, Scope, SearchContext, SearchOutcome, SearchRequest, SearchTuning,
+    self, GroupBy, Index, ResultMode, Scope, SearchContext, SearchOutcome, SearchRequest,
+    SearchTuning,
 };
+use satori_core::store::{FileRecord, Generation, GenerationStats, GenerationWriter};
 use satori_core::util::{hash_parts, hash16};
 use serde::Deserialize;
 
@@ -109,7 +110,12 @@ fn build(dir: &Path, files: &[(FileRecord, ChunkedFile)]) -> GenerationStats {
 
 struct Fixture {
     _dir: tempfile::TempDir,
-    generation: Generation,
+    index: Index,
+}
+
+/// Searches with the default ranking and no embedding model.
+fn run(index: &Index, request: &SearchRequest) -> satori_core::Result<SearchOutcome> {
+    search::search(index, request, SearchContext::default())
 }
 
 fn fixture() -> Fixture {
@@ -130,7 +136,7 @@ fn fixture() -> Fixture {
     );
     Fixture {
         _dir: dir,
-        generation,
+        index: Index::new(generation),
     }
 }
 
@@ -181,7 +187,7 @@ fn render(outcome: &SearchOutcome) -> String {
 /// `file#symbol`), and snapshots the whole outcome under `name`.
 #[track_caller]
 fn check(f: &Fixture, name: &str, request: SearchRequest, expected_top: &[&str]) -> SearchOutcome {
-    let outcome = f.generation.search(&request).unwrap();
+    let outcome = run(&f.index, &request).unwrap();
     let got: Vec<String> = outcome
         .hits
         .iter()
@@ -340,7 +346,7 @@ fn scopes() {
 fn operators() {
     let f = fixture();
     check(&f, "op_lang", req("lang:py retry"), &["src/net/retry.py"]);
-    let o = f.generation.search(&req("lang:py retry")).unwrap();
+    let o = run(&f.index, &req("lang:py retry")).unwrap();
     assert!(o.hits.iter().all(|h| h.language == Language::Python));
     let o = check(
         &f,
@@ -372,7 +378,7 @@ fn operators() {
         &["src/net/retry.py#retry_with_backoff"],
     );
     assert_eq!(o.hits[0].collapsed_chunk_count, 1);
-    let full = f.generation.search(&req("retry backoff")).unwrap();
+    let full = run(&f.index, &req("retry backoff")).unwrap();
     assert_eq!(full.hits[0].collapsed_chunk_count, 2);
     check(
         &f,
@@ -517,20 +523,20 @@ fn plain_bm25_ablation() {
     let tuning = SearchTuning::parse("no_fields").unwrap();
     assert!(!tuning.fields && SearchTuning::default().fields);
     let files = |o: &SearchOutcome| o.hits.iter().map(|h| h.file.clone()).collect::<Vec<_>>();
-    let with_fields = f.generation.search(&req("repository")).unwrap();
+    let with_fields = run(&f.index, &req("repository")).unwrap();
     assert_eq!(files(&with_fields)[0], "src/users/repository.ts");
     let ctx = SearchContext {
         model: None,
         tuning,
     };
-    let plain = f.generation.search_with(&req("repository"), ctx).unwrap();
+    let plain = search::search(&f.index, &req("repository"), ctx).unwrap();
     assert_eq!(files(&plain), ["src/api/handlers.ts"]);
 }
 
 #[test]
 fn changed_files_and_prefix() {
     let f = fixture();
-    let base = f.generation.search(&req("debounce")).unwrap();
+    let base = run(&f.index, &req("debounce")).unwrap();
     assert_eq!(base.hits[0].file, "src/utils/debounce.ts");
     let o = check(
         &f,
@@ -543,14 +549,15 @@ fn changed_files_and_prefix() {
     );
     assert_eq!(o.hits.len(), 1);
     // The changed-files boost is mild: ×1.1 on the changed file only.
-    let o = f
-        .generation
-        .search(&SearchRequest {
+    let o = run(
+        &f.index,
+        &SearchRequest {
             changed_files: Some(vec!["vendor/lodash/debounce.js".into()]),
             debug: true,
             ..req("debounce")
-        })
-        .unwrap();
+        },
+    )
+    .unwrap();
     let vendored = o
         .hits
         .iter()
@@ -571,13 +578,14 @@ fn changed_files_and_prefix() {
         .map(|i| format!("f{i}"))
         .chain(["vendor/lodash/debounce.js".into()])
         .collect();
-    let o = f
-        .generation
-        .search(&SearchRequest {
+    let o = run(
+        &f.index,
+        &SearchRequest {
             changed_files: Some(many),
             ..req("debounce")
-        })
-        .unwrap();
+        },
+    )
+    .unwrap();
     assert_eq!(o, base);
 }
 
@@ -599,19 +607,13 @@ fn noise_report() {
         noise.suggested_ignore_patterns,
         ["**/*.test.*", "**/fixtures/**"]
     );
-    assert!(
-        f.generation
-            .search(&req("getUserById"))
-            .unwrap()
-            .noise
-            .is_none()
-    );
+    assert!(run(&f.index, &req("getUserById")).unwrap().noise.is_none());
     // Docs scope asks for tests and docs: never noise there.
     let docs = SearchRequest {
         scope: Scope::Docs,
         ..req("ada grace")
     };
-    assert!(f.generation.search(&docs).unwrap().noise.is_none());
+    assert!(run(&f.index, &docs).unwrap().noise.is_none());
 }
 
 #[test]
@@ -621,7 +623,7 @@ fn deterministic_and_order_independent() {
     let mut files = corpus();
     files.reverse();
     build(dir.path(), &files);
-    let reversed = Generation::open(dir.path()).unwrap();
+    let reversed = Index::new(Generation::open(dir.path()).unwrap());
     for q in [
         "getUserById",
         "retry backoff",
@@ -636,12 +638,12 @@ fn deterministic_and_order_independent() {
                 debug: true,
                 ..req(q)
             };
-            let a = f.generation.search(&r).unwrap();
-            let b = f.generation.search(&r).unwrap();
+            let a = run(&f.index, &r).unwrap();
+            let b = run(&f.index, &r).unwrap();
             assert_eq!(a, b, "same query twice: {q}");
             // Another write order changes the index's internal doc order (and the last bits
             // of float sums), not the ranking.
-            let c = reversed.search(&r).unwrap();
+            let c = run(&reversed, &r).unwrap();
             assert_eq!(render(&a), render(&c), "other write order: {q}");
             let texts =
                 |o: &SearchOutcome| o.hits.iter().map(|h| h.text.clone()).collect::<Vec<_>>();

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use satori_core::chunk::{Chunk, ChunkedFile, Symbol, SymbolKind};
 use satori_core::lang::Language;
-use satori_core::lexical::{FileRecord, Generation, GenerationWriter};
-use satori_core::search::{ResultMode, Scope, SearchRequest};
+use satori_core::search::{self, Index, ResultMode, Scope, SearchContext, SearchRequest};
+use satori_core::store::{FileRecord, Generation, GenerationWriter};
 use satori_core::util::hash16;
 
 const FILES: usize = 500;
@@ -118,7 +118,7 @@ fn ten_thousand_chunks() {
     eprintln!("indexed {} chunks in {:?}", stats.chunks, started.elapsed());
 
     let started = Instant::now();
-    let generation = Generation::open(dir.path()).unwrap();
+    let index = Index::new(Generation::open(dir.path()).unwrap());
     eprintln!("opened in {:?}", started.elapsed());
 
     let mut queries = Vec::new();
@@ -137,15 +137,14 @@ fn ten_thousand_chunks() {
     for (mode, label) in [(ResultMode::Grouped, "grouped"), (ResultMode::Raw, "raw")] {
         let started = Instant::now();
         for (query, defining_file) in &queries {
-            let outcome = generation
-                .search(&SearchRequest {
-                    query: query.clone(),
-                    scope: Scope::Runtime,
-                    result_mode: mode,
-                    limit: 10,
-                    ..SearchRequest::default()
-                })
-                .unwrap();
+            let request = SearchRequest {
+                query: query.clone(),
+                scope: Scope::Runtime,
+                result_mode: mode,
+                limit: 10,
+                ..SearchRequest::default()
+            };
+            let outcome = search::search(&index, &request, SearchContext::default()).unwrap();
             if let Some(file) = defining_file {
                 assert_eq!(&outcome.hits[0].file, file, "definition of {query} first");
             }

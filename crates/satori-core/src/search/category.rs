@@ -1,6 +1,6 @@
 //! Path categories (runtime code, tests, fixtures, docs, examples, generated, vendored,
-//! compat/legacy, benchmarks, type declarations) and how much each one counts under a search
-//! scope.
+//! compat/legacy, benchmarks, type declarations). How much each one counts under a search
+//! scope is in `weights.rs`.
 //!
 //! A category comes from the path alone (plus the language, for prose formats and Go
 //! packages), so it is computed once per file when a generation is opened. One exception is
@@ -9,8 +9,7 @@
 
 use crate::chunk::SymbolKind;
 use crate::lang::Language;
-use crate::lexical::table::ChunkEntry;
-use crate::search::Scope;
+use crate::store::table::ChunkEntry;
 
 /// What part of a codebase a file belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -207,37 +206,6 @@ pub fn of_chunk(file: Category, language: Language, chunk: &ChunkEntry) -> Categ
     }
 }
 
-/// The weight of a category under a scope; `None` when the scope leaves it out.
-pub fn multiplier(scope: Scope, category: Category) -> Option<f32> {
-    use Category::*;
-    match scope {
-        Scope::Runtime => match category {
-            Tests | Fixtures | Docs => None,
-            Runtime => Some(1.0),
-            Compat | Declarations => Some(0.7),
-            Bench => Some(0.7),
-            Examples => Some(0.6),
-            Vendored => Some(0.5),
-            Generated => Some(0.4),
-        },
-        Scope::Mixed => Some(match category {
-            Runtime => 1.0,
-            Compat | Bench | Declarations => 0.9,
-            Tests | Docs | Examples => 0.85,
-            Fixtures => 0.75,
-            Vendored => 0.7,
-            Generated => 0.6,
-        }),
-        // Fixtures are the data of the tests, so they stay (below the tests themselves).
-        Scope::Docs => match category {
-            Docs => Some(1.0),
-            Tests => Some(0.9),
-            Fixtures => Some(0.8),
-            _ => None,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,22 +266,5 @@ mod tests {
         check("types/instance.d.ts", Declarations);
         check("src/attr/__init__.pyi", Declarations);
         check("src/index.ts", Runtime);
-    }
-
-    #[test]
-    fn scope_multipliers() {
-        use Category::*;
-        assert_eq!(multiplier(Scope::Runtime, Tests), None);
-        assert_eq!(multiplier(Scope::Runtime, Docs), None);
-        assert_eq!(multiplier(Scope::Runtime, Fixtures), None);
-        assert_eq!(multiplier(Scope::Runtime, Runtime), Some(1.0));
-        assert!(multiplier(Scope::Runtime, Generated) < multiplier(Scope::Runtime, Examples));
-        assert_eq!(multiplier(Scope::Docs, Runtime), None);
-        assert_eq!(multiplier(Scope::Docs, Docs), Some(1.0));
-        for c in Category::ALL {
-            assert!(multiplier(Scope::Mixed, c).is_some_and(|m| m > 0.0 && m <= 1.0));
-        }
-        let ids: std::collections::HashSet<&str> = Category::ALL.iter().map(|c| c.id()).collect();
-        assert_eq!(ids.len(), Category::ALL.len());
     }
 }

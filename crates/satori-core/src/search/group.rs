@@ -4,19 +4,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::category::{self, Category};
-use super::pipeline::Scored;
+use super::index::Index;
 use super::query::Analysis;
+use super::rank::Scored;
+use super::weights::Weights;
 use super::{GroupBy, Hit, NoiseReport, ScoreComponents, SearchDiagnostics, SearchRequest};
 use crate::Result;
-use crate::lang::Language;
-use crate::lexical::Generation;
-use crate::lexical::tokenizer::{CodeTokenizer, may_stem_to};
+use crate::store::tokenizer::{CodeTokenizer, may_stem_to};
 use crate::util::hash_parts;
-
-/// Diversity caps of grouped results.
-const GROUPS_PER_FILE: usize = 2;
-const GROUPS_PER_FILE_RELAXED: usize = 3;
-const GROUPS_PER_SYMBOL: usize = 1;
 
 /// Output bounds.
 const RAW_MAX_CHARS: usize = 4000;
@@ -43,25 +38,6 @@ fn components(s: &Scored) -> ScoreComponents {
     }
 }
 
-/// True for languages whose grammar gives symbols (and, later, call graphs).
-pub fn language_has_symbols(language: Language) -> bool {
-    matches!(
-        language,
-        Language::TypeScript
-            | Language::Tsx
-            | Language::JavaScript
-            | Language::Python
-            | Language::Rust
-            | Language::Go
-            | Language::Java
-            | Language::C
-            | Language::Cpp
-            | Language::CSharp
-            | Language::Ruby
-            | Language::Php
-    )
-}
-
 fn chunk_group_id(file: &str, start: u32, end: u32) -> String {
     format!(
         "grp_{}",
@@ -69,9 +45,9 @@ fn chunk_group_id(file: &str, start: u32, end: u32) -> String {
     )
 }
 
-fn base_hit(g: &Generation, s: &Scored, debug: bool) -> Hit {
-    let chunk = &g.table.chunks[s.ord as usize];
-    let file = &g.table.files[chunk.file as usize];
+fn base_hit(ix: &Index, s: &Scored, debug: bool) -> Hit {
+    let chunk = ix.chunk(s.ord);
+    let file = ix.file(chunk.file);
     Hit {
         group_id: chunk_group_id(&file.path, chunk.start_line, chunk.end_line),
         file: file.path.clone(),
@@ -84,13 +60,14 @@ fn base_hit(g: &Generation, s: &Scored, debug: bool) -> Hit {
         text: String::new(),
         indexed_at_ms: file.indexed_at_ms,
         collapsed_chunk_count: 1,
-        language_has_symbols: language_has_symbols(file.language),
+        language_has_symbols: file.language.has_symbols(),
         components: debug.then(|| components(s)),
     }
 }
 
+/// The first `limit` ranked chunks as hits.
 pub(super) fn raw_hits(
-    g: &Generation,
+    ix: &Index,
     req: &SearchRequest,
     scored: &[Scored],
     limit: usize,
@@ -99,8 +76,9 @@ pub(super) fn raw_hits(
         .iter()
         .take(limit)
         .map(|s| {
-            let mut hit = base_hit(g, s, req.debug);
-            hit.text = truncate_chars(&g.chunk_content(s.ord as usize)?, RAW_MAX_CHARS).to_string();
+            let mut hit = base_hit(ix, s, req.debug);
+            let content = ix.generation().chunk_content(s.ord as usize)?;
+            hit.text = truncate_chars(&content, RAW_MAX_CHARS).to_string();
             Ok(hit)
         })
         .collect()
@@ -116,16 +94,11 @@ enum GroupKey<'g> {
 }
 
 impl GroupKey<'_> {
-    fn id(self, g: &Generation) -> String {
+    fn id(self, ix: &Index) -> String {
         match self {
             GroupKey::Symbol(id) => id.to_string(),
-            GroupKey::Chunk { file, start, end } => {
-                chunk_group_id(&g.table.files[file as usize].path, start, end)
-            }
-            GroupKey::File(file) => format!(
-                "grp_{}",
-                hash_parts(&[&g.table.files[file as usize].path], 16)
-            ),
+            GroupKey::Chunk { file, start, end } => chunk_group_id(&ix.file(file).path, start, end),
+            GroupKey::File(file) => format!("grp_{}", hash_parts(&[&ix.file(file).path], 16)),
         }
     }
 }
@@ -137,21 +110,23 @@ struct Group<'g> {
     count: usize,
 }
 
+/// The first `req.page_size()` groups of the ranked chunks, under the diversity caps.
 pub(super) fn grouped_hits(
-    g: &Generation,
+    ix: &Index,
     req: &SearchRequest,
     scored: &[Scored],
-    limit: usize,
     analysis: &Analysis,
+    weights: &Weights,
     tokenizer: &mut CodeTokenizer,
     diagnostics: &mut SearchDiagnostics,
 ) -> Result<Vec<Hit>> {
+    let limit = req.page_size();
     // Candidates are sorted, so the first chunk seen of a group is its representative and
     // groups come out in the order of their best chunks.
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<GroupKey, usize> = HashMap::new();
     for (i, s) in scored.iter().enumerate() {
-        let chunk = &g.table.chunks[s.ord as usize];
+        let chunk = ix.chunk(s.ord);
         let key = match (req.group_by, &chunk.symbol) {
             (GroupBy::Symbol, Some(sym)) => GroupKey::Symbol(&sym.id),
             (GroupBy::Symbol, None) => GroupKey::Chunk {
@@ -183,7 +158,7 @@ pub(super) fn grouped_hits(
             if picked.len() >= limit {
                 break;
             }
-            let chunk = &g.table.chunks[scored[group.best].ord as usize];
+            let chunk = ix.chunk(scored[group.best].ord);
             let files = by_file.entry(chunk.file).or_insert(0);
             if *files >= per_file {
                 skipped_file += 1;
@@ -191,7 +166,7 @@ pub(super) fn grouped_hits(
             }
             if let Some(sym) = &chunk.symbol {
                 let n = by_symbol.entry(sym.id.as_str()).or_insert(0);
-                if *n >= GROUPS_PER_SYMBOL {
+                if *n >= weights.groups_per_symbol {
                     skipped_symbol += 1;
                     continue;
                 }
@@ -202,9 +177,9 @@ pub(super) fn grouped_hits(
         }
         (picked, skipped_file, skipped_symbol)
     };
-    let (mut picked, mut skipped_file, mut skipped_symbol) = select(GROUPS_PER_FILE);
+    let (mut picked, mut skipped_file, mut skipped_symbol) = select(weights.groups_per_file);
     if picked.len() < limit && skipped_file > 0 {
-        (picked, skipped_file, skipped_symbol) = select(GROUPS_PER_FILE_RELAXED);
+        (picked, skipped_file, skipped_symbol) = select(weights.groups_per_file_relaxed);
         diagnostics.used_relaxed_cap = true;
     }
     diagnostics.skipped_by_file_cap = skipped_file;
@@ -216,9 +191,9 @@ pub(super) fn grouped_hits(
         .map(|gi| {
             let group = &groups[gi];
             let s = &scored[group.best];
-            let chunk = &g.table.chunks[s.ord as usize];
-            let mut hit = base_hit(g, s, req.debug);
-            hit.group_id = group.key.id(g);
+            let chunk = ix.chunk(s.ord);
+            let mut hit = base_hit(ix, s, req.debug);
+            hit.group_id = group.key.id(ix);
             hit.collapsed_chunk_count = group.count;
             // A symbol group spans its symbol, extended to the end of the chunk that matched:
             // a chunk of merged small siblings runs past its first definition, and the
@@ -228,7 +203,7 @@ pub(super) fn grouped_hits(
                 hit.start_line = sym.start_line;
                 hit.end_line = sym.end_line.max(chunk.end_line);
             }
-            let content = g.chunk_content(s.ord as usize)?;
+            let content = ix.generation().chunk_content(s.ord as usize)?;
             hit.text = preview(&content, &preview_terms, tokenizer);
             Ok(hit)
         })

@@ -1,12 +1,21 @@
-//! Search over one generation: operator parsing, query classification, retrieval, code-aware
-//! ranking, filters, grouping and diversity. Deterministic: same generation + same request =
-//! same outcome.
+//! Search over one generation, in stages: the query is read (`query`, `vocab`), the filters
+//! built (`filter`), candidates retrieved from the generation's read API and filtered
+//! (`retrieve`), ranked (`rank`, with name matching in `names` and categories in
+//! `category`), and turned into hits (`group`). `pipeline` sequences the stages; `weights`
+//! holds every number ranking uses; `index` is a generation opened for search.
+//! Deterministic: same generation + same request = same outcome.
 
 pub mod category;
+mod filter;
 mod group;
+mod index;
+mod names;
 mod pipeline;
 pub mod query;
+mod rank;
+mod retrieve;
 mod vocab;
+mod weights;
 
 use crate::chunk::Symbol;
 use crate::lang::Language;
@@ -14,9 +23,9 @@ use crate::lang::Language;
 use self::category::Category;
 use self::query::{ParsedQuery, QueryKind};
 
-pub use self::group::language_has_symbols;
-pub use self::pipeline::FileFacts;
-pub(crate) use self::pipeline::execute;
+pub use self::index::Index;
+pub use self::pipeline::search;
+pub use self::weights::Weights;
 
 use crate::embed::StaticModel;
 
@@ -30,10 +39,11 @@ pub enum Fusion {
     Rrf,
 }
 
-/// Switches of the ranking pipeline. The default is what Satori ships; the others exist so
-/// that the benchmark can measure each part's contribution with the same engine
-/// (`SATORI_SEARCH_ABLATION`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Switches and weights of the ranking pipeline. The default is what Satori ships; the
+/// others exist so that the benchmark can measure each part's contribution
+/// (`SATORI_SEARCH_ABLATION`) and try other weights (`SATORI_SEARCH_WEIGHTS`) with the same
+/// engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchTuning {
     pub lexical: bool,
     pub dense: bool,
@@ -50,6 +60,8 @@ pub struct SearchTuning {
     /// Defined names whose words the question covers.
     pub names: bool,
     pub fusion: Fusion,
+    /// Every number ranking uses.
+    pub weights: Weights,
 }
 
 impl Default for SearchTuning {
@@ -66,6 +78,7 @@ impl Default for SearchTuning {
             expansion: true,
             names: true,
             fusion: Fusion::Blend,
+            weights: Weights::default(),
         }
     }
 }
@@ -178,6 +191,13 @@ pub struct SearchRequest {
     /// Restrict results to this root-relative directory prefix (the caller searched a
     /// subdirectory of an indexed root). Empty or `None` = the whole codebase.
     pub path_prefix: Option<String>,
+}
+
+impl SearchRequest {
+    /// The number of results asked for, within 1..=50.
+    pub(crate) fn page_size(&self) -> usize {
+        self.limit.clamp(1, 50)
+    }
 }
 
 /// Per-result score components, filled when `debug` is on.

@@ -2,7 +2,8 @@
 //! `exclude:`), the classification of the remaining text (identifier, natural language or
 //! mixed), and the weighted lexical terms that retrieval searches for.
 
-use crate::lexical::tokenizer::{CodeTokenizer, TokenKind};
+use super::weights::Weights;
+use crate::store::tokenizer::{CodeTokenizer, TokenKind};
 
 /// Only this many characters at the start of a query are scanned for operators, so a long
 /// pasted snippet cannot be misread as a wall of operators.
@@ -224,16 +225,21 @@ fn looks_like_identifier(token: &str, single: bool) -> bool {
 }
 
 /// Classifies the free text and derives the weighted terms.
-pub fn analyze(text: &str, tokenizer: &mut CodeTokenizer) -> Analysis {
-    let analysis = analyze_with(text, tokenizer, true);
+pub fn analyze(text: &str, tokenizer: &mut CodeTokenizer, weights: &Weights) -> Analysis {
+    let analysis = analyze_with(text, tokenizer, weights, true);
     if analysis.terms.is_empty() && !text.trim().is_empty() {
         // A question made only of stop words ("how does it work") still searches for them.
-        return analyze_with(text, tokenizer, false);
+        return analyze_with(text, tokenizer, weights, false);
     }
     analysis
 }
 
-fn analyze_with(text: &str, tokenizer: &mut CodeTokenizer, drop_stop_words: bool) -> Analysis {
+fn analyze_with(
+    text: &str,
+    tokenizer: &mut CodeTokenizer,
+    weights: &Weights,
+    drop_stop_words: bool,
+) -> Analysis {
     let raw: Vec<&str> = text
         .split_whitespace()
         .map(trim_token)
@@ -274,12 +280,12 @@ fn analyze_with(text: &str, tokenizer: &mut CodeTokenizer, drop_stop_words: bool
             }
             let weight = match (is_ident, t.kind) {
                 // The exact identifier is the strongest evidence there is.
-                (true, TokenKind::Whole) => 2.0,
-                (true, TokenKind::Part) => 0.6,
+                (true, TokenKind::Whole) => weights.identifier_term,
+                (true, TokenKind::Part) => weights.identifier_part_term,
                 // A plain word: its stem matches inflections; the exact form counts less
                 // when a stem exists, or fully when it is its own stem.
-                (false, TokenKind::Whole) if parts > 0 => 0.5,
-                (false, _) => 1.0,
+                (false, TokenKind::Whole) if parts > 0 => weights.word_exact_term,
+                (false, _) => weights.word_term,
             };
             if t.kind == TokenKind::Part || parts == 0 {
                 push_unique(&mut analysis.parts, t.text.clone());
@@ -377,7 +383,7 @@ mod tests {
 
     #[track_caller]
     fn classify(text: &str, kind: QueryKind, identifiers: &[&str]) {
-        let a = analyze(text, &mut CodeTokenizer::default());
+        let a = analyze(text, &mut CodeTokenizer::default(), &Weights::default());
         assert_eq!(a.kind, kind, "kind of {text:?}");
         assert_eq!(a.identifiers, identifiers, "identifiers of {text:?}");
     }
@@ -402,7 +408,11 @@ mod tests {
 
     #[test]
     fn terms_and_weights() {
-        let a = analyze("getUser the retries", &mut CodeTokenizer::default());
+        let a = analyze(
+            "getUser the retries",
+            &mut CodeTokenizer::default(),
+            &Weights::default(),
+        );
         let terms: Vec<String> = a
             .terms
             .iter()

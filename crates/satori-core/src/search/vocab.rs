@@ -10,12 +10,9 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::query::{Analysis, QueryKind, WeightedTerm, is_stop_word};
-use crate::lexical::tokenizer::{CodeTokenizer, TokenKind};
+use super::weights::Weights;
+use crate::store::tokenizer::{CodeTokenizer, TokenKind};
 
-/// Weight of a term related to a question word (the word itself weighs 1.0).
-const RELATED_WEIGHT: f32 = 0.35;
-/// Weight of two adjacent question words joined into one (`call back` → `callback`).
-const JOINED_WEIGHT: f32 = 0.5;
 /// Only short words are joined: code compounds are short words run together (`filename`,
 /// `timeout`, `namespace`), and long ones only add noise.
 const JOINED_WORD_MAX: usize = 7;
@@ -171,9 +168,15 @@ fn stem(word: &str, tokenizer: &mut CodeTokenizer) -> String {
         .unwrap_or_default()
 }
 
-/// Adds the related and joined terms of a question's plain words to `analysis`; returns the
-/// stems added. Identifier queries are left alone: their spelling is the point.
-pub fn expand(analysis: &mut Analysis, text: &str, tokenizer: &mut CodeTokenizer) -> Vec<String> {
+/// Adds the related and joined terms of a question's plain words to `analysis` (weighted
+/// [`Weights::related_term`] and [`Weights::joined_term`]); returns the stems added.
+/// Identifier queries are left alone: their spelling is the point.
+pub fn expand(
+    analysis: &mut Analysis,
+    text: &str,
+    tokenizer: &mut CodeTokenizer,
+    weights: &Weights,
+) -> Vec<String> {
     if matches!(analysis.kind, QueryKind::Identifier | QueryKind::Empty) {
         return Vec::new();
     }
@@ -205,7 +208,7 @@ pub fn expand(analysis: &mut Analysis, text: &str, tokenizer: &mut CodeTokenizer
     for word in words.iter().flatten() {
         if let Some(related) = index.get(&stem(word, tokenizer)) {
             for r in related {
-                add(r.clone(), RELATED_WEIGHT, analysis);
+                add(r.clone(), weights.related_term, analysis);
             }
         }
     }
@@ -214,7 +217,11 @@ pub fn expand(analysis: &mut Analysis, text: &str, tokenizer: &mut CodeTokenizer
             && a.len() <= JOINED_WORD_MAX
             && b.len() <= JOINED_WORD_MAX
         {
-            add(stem(&format!("{a}{b}"), tokenizer), JOINED_WEIGHT, analysis);
+            add(
+                stem(&format!("{a}{b}"), tokenizer),
+                weights.joined_term,
+                analysis,
+            );
         }
     }
     // Joined words first (they are rarer and weigh more), then in order of appearance.
@@ -238,9 +245,10 @@ mod tests {
     #[track_caller]
     fn check(text: &str, expected: &[&str]) {
         let mut tokenizer = CodeTokenizer::default();
-        let mut analysis = analyze(text, &mut tokenizer);
+        let weights = Weights::default();
+        let mut analysis = analyze(text, &mut tokenizer, &weights);
         let before = analysis.terms.len();
-        let added = expand(&mut analysis, text, &mut tokenizer);
+        let added = expand(&mut analysis, text, &mut tokenizer, &weights);
         let got: Vec<String> = analysis.terms[before..]
             .iter()
             .map(|t| format!("{}:{}", t.text, t.weight))

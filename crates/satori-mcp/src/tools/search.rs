@@ -23,9 +23,6 @@ use super::{canonical_or_normal, manage_index, reply, require_absolute};
 use crate::server::Ctx;
 use crate::to_proto::{self, display, manage_hint, time};
 
-/// Changed-file boost applies only to small working-tree changes.
-const MAX_CHANGED_FOR_BOOST: usize = 50;
-
 pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
     let started = Instant::now();
     let abs = match require_absolute(SEARCH_CODEBASE, &p.path) {
@@ -131,10 +128,10 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         .ok()
         .map(satori_core::walk::to_slash)
         .filter(|s| !s.is_empty());
+    // The engine decides which lists are small enough to boost (`Weights::changed_max_files`).
     let changed = (p.ranking_mode == RankingMode::AutoChangedFirst)
         .then(|| ctx.changed_cache.get(&root))
-        .flatten()
-        .filter(|c| !c.is_empty() && c.len() <= MAX_CHANGED_FOR_BOOST);
+        .flatten();
     let req = to_proto::search_request(&p, changed, path_prefix);
     let outcome = match ctx.engine.search(&root, &req) {
         Ok(o) => o,

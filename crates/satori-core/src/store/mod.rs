@@ -1,11 +1,15 @@
-//! One index generation on disk: the tantivy index with the code-aware tokenizer, plus the
-//! compact chunk table that ranking reads without touching the document store.
+//! One index generation on disk: the tantivy index with the code-aware tokenizer, the
+//! compact chunk table, and the vectors. Storage only: nothing here knows how results are
+//! ranked.
 //!
 //! A generation directory is written once by [`GenerationWriter`] and then only read through
-//! [`Generation`]. The engine owns everything around it (manifest, completion marker, the
-//! `CURRENT` pointer); this module owns only what is inside `<gen>/lexical/` and `<gen>/chunks*`.
-//! The dense matrix under `<gen>/vectors/` (rows in the same ordinal order) is written and
-//! opened alongside, by `crate::dense`.
+//! [`Generation`], whose read API is what search uses: BM25 candidates for a
+//! [`LexicalQuery`], the chunks holding a term, the chunk and file tables, chunk contents,
+//! and the vector index behind the [`VectorIndex`] trait. The engine owns everything around
+//! a generation (manifest, completion marker, the `CURRENT` pointer); this module owns only
+//! what is inside `<gen>/lexical/` and `<gen>/chunks*`. The dense matrix under
+//! `<gen>/vectors/` (rows in the same ordinal order) is written and opened alongside, by
+//! `crate::dense`.
 
 pub mod table;
 pub mod tokenizer;
@@ -13,16 +17,18 @@ pub mod tokenizer;
 use std::path::{Path, PathBuf};
 
 use tantivy::collector::TopDocs;
-use tantivy::query::Query;
+use tantivy::query::{BooleanQuery, BoostQuery, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value,
 };
-use tantivy::{DocAddress, Index, IndexWriter, ReloadPolicy, Searcher, TantivyDocument};
+use tantivy::{
+    DocAddress, DocSet, Index, IndexWriter, ReloadPolicy, Searcher, TERMINATED, TantivyDocument,
+    Term,
+};
 
 use crate::chunk::ChunkedFile;
-use crate::dense::{DenseIndex, DenseWriter};
+use crate::dense::{DenseIndex, DenseWriter, VectorIndex};
 use crate::lang::Language;
-use crate::search::{FileFacts, SearchContext, SearchOutcome, SearchRequest};
 use crate::{Error, Result};
 
 use self::table::{ChunkEntry, ChunkTable, FileEntry, TABLE_VERSION};
@@ -41,9 +47,43 @@ const WRITER_MEMORY_BYTES: usize = 96 * 1024 * 1024;
 /// Name of the fast field carrying the chunk ordinal.
 const ORD_FIELD: &str = "ord";
 
+/// The text fields of the lexical index, as readers name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextField {
+    /// The chunk's text.
+    Content,
+    /// What the chunk defines and where it sits: symbol name and label, defined names,
+    /// breadcrumbs.
+    Symbols,
+    /// The file's root-relative path.
+    Path,
+}
+
+/// Whether a clause of a [`LexicalQuery::Bool`] must match or only adds to the score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occur {
+    Should,
+    Must,
+}
+
+/// A BM25 query over the text fields, in tantivy's boolean model: the caller decides the
+/// terms and their boosts, the generation scores them.
+#[derive(Debug, Clone)]
+pub enum LexicalQuery {
+    /// One (already analysed) term in one field, its BM25 score multiplied by `boost`.
+    Term {
+        field: TextField,
+        text: String,
+        boost: f32,
+    },
+    /// The sum of the matching clauses; a document must match every `Must` clause, and at
+    /// least one `Should` clause when there is no `Must`.
+    Bool(Vec<(Occur, LexicalQuery)>),
+}
+
 /// The fields of the lexical index.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Fields {
+struct Fields {
     pub ord: Field,
     /// Chunk text; the only stored field (content is fetched for the final hits only).
     pub content: Field,
@@ -73,6 +113,14 @@ impl Fields {
                 path,
             },
         )
+    }
+
+    fn text(&self, field: TextField) -> Field {
+        match field {
+            TextField::Content => self.content,
+            TextField::Symbols => self.symbols,
+            TextField::Path => self.path,
+        }
     }
 
     fn from_schema(schema: &Schema, dir: &Path) -> Result<Fields> {
@@ -236,18 +284,19 @@ fn symbol_text(chunk: &crate::chunk::Chunk) -> String {
 }
 
 /// A finished generation opened for reading. Cheap to share between threads.
+///
+/// Chunks are named by their ordinal everywhere: index into [`Generation::chunks`], value of
+/// the `ord` fast field, row of the vector index.
 pub struct Generation {
-    pub(crate) table: ChunkTable,
-    /// Per-file facts derived once at open (category, path words) for ranking.
-    pub(crate) facts: Vec<FileFacts>,
-    pub(crate) searcher: Searcher,
-    pub(crate) fields: Fields,
+    table: ChunkTable,
+    searcher: Searcher,
+    fields: Fields,
     /// Segment ordinal → doc id → chunk ordinal.
-    pub(crate) ord_of: Vec<Vec<u32>>,
+    ord_of: Vec<Vec<u32>>,
     /// Chunk ordinal → where its document lives in the index.
-    pub(crate) addr_of: Vec<DocAddress>,
+    addr_of: Vec<DocAddress>,
     /// The dense matrix, when the generation was built with an embedding model.
-    pub(crate) dense: Option<DenseIndex>,
+    dense: Option<DenseIndex>,
 }
 
 impl Generation {
@@ -306,15 +355,8 @@ impl Generation {
         } else {
             None
         };
-        let mut tokenizer = CodeTokenizer::default();
-        let facts = table
-            .files
-            .iter()
-            .map(|f| FileFacts::of(f, &mut tokenizer))
-            .collect();
         Ok(Generation {
             table,
-            facts,
             searcher,
             fields,
             ord_of,
@@ -328,26 +370,17 @@ impl Generation {
         self.dense.as_ref().map(DenseIndex::dim)
     }
 
+    /// The vector index (rows = chunk ordinals), when the generation has vectors.
+    pub fn vectors(&self) -> Option<&dyn VectorIndex> {
+        self.dense.as_ref().map(|d| d as &dyn VectorIndex)
+    }
+
     /// Counts of the generation.
     pub fn stats(&self) -> GenerationStats {
         GenerationStats {
             files: self.table.files.len() as u64,
             chunks: self.table.chunks.len() as u64,
         }
-    }
-
-    /// Runs one lexical search with the default ranking (see `crate::search`).
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchOutcome> {
-        crate::search::execute(self, req, SearchContext::default())
-    }
-
-    /// Runs one search with a query embedding model and pipeline switches.
-    pub fn search_with(
-        &self,
-        req: &SearchRequest,
-        ctx: SearchContext<'_>,
-    ) -> Result<SearchOutcome> {
-        crate::search::execute(self, req, ctx)
     }
 
     /// The files of the generation, in file-id order.
@@ -374,19 +407,70 @@ impl Generation {
             .to_string())
     }
 
-    /// Top `limit` chunks for a tantivy query, as (score, ordinal), best first.
-    pub(crate) fn top_ordinals(&self, query: &dyn Query, limit: usize) -> Result<Vec<(f32, u32)>> {
+    /// The `limit` best chunks for a BM25 query, as (score, ordinal), best first.
+    pub fn bm25_top(&self, query: &LexicalQuery, limit: usize) -> Result<Vec<(f32, u32)>> {
+        let query = self.tantivy_query(query);
         let top = self
             .searcher
-            .search(query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+            .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
         Ok(top
             .into_iter()
             .map(|(score, addr)| (score, self.ordinal(addr)))
             .collect())
     }
 
+    /// Calls `each` with the ordinal of every chunk that has `term` (an analysed token) in
+    /// `field`, in no particular order.
+    pub fn for_each_chunk_with(
+        &self,
+        field: TextField,
+        term: &str,
+        each: &mut dyn FnMut(u32),
+    ) -> Result<()> {
+        let field = self.fields.text(field);
+        let term = Term::from_field_text(field, term);
+        for (seg, reader) in self.searcher.segment_readers().iter().enumerate() {
+            let inverted = reader.inverted_index(field)?;
+            let postings = inverted
+                .read_postings(&term, IndexRecordOption::Basic)
+                .map_err(|e| Error::Lexical(e.to_string()))?;
+            if let Some(mut postings) = postings {
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    each(self.ord_of[seg][doc as usize]);
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn tantivy_query(&self, query: &LexicalQuery) -> Box<dyn Query> {
+        match query {
+            LexicalQuery::Term { field, text, boost } => {
+                let q = TermQuery::new(
+                    Term::from_field_text(self.fields.text(*field), text),
+                    IndexRecordOption::WithFreqs,
+                );
+                Box::new(BoostQuery::new(Box::new(q), *boost))
+            }
+            LexicalQuery::Bool(clauses) => Box::new(BooleanQuery::new(
+                clauses
+                    .iter()
+                    .map(|(occur, q)| {
+                        let occur = match occur {
+                            Occur::Should => tantivy::query::Occur::Should,
+                            Occur::Must => tantivy::query::Occur::Must,
+                        };
+                        (occur, self.tantivy_query(q))
+                    })
+                    .collect(),
+            )),
+        }
+    }
+
     /// The chunk ordinal of a document.
-    pub(crate) fn ordinal(&self, addr: DocAddress) -> u32 {
+    fn ordinal(&self, addr: DocAddress) -> u32 {
         self.ord_of[addr.segment_ord as usize][addr.doc_id as usize]
     }
 }

@@ -1,9 +1,9 @@
-//! The chunk table: per-chunk and per-file metadata kept in memory for ranking, grouping and
-//! filtering, so a search never reads the document store for its candidates.
+//! The chunk table: per-chunk and per-file metadata kept in memory, so a reader (search, for
+//! its candidates) never reads the document store for it.
 //!
 //! On disk it is one JSON document (`<gen>/chunks.json`). Chunk `i` of the table has ordinal
 //! `i`, which is also the value of the `ord` fast field in the lexical index and the row of
-//! the future dense matrix under `<gen>/vectors/`, so per-ordinal scores from any retriever
+//! the dense matrix under `<gen>/vectors/`, so per-ordinal scores from any retriever
 //! can be combined by indexing into plain vectors.
 
 use std::path::Path;

@@ -1,0 +1,358 @@
+//! Ranking the filtered candidates: the fused retrieval score, the code-aware signals
+//! (definitions, path words, category under the scope, changed files, names a question
+//! describes), per-file saturation, and the order. The score formula is
+//! [`Scored::total`], and only there.
+//!
+//! A new signal is a field of [`Scored`], its weight in `weights.rs`, its computation in
+//! [`Ranker::score`] and its place in [`Scored::total`].
+
+use std::collections::{HashMap, HashSet};
+
+use super::category::{self, Category};
+use super::index::{FileFacts, Index};
+use super::names::{NameCover, NameMatcher, lower_eq, normalized_eq};
+use super::query::{Analysis, QueryKind};
+use super::retrieve::Candidate;
+use super::weights::Weights;
+use super::{Fusion, ResultMode, SearchRequest, SearchTuning};
+use crate::store::table::ChunkEntry;
+use crate::store::tokenizer::CodeTokenizer;
+
+/// A candidate after filtering, with its score parts.
+#[derive(Debug, Clone)]
+pub(super) struct Scored {
+    pub(super) ord: u32,
+    pub(super) bm25: f32,
+    pub(super) lexical_rank: Option<usize>,
+    pub(super) dense: Option<f32>,
+    pub(super) dense_rank: Option<usize>,
+    /// The fused retrieval score in [0, 1].
+    pub(super) fused: f32,
+    /// Added for defining what the query names (or describes).
+    pub(super) definition: f32,
+    /// Added for naming the file or its directories.
+    pub(super) path: f32,
+    pub(super) category: Category,
+    pub(super) category_mult: f32,
+    pub(super) changed_mult: f32,
+    pub(super) score: f32,
+}
+
+impl Scored {
+    /// The score formula: retrieval plus the additive signals, times the multipliers.
+    fn total(&self) -> f32 {
+        (self.fused + self.definition + self.path) * self.category_mult * self.changed_mult
+    }
+}
+
+/// The (lexical, dense) weights of the blend for a query kind: an identifier is best found
+/// by its exact spelling, a question by its meaning.
+pub(super) fn blend(w: &Weights, kind: QueryKind) -> (f32, f32) {
+    match kind {
+        QueryKind::Identifier => (w.identifier_lexical, w.identifier_dense),
+        QueryKind::Mixed | QueryKind::NaturalLanguage | QueryKind::Empty => {
+            (w.question_lexical, w.question_dense)
+        }
+    }
+}
+
+/// Everything ranking reads besides the candidates, fixed for one search.
+pub(super) struct Ranker<'a> {
+    pub(super) ix: &'a Index,
+    pub(super) req: &'a SearchRequest,
+    pub(super) analysis: &'a Analysis,
+    /// Related code words of the question's words.
+    pub(super) related: &'a [String],
+    /// Root-relative paths changed in the working tree (empty: no boost).
+    pub(super) changed: HashSet<&'a str>,
+    pub(super) tuning: &'a SearchTuning,
+    pub(super) weights: &'a Weights,
+}
+
+impl<'a> Ranker<'a> {
+    /// The changed files of a request that the boost applies to: none when the list is
+    /// too long to say anything (a branch switch, a mass rename).
+    pub(super) fn changed_files(
+        req: &'a SearchRequest,
+        tuning: &SearchTuning,
+        w: &Weights,
+    ) -> HashSet<&'a str> {
+        match &req.changed_files {
+            Some(list)
+                if tuning.changed && !list.is_empty() && list.len() <= w.changed_max_files =>
+            {
+                list.iter()
+                    .map(|p| p.trim_start_matches("./").trim_start_matches('/'))
+                    .collect()
+            }
+            _ => HashSet::new(),
+        }
+    }
+
+    /// Scores the candidates and orders them (file saturation included).
+    pub(super) fn rank(
+        &self,
+        survivors: &[Candidate],
+        tokenizer: &mut CodeTokenizer,
+    ) -> Vec<Scored> {
+        let w = self.weights;
+        let norm = Normalizer::of(survivors);
+        let mut names = NameMatcher::new(self.analysis);
+        let mut scored: Vec<Scored> = survivors
+            .iter()
+            .map(|c| self.score(c, &norm, &mut names, tokenizer))
+            .collect();
+        if self.tuning.names && self.analysis.kind != QueryKind::Identifier {
+            let mut covered = NameCover::new(self.analysis, self.related, w);
+            self.name_cover_boost(&mut scored, &mut covered, tokenizer);
+        }
+        self.sort(&mut scored);
+        // Grouped results cap the groups of a file already; a further decay there only
+        // pushes a file's second relevant symbol below weaker ones elsewhere. Raw chunks
+        // have no cap, so they decay.
+        if self.tuning.saturation && self.req.result_mode == ResultMode::Raw {
+            // The k-th chunk of a file keeps file_saturation^k of its score.
+            let mut seen: HashMap<u32, i32> = HashMap::new();
+            for s in &mut scored {
+                let k = seen.entry(self.ix.chunk(s.ord).file).or_insert(0);
+                s.score *= w.file_saturation.powi(*k);
+                *k += 1;
+            }
+            self.sort(&mut scored);
+        }
+        scored
+    }
+
+    /// The score of one candidate.
+    fn score<'g>(
+        &self,
+        c: &Candidate,
+        norm: &Normalizer,
+        names: &mut NameMatcher<'_, 'g>,
+        tokenizer: &mut CodeTokenizer,
+    ) -> Scored
+    where
+        'a: 'g,
+    {
+        let (w, tuning, analysis) = (self.weights, self.tuning, self.analysis);
+        let chunk = self.ix.chunk(c.ord);
+        let file = self.ix.file(chunk.file);
+        let facts = self.ix.facts(chunk.file);
+        let fused = norm.fused(c, tuning.fusion, blend(w, analysis.kind), w.rrf_k);
+        // Definition and path signals are about names. For an identifier query they are
+        // decisive; in a question, words that happen to be names (`get`, `request`) are
+        // noise, so only an explicitly code-shaped identifier counts, and less.
+        let ident_q = analysis.kind == QueryKind::Identifier;
+        let definition = if tuning.definition {
+            let d = definition_boost(chunk, analysis, names, tokenizer, w);
+            if ident_q {
+                d
+            } else {
+                d * w.definition_in_question
+            }
+        } else {
+            0.0
+        };
+        let path = if tuning.path && ident_q {
+            path_boost(facts, &names.idents, &names.parts, w)
+        } else {
+            0.0
+        };
+        let chunk_category = category::of_chunk(facts.category, file.language, chunk);
+        let category_mult = if tuning.category {
+            w.category(self.req.scope, chunk_category).unwrap_or(0.0)
+        } else {
+            1.0
+        };
+        let changed_mult = if self.changed.contains(file.path.as_str()) {
+            w.changed
+        } else {
+            1.0
+        };
+        let mut s = Scored {
+            ord: c.ord,
+            bm25: c.bm25,
+            lexical_rank: c.lexical_rank,
+            dense: c.dense,
+            dense_rank: c.dense_rank,
+            fused,
+            definition,
+            path,
+            category: chunk_category,
+            category_mult,
+            changed_mult,
+            score: 0.0,
+        };
+        s.score = s.total();
+        s
+    }
+
+    /// Adds the name-coverage boost: a question that describes a name rather than spelling
+    /// it. Only the best-scoring candidates are considered: the boost is small, so a chunk
+    /// further down cannot reach the page through it, and analysing the names of every
+    /// candidate (a class chunk defines dozens) would cost more than the rest of the ranking.
+    fn name_cover_boost<'g>(
+        &self,
+        scored: &mut [Scored],
+        covered: &mut NameCover<'_, 'g>,
+        tokenizer: &mut CodeTokenizer,
+    ) where
+        'a: 'g,
+    {
+        let top = self.weights.name_cover_candidates;
+        let threshold = if top > 0 && scored.len() > top {
+            let mut scores: Vec<f32> = scored.iter().map(|s| s.score).collect();
+            let (_, nth, _) = scores.select_nth_unstable_by(top - 1, |a, b| b.total_cmp(a));
+            *nth
+        } else if top == 0 {
+            f32::INFINITY
+        } else {
+            f32::NEG_INFINITY
+        };
+        for s in scored.iter_mut() {
+            // A chunk that already defines a spelled identifier needs no second boost.
+            if s.score < threshold || s.definition != 0.0 {
+                continue;
+            }
+            let boost = covered.boost(self.ix.chunk(s.ord), tokenizer);
+            if boost > 0.0 {
+                s.definition = boost;
+                s.score = s.total();
+            }
+        }
+    }
+
+    /// Score descending, then file, start line, symbol label and ordinal ascending.
+    fn sort(&self, scored: &mut [Scored]) {
+        let ix = self.ix;
+        scored.sort_by(|a, b| {
+            let (ca, cb) = (ix.chunk(a.ord), ix.chunk(b.ord));
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| ix.file(ca.file).path.cmp(&ix.file(cb.file).path))
+                .then(ca.start_line.cmp(&cb.start_line))
+                .then_with(|| label(ca).cmp(label(cb)))
+                .then(a.ord.cmp(&b.ord))
+        });
+    }
+}
+
+fn label(c: &ChunkEntry) -> &str {
+    c.symbol.as_ref().map_or("", |s| s.label.as_str())
+}
+
+/// How the retrieval scores of one search are brought to [0, 1] and fused.
+struct Normalizer {
+    /// The best BM25 score among the candidates.
+    top: f32,
+    /// The cosine range among the candidates (infinite when none has a cosine).
+    dmin: f32,
+    dmax: f32,
+}
+
+impl Normalizer {
+    fn of(survivors: &[Candidate]) -> Normalizer {
+        let top = survivors.iter().map(|c| c.bm25).fold(0.0f32, f32::max);
+        // Cosines are min-max normalised over the candidates: their absolute level says
+        // little (a static model's cosines bunch together), their spread among candidates
+        // says much.
+        let (dmin, dmax) = survivors
+            .iter()
+            .filter_map(|c| c.dense)
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), d| {
+                (lo.min(d), hi.max(d))
+            });
+        Normalizer { top, dmin, dmax }
+    }
+
+    fn fused(
+        &self,
+        c: &Candidate,
+        fusion: Fusion,
+        (w_lexical, w_dense): (f32, f32),
+        rrf_k: f32,
+    ) -> f32 {
+        let Normalizer { top, dmin, dmax } = *self;
+        let has_dense = dmax.is_finite();
+        let lexical = if top > 0.0 { c.bm25 / top } else { 0.0 };
+        let dense = match c.dense {
+            Some(d) if has_dense && dmax > dmin => (d - dmin) / (dmax - dmin),
+            Some(_) if has_dense => 1.0,
+            _ => 0.0,
+        };
+        if top <= 0.0 && !has_dense {
+            // Operator-only searches have no retrieval score: every candidate starts equal.
+            1.0
+        } else if !has_dense {
+            lexical
+        } else if top <= 0.0 {
+            dense
+        } else {
+            match fusion {
+                Fusion::Blend => w_lexical * lexical + w_dense * dense,
+                Fusion::Rrf => {
+                    let rr = |r: Option<usize>| r.map_or(0.0, |r| 1.0 / (rrf_k + 1.0 + r as f32));
+                    (rr(c.lexical_rank) + rr(c.dense_rank)) / (2.0 / (rrf_k + 1.0))
+                }
+            }
+        }
+    }
+}
+
+/// How strongly a chunk defines what the query names.
+fn definition_boost<'g>(
+    chunk: &'g ChunkEntry,
+    analysis: &Analysis,
+    names: &mut NameMatcher<'_, 'g>,
+    tokenizer: &mut CodeTokenizer,
+    w: &Weights,
+) -> f32 {
+    // A question without an explicit identifier has nothing this boost could match.
+    if names.idents.is_empty() && analysis.kind != QueryKind::Identifier {
+        return 0.0;
+    }
+    let chunk_names = || {
+        chunk
+            .symbol
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(chunk.defines.iter().map(String::as_str))
+    };
+    if chunk_names().next().is_none() {
+        return 0.0;
+    }
+    if chunk_names().any(|n| names.idents.iter().any(|i| normalized_eq(n, i))) {
+        return w.definition_exact;
+    }
+    // Beyond exact identifiers, only an identifier query's words and parts name things.
+    if analysis.kind != QueryKind::Identifier {
+        return 0.0;
+    }
+    if chunk_names().any(|n| analysis.words.iter().any(|word| lower_eq(n, word))) {
+        return w.definition_word;
+    }
+    if names.parts.is_empty() {
+        return 0.0;
+    }
+    let found = chunk_names().fold(0u128, |acc, n| acc | names.parts_of(n, tokenizer));
+    w.definition_parts * found.count_ones() as f32 / names.parts.len() as f32
+}
+
+/// Bonus for query terms naming the file or its directories.
+fn path_boost(facts: &FileFacts, idents: &[String], parts: &[&str], w: &Weights) -> f32 {
+    let mut boost = 0.0;
+    if facts
+        .stem_tokens
+        .iter()
+        .any(|t| parts.contains(&t.as_str()))
+    {
+        boost += w.path_stem;
+    }
+    if !facts.stem_norm.is_empty() && idents.contains(&facts.stem_norm) {
+        boost += w.path_stem_exact;
+    }
+    if facts.dir_tokens.iter().any(|t| parts.contains(&t.as_str())) {
+        boost += w.path_dir;
+    }
+    boost
+}

@@ -1,0 +1,315 @@
+//! Every number ranking uses, in one value: fusion weights per query kind, field boosts,
+//! term weights, signal bonuses, category multipliers per scope, saturation, caps and
+//! candidate counts.
+//!
+//! [`Weights::default`] is what Satori ships (the benchmark's choices, with the reasons next
+//! to each field). A benchmark run overrides some of them without a rebuild: the server
+//! reads a JSON object of the fields to change from `SATORI_SEARCH_WEIGHTS` and passes it to
+//! [`Weights::with_overrides`]. A new ranking signal adds its weight here, its computation to
+//! `rank.rs`, and nothing else.
+
+use serde::Deserialize;
+
+use super::Scope;
+use super::category::Category;
+
+/// The weights and thresholds of ranking. Field names are the keys of the JSON override.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Weights {
+    // --- Fusion of the two retrievers -------------------------------------------------------
+    /// Weight of the normalised BM25 score for an identifier query (an identifier is best
+    /// found by its exact spelling).
+    pub identifier_lexical: f32,
+    /// Weight of the normalised cosine for an identifier query.
+    pub identifier_dense: f32,
+    /// Weight of the normalised BM25 score for a question (natural language or mixed). A
+    /// question weighs its words and its meaning equally since the static model was
+    /// fine-tuned on doc comments of eight languages (0.7/0.3 and 0.6/0.4 before).
+    pub question_lexical: f32,
+    /// Weight of the normalised cosine for a question.
+    pub question_dense: f32,
+    /// The constant of reciprocal-rank fusion (the `rrf` switch).
+    pub rrf_k: f32,
+
+    // --- The BM25 query ---------------------------------------------------------------------
+    /// Boost of the defined-names field. The names a chunk defines are also part of its body,
+    /// so they count twice already: a further boost (2.5 was tried) made questions worse on
+    /// the benchmark (hand-written nDCG@10 0.560 → 0.597 at 1.0), and identifier queries are
+    /// carried by the definition boost instead.
+    pub symbols_field: f32,
+    /// Boost of the path field: a match in the path says more than one in the body.
+    pub path_field: f32,
+    /// Boost of the chunk's text.
+    pub content_field: f32,
+    /// Term weight of an identifier as written (the strongest evidence there is).
+    pub identifier_term: f32,
+    /// Term weight of one part of an identifier (`user` in `getUserById`).
+    pub identifier_part_term: f32,
+    /// Term weight of a plain word's exact form when it has a different stem (the stem,
+    /// which matches inflections, weighs [`Weights::word_term`]).
+    pub word_exact_term: f32,
+    /// Term weight of a plain word (or its stem).
+    pub word_term: f32,
+    /// Term weight of a code word related to a question word (`put` → `set`).
+    pub related_term: f32,
+    /// Term weight of two adjacent question words joined into one (`call back` → `callback`).
+    pub joined_term: f32,
+
+    // --- Candidate counts -------------------------------------------------------------------
+    /// Smallest first candidate pool (10 × the limit, within these bounds).
+    pub pool_min: usize,
+    /// Largest first candidate pool.
+    pub pool_first_max: usize,
+    /// Ceiling of the retries that grow the pool (× 4) when filters leave too little.
+    pub pool_max: usize,
+
+    // --- Signals ----------------------------------------------------------------------------
+    /// Added to the normalised retrieval score (at most 1) of a chunk that defines a queried
+    /// identifier, so the definition outranks every chunk that merely mentions it.
+    pub definition_exact: f32,
+    /// A plain word of an identifier query that is exactly a defined name.
+    pub definition_word: f32,
+    /// Scaled by the share of an identifier query's parts found among the defined names' parts.
+    pub definition_parts: f32,
+    /// Share of the definition boost an identifier gets when it appears inside a question:
+    /// there, words that happen to be names (`get`, `request`) are noise.
+    pub definition_in_question: f32,
+    /// Scaled by the share of a defined name's words that a question mentions (or relates
+    /// to): "put the bucket into the cache" describes `set_bucket`.
+    pub name_covered: f32,
+    /// Names less covered than this get nothing: one common word in a long name says little.
+    pub name_covered_min: f32,
+    /// Question words this long are looked for inside names spelled as two words
+    /// ("filesystem" in `FileSystem`).
+    pub joined_stem_min: usize,
+    /// How many of the best candidates the name-coverage boost looks at: the boost is small,
+    /// so a chunk further down cannot reach the page through it.
+    pub name_cover_candidates: usize,
+    /// An identifier query's part is a word of the file's stem.
+    pub path_stem: f32,
+    /// An identifier query names the file's stem exactly (`UserService` ~ `user_service.ts`).
+    pub path_stem_exact: f32,
+    /// An identifier query's part names one of the file's directories.
+    pub path_dir: f32,
+    /// Multiplier of files changed in the working tree (`auto_changed_first`).
+    pub changed: f32,
+    /// The changed-files boost applies only to working-tree changes of at most this many files.
+    pub changed_max_files: usize,
+    /// Each further raw chunk of the same file keeps this share of the previous one's weight.
+    /// Mild: relevant code often sits in several chunks of one file; this only keeps one long
+    /// file from taking the whole page of raw results (grouped results cap groups per file,
+    /// and a decay there cost 0.006 nDCG@10).
+    pub file_saturation: f32,
+
+    // --- Category multipliers per scope (a category a scope leaves out has none) -------------
+    pub runtime_runtime: f32,
+    pub runtime_compat: f32,
+    pub runtime_declarations: f32,
+    pub runtime_bench: f32,
+    pub runtime_examples: f32,
+    pub runtime_vendored: f32,
+    pub runtime_generated: f32,
+    pub mixed_runtime: f32,
+    pub mixed_compat: f32,
+    pub mixed_bench: f32,
+    pub mixed_declarations: f32,
+    pub mixed_tests: f32,
+    pub mixed_docs: f32,
+    pub mixed_examples: f32,
+    pub mixed_fixtures: f32,
+    pub mixed_vendored: f32,
+    pub mixed_generated: f32,
+    pub docs_docs: f32,
+    pub docs_tests: f32,
+    /// Fixtures are the data of the tests, so the docs scope keeps them, below the tests.
+    pub docs_fixtures: f32,
+
+    // --- Grouped results --------------------------------------------------------------------
+    /// Groups shown per file.
+    pub groups_per_file: usize,
+    /// Groups per file when the strict cap leaves the page short.
+    pub groups_per_file_relaxed: usize,
+    /// Groups shown per symbol.
+    pub groups_per_symbol: usize,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            identifier_lexical: 0.8,
+            identifier_dense: 0.2,
+            question_lexical: 0.5,
+            question_dense: 0.5,
+            rrf_k: 60.0,
+
+            symbols_field: 1.0,
+            path_field: 1.5,
+            content_field: 1.0,
+            identifier_term: 2.0,
+            identifier_part_term: 0.6,
+            word_exact_term: 0.5,
+            word_term: 1.0,
+            related_term: 0.35,
+            joined_term: 0.5,
+
+            pool_min: 100,
+            pool_first_max: 300,
+            pool_max: 2000,
+
+            definition_exact: 1.0,
+            definition_word: 0.3,
+            definition_parts: 0.3,
+            definition_in_question: 0.3,
+            name_covered: 0.15,
+            name_covered_min: 0.5,
+            joined_stem_min: 6,
+            name_cover_candidates: 60,
+            path_stem: 0.2,
+            path_stem_exact: 0.1,
+            path_dir: 0.1,
+            changed: 1.1,
+            changed_max_files: 50,
+            file_saturation: 0.9,
+
+            runtime_runtime: 1.0,
+            runtime_compat: 0.7,
+            runtime_declarations: 0.7,
+            runtime_bench: 0.7,
+            runtime_examples: 0.6,
+            runtime_vendored: 0.5,
+            runtime_generated: 0.4,
+            mixed_runtime: 1.0,
+            mixed_compat: 0.9,
+            mixed_bench: 0.9,
+            mixed_declarations: 0.9,
+            mixed_tests: 0.85,
+            mixed_docs: 0.85,
+            mixed_examples: 0.85,
+            mixed_fixtures: 0.75,
+            mixed_vendored: 0.7,
+            mixed_generated: 0.6,
+            docs_docs: 1.0,
+            docs_tests: 0.9,
+            docs_fixtures: 0.8,
+
+            groups_per_file: 2,
+            groups_per_file_relaxed: 3,
+            groups_per_symbol: 1,
+        }
+    }
+}
+
+impl Weights {
+    /// The default weights with the fields of a JSON object replaced (`{"rrf_k": 30}`).
+    /// Unknown keys, values of the wrong type and unusable values are errors.
+    pub fn with_overrides(json: &str) -> Result<Weights, String> {
+        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        // A struct also deserialises from an array (fields by position): only names count.
+        if !value.is_object() {
+            return Err("not a JSON object".into());
+        }
+        let w: Weights = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        w.check()?;
+        Ok(w)
+    }
+
+    /// Refuses values that would make ranking meaningless rather than just different.
+    fn check(&self) -> Result<(), String> {
+        if self.pool_min == 0 || self.pool_min > self.pool_first_max {
+            return Err("pool_min must be at least 1 and at most pool_first_max".into());
+        }
+        if self.pool_first_max > self.pool_max {
+            return Err("pool_first_max must be at most pool_max".into());
+        }
+        if self.groups_per_file == 0 || self.groups_per_symbol == 0 {
+            return Err("groups_per_file and groups_per_symbol must be at least 1".into());
+        }
+        if self.rrf_k < 0.0 {
+            return Err("rrf_k must not be negative".into());
+        }
+        Ok(())
+    }
+
+    /// The weight of a category under a scope; `None` when the scope leaves it out.
+    pub fn category(&self, scope: Scope, category: Category) -> Option<f32> {
+        use Category::*;
+        match scope {
+            Scope::Runtime => match category {
+                Tests | Fixtures | Docs => None,
+                Runtime => Some(self.runtime_runtime),
+                Compat => Some(self.runtime_compat),
+                Declarations => Some(self.runtime_declarations),
+                Bench => Some(self.runtime_bench),
+                Examples => Some(self.runtime_examples),
+                Vendored => Some(self.runtime_vendored),
+                Generated => Some(self.runtime_generated),
+            },
+            Scope::Mixed => Some(match category {
+                Runtime => self.mixed_runtime,
+                Compat => self.mixed_compat,
+                Bench => self.mixed_bench,
+                Declarations => self.mixed_declarations,
+                Tests => self.mixed_tests,
+                Docs => self.mixed_docs,
+                Examples => self.mixed_examples,
+                Fixtures => self.mixed_fixtures,
+                Vendored => self.mixed_vendored,
+                Generated => self.mixed_generated,
+            }),
+            Scope::Docs => match category {
+                Docs => Some(self.docs_docs),
+                Tests => Some(self.docs_tests),
+                Fixtures => Some(self.docs_fixtures),
+                _ => None,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_multipliers() {
+        use Category::*;
+        let w = Weights::default();
+        assert_eq!(w.category(Scope::Runtime, Tests), None);
+        assert_eq!(w.category(Scope::Runtime, Docs), None);
+        assert_eq!(w.category(Scope::Runtime, Fixtures), None);
+        assert_eq!(w.category(Scope::Runtime, Runtime), Some(1.0));
+        assert!(w.category(Scope::Runtime, Generated) < w.category(Scope::Runtime, Examples));
+        assert_eq!(w.category(Scope::Docs, Runtime), None);
+        assert_eq!(w.category(Scope::Docs, Docs), Some(1.0));
+        for c in Category::ALL {
+            assert!(
+                w.category(Scope::Mixed, c)
+                    .is_some_and(|m| m > 0.0 && m <= 1.0)
+            );
+        }
+        let ids: std::collections::HashSet<&str> = Category::ALL.iter().map(|c| c.id()).collect();
+        assert_eq!(ids.len(), Category::ALL.len());
+    }
+
+    #[test]
+    fn overrides() {
+        let w = Weights::with_overrides(r#"{"rrf_k": 30, "question_dense": 0.4}"#).unwrap();
+        assert_eq!(w.rrf_k, 30.0);
+        assert_eq!((w.question_lexical, w.question_dense), (0.5, 0.4));
+        assert_eq!(
+            Weights {
+                rrf_k: 60.0,
+                question_dense: 0.5,
+                ..w
+            },
+            Weights::default()
+        );
+        assert_eq!(Weights::with_overrides("{}").unwrap(), Weights::default());
+        let unknown = Weights::with_overrides(r#"{"rrf": 30}"#).unwrap_err();
+        assert!(unknown.contains("unknown field `rrf`"), "{unknown}");
+        assert!(Weights::with_overrides(r#"{"pool_min": "many"}"#).is_err());
+        assert!(Weights::with_overrides(r#"{"pool_min": 0}"#).is_err());
+        assert!(Weights::with_overrides("[1]").is_err());
+    }
+}
