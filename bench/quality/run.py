@@ -209,15 +209,17 @@ def find_binaries(bin_dir):
     return server, cli
 
 
-def base_env(home, model, server_bin):
+def base_env(home, model, server_bin, weights=None):
     env = dict(os.environ)
-    for name in ("SATORI_SEARCH_ABLATION", "SATORI_EMBEDDING_MODEL", "SATORI_RUN_MODE",
-                 "SATORI_CLI_STDOUT_GUARD"):
+    for name in ("SATORI_SEARCH_ABLATION", "SATORI_SEARCH_WEIGHTS", "SATORI_EMBEDDING_MODEL",
+                 "SATORI_RUN_MODE", "SATORI_CLI_STDOUT_GUARD"):
         env.pop(name, None)
     env["SATORI_HOME"] = home
     env["SATORI_SERVER_BIN"] = server_bin
     if model is not None:
         env["SATORI_EMBEDDING_MODEL"] = model
+    if weights is not None:
+        env["SATORI_SEARCH_WEIGHTS"] = weights
     return env
 
 
@@ -866,7 +868,17 @@ def main(argv=None):
                     help="queries per package also run through satori-cli, to time it (default 2)")
     ap.add_argument("--seed", type=int, default=7, help="bootstrap seed")
     ap.add_argument("--call-timeout", type=float, default=600, help="seconds per search call")
+    ap.add_argument("--weights", metavar="JSON",
+                    help="ranking weights to change, as a JSON object passed to every server as "
+                         "SATORI_SEARCH_WEIGHTS (e.g. '{\"rrf_k\": 30}'; default: the shipped weights)")
     args = ap.parse_args(argv)
+    if args.weights is not None:
+        try:
+            if not isinstance(json.loads(args.weights), dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            log(f"error: --weights must be a JSON object: {e}")
+            return 2
     if args.model is None:
         # SATORI_EMBEDDING_MODEL in the environment counts as --model.
         args.model = os.environ.get("SATORI_EMBEDDING_MODEL") or None
@@ -895,7 +907,7 @@ def main(argv=None):
         # One index per embedding model, shared by every search configuration.
         home = os.path.join(cache, "homes", model_key(args.model))
         os.makedirs(home, exist_ok=True)
-        env = base_env(home, args.model, server_bin)
+        env = base_env(home, args.model, server_bin, args.weights)
         server_sha = sha256_file(server_bin)
         index = {}
         for pkg in packages:
@@ -936,6 +948,7 @@ def main(argv=None):
         "model_env": args.model if args.model is not None else "(unset: bundled)",
         "satori_home": home, "cache": cache, "repos": [p["name"] for p in packages],
         "kinds": kinds, "limit_queries": args.limit_queries,
+        "weights": json.loads(args.weights) if args.weights is not None else None,
         "query_counts": {"total": sum(counts.values()), **{k: counts.get(k, 0) for k in kinds}},
         "bootstrap": {"samples": BOOTSTRAP_SAMPLES, "seed": args.seed,
                       "resampling": "queries, within each repository"},

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use satori_core::embed::ModelSource;
 use satori_core::embed::hub::HubOptions;
-use satori_core::search::SearchTuning;
+use satori_core::search::{SearchTuning, Weights};
 use satori_protocol::env;
 
 use crate::guard::GuardMode;
@@ -37,7 +37,8 @@ pub struct Config {
     /// models.
     pub hub: HubOptions,
     /// `SATORI_SEARCH_ABLATION`: switches that turn parts of the ranking pipeline off, for
-    /// measuring what each contributes (default: everything on).
+    /// measuring what each contributes (default: everything on); `SATORI_SEARCH_WEIGHTS`:
+    /// ranking weights to change (default: none).
     pub tuning: SearchTuning,
 }
 
@@ -109,7 +110,7 @@ impl Config {
                 expected: e.0,
             })?,
         };
-        let tuning = match var(env::SEARCH_ABLATION) {
+        let mut tuning = match var(env::SEARCH_ABLATION) {
             None => SearchTuning::default(),
             Some(v) => SearchTuning::parse(&v).map_err(|e| ConfigError {
                 name: env::SEARCH_ABLATION,
@@ -117,6 +118,13 @@ impl Config {
                 expected: e,
             })?,
         };
+        if let Some(v) = var(env::SEARCH_WEIGHTS) {
+            tuning.weights = Weights::with_overrides(&v).map_err(|e| ConfigError {
+                name: env::SEARCH_WEIGHTS,
+                value: v,
+                expected: format!("expected a JSON object of ranking weights: {e}"),
+            })?;
+        }
         let mut hub = HubOptions::default();
         if let Some(v) = var(env::HF_ENDPOINT) {
             hub.endpoint = v.trim().to_string();

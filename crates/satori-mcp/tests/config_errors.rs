@@ -126,6 +126,25 @@ fn bad_environment_is_refused_clearly() {
             exit: 2,
             stderr: &["exclude each other"],
         },
+        Case {
+            env: &[("SATORI_SEARCH_WEIGHTS", r#"{"rrf": 30}"#)],
+            exit: 2,
+            stderr: &[
+                r#"SATORI_SEARCH_WEIGHTS='{"rrf": 30}'"#,
+                "unknown field `rrf`",
+                "rrf_k",
+            ],
+        },
+        Case {
+            env: &[("SATORI_SEARCH_WEIGHTS", r#"{"path_field": "high"}"#)],
+            exit: 2,
+            stderr: &["JSON object of ranking weights", "invalid type"],
+        },
+        Case {
+            env: &[("SATORI_SEARCH_WEIGHTS", "rrf_k=30")],
+            exit: 2,
+            stderr: &["SATORI_SEARCH_WEIGHTS='rrf_k=30'"],
+        },
     ];
     for case in &cases {
         check(case);

@@ -27,5 +27,8 @@ pub const HF_ENDPOINT: &str = "SATORI_HF_ENDPOINT";
 pub const OFFLINE: &str = "SATORI_OFFLINE";
 /// Comma-separated ranking switches, for measuring each part of the ranking.
 pub const SEARCH_ABLATION: &str = "SATORI_SEARCH_ABLATION";
+/// A JSON object of ranking weights to change (`{"rrf_k": 30}`), for trying weights without
+/// a rebuild.
+pub const SEARCH_WEIGHTS: &str = "SATORI_SEARCH_WEIGHTS";
 /// Test hook: text the server writes to its raw stdout before serving (proves the guard).
 pub const TEST_STRAY_STDOUT: &str = "SATORI_TEST_STRAY_STDOUT";
