@@ -120,7 +120,9 @@ impl<W: AsyncWrite + Unpin> Out<W> {
     }
 
     async fn write_message(&mut self, msg: &ServerJsonRpcMessage) -> io::Result<()> {
-        self.settle().await?;
+        if self.done < self.buf.len() {
+            self.settle().await?;
+        }
         self.stage(msg)?;
         self.settle().await
     }
@@ -151,7 +153,9 @@ where
         let out = Arc::clone(&self.out);
         let mut guard = out.lock().await;
         let out = guard.as_mut().ok_or(io::ErrorKind::NotConnected)?;
-        out.settle().await?;
+        if out.done < out.buf.len() {
+            out.settle().await?;
+        }
         if let Some(msg) = self.owed.take() {
             out.stage(&msg)?;
         }
