@@ -2,6 +2,10 @@
 //! client has chosen a level with `logging/setLevel` the same event also reaches it as an
 //! MCP `notifications/message` when its level is at or above the chosen one.
 //!
+//! A request may also carry its own level (`_meta["io.modelcontextprotocol/logLevel"]`, the
+//! 2026-07-28 way, where `logging/setLevel` is gone): the events raised while that request
+//! runs are then sent at that level instead of the session's.
+//!
 //! Nothing is sent before the client asks: the spec leaves the default to the server, stderr
 //! already carries every line, and a client that never asked should not pay tokens for a
 //! telemetry event per search.
@@ -10,6 +14,7 @@
 //! server speaks keeps `logging/setLevel` and `notifications/message`; hence the `allow`s.
 #![allow(deprecated)]
 
+use std::cell::RefCell;
 use std::fmt;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -17,7 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::Peer;
+use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
@@ -108,13 +113,28 @@ impl Log {
     ) {
         let _ = writeln!(std::io::stderr(), "{line}");
         let level = level.to_mcp();
-        if rank(level) < self.0.threshold.0.load(Ordering::Relaxed) {
-            return;
-        }
-        let to_client = self.0.to_client.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(tx) = to_client.as_ref() {
-            let _ =
-                tx.send(LoggingMessageNotificationParam::new(level, data()).with_logger(logger));
+        let event =
+            |data: Value| LoggingMessageNotificationParam::new(level, data).with_logger(logger);
+        // A request that asked for a level of its own decides for the events it raises.
+        let for_request =
+            REQUEST.with_borrow(|r| r.as_ref().map(|r| r.wants(level).then(|| r.target())));
+        match for_request {
+            Some(Some((peer, runtime))) => {
+                let event = event(data());
+                runtime.spawn(async move {
+                    let _ = peer.notify_logging_message(event).await;
+                });
+            }
+            Some(None) => {}
+            None => {
+                if rank(level) < self.0.threshold.0.load(Ordering::Relaxed) {
+                    return;
+                }
+                let to_client = self.0.to_client.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(tx) = to_client.as_ref() {
+                    let _ = tx.send(event(data()));
+                }
+            }
         }
     }
 
@@ -126,6 +146,53 @@ impl Log {
 }
 
 static PROCESS: OnceLock<Log> = OnceLock::new();
+
+thread_local! {
+    /// The level of the request running on this thread, when it asked for one.
+    static REQUEST: RefCell<Option<RequestLog>> = const { RefCell::new(None) };
+}
+
+/// The level one request asked for, and the client to send its events to.
+pub struct RequestLog {
+    threshold: u8,
+    peer: Peer<RoleServer>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// Clears the thread's request level when the request's work ends.
+pub struct RequestLogScope(());
+
+impl RequestLog {
+    /// The level `context`'s request carries in its `_meta`, if any. Call inside the runtime.
+    pub fn asked_by(context: &RequestContext<RoleServer>) -> Option<RequestLog> {
+        let level = context.meta.log_level()?;
+        Some(RequestLog {
+            threshold: rank(level),
+            peer: context.peer.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        })
+    }
+
+    /// Makes this the level of the events raised on this thread until the scope ends.
+    pub fn enter(self) -> RequestLogScope {
+        REQUEST.set(Some(self));
+        RequestLogScope(())
+    }
+
+    fn wants(&self, level: LoggingLevel) -> bool {
+        rank(level) >= self.threshold
+    }
+
+    fn target(&self) -> (Peer<RoleServer>, tokio::runtime::Handle) {
+        (self.peer.clone(), self.runtime.clone())
+    }
+}
+
+impl Drop for RequestLogScope {
+    fn drop(&mut self) {
+        REQUEST.set(None);
+    }
+}
 
 /// [`Log::emit`] on the process's log, or stderr alone when no server runs.
 pub fn emit_for_process(

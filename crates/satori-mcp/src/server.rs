@@ -20,7 +20,7 @@ use satori_core::layout::Home;
 
 use crate::config::Config;
 use crate::jobs::Jobs;
-use crate::logging::Log;
+use crate::logging::{Log, RequestLog};
 use crate::tools;
 
 /// Shared state of every request.
@@ -79,6 +79,17 @@ impl SatoriServer {
         name: &str,
         args: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
+        self.call_logged(name, args, None).await
+    }
+
+    /// [`Self::call`], with the diagnostics of the call sent at the level its request asked
+    /// for (2026-07-28 requests carry one in `_meta`).
+    async fn call_logged(
+        &self,
+        name: &str,
+        args: Option<JsonObject>,
+        request_log: Option<RequestLog>,
+    ) -> Result<CallToolResult, McpError> {
         crate::guard::stray_write_for_tests();
         if !self.tools.iter().any(|t| t.name == name) {
             return Err(McpError::invalid_params(
@@ -99,6 +110,7 @@ impl SatoriServer {
         let handle = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             let _enter = handle.enter();
+            let _log = request_log.map(RequestLog::enter);
             tools::dispatch(&ctx, &name, args.as_ref())
         })
         .await
@@ -175,9 +187,10 @@ impl ServerHandler for SatoriServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call(&request.name, request.arguments)
+        let request_log = RequestLog::asked_by(&context);
+        self.call_logged(&request.name, request.arguments, request_log)
             .await
             .map(CallToolResponse::from)
     }

@@ -264,19 +264,13 @@ fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap()
 }
 
-/// Telemetry reaches the client only at or above the level it chose: nothing before
-/// `logging/setLevel`, nothing at `error`, the event itself (as structured data) at `debug`.
-/// Returns the data of the one telemetry notification.
-async fn logging(c: &mut Raw, repo: &Path) -> Value {
-    let init = c.initialize("2025-06-18").await;
-    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-    let path = repo.to_string_lossy().into_owned();
+/// Indexes `path` and waits until the build is over (request ids 1 to 99).
+async fn index(c: &mut Raw, path: &str) {
     let created = c
         .call(1, "manage_index", json!({"action": "create", "path": path}))
         .await;
     assert_eq!(created["structuredContent"]["status"], "ok", "{created}");
-    let mut id = 2;
-    loop {
+    for id in 2..100 {
         let s = c
             .call(
                 id,
@@ -284,12 +278,23 @@ async fn logging(c: &mut Raw, repo: &Path) -> Value {
                 json!({"action": "status", "path": path}),
             )
             .await;
-        id += 1;
         if s["structuredContent"]["state"] != "indexing" {
-            break;
+            assert_eq!(s["structuredContent"]["state"], "indexed", "{s}");
+            return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    panic!("indexing did not finish");
+}
+
+/// Telemetry reaches the client only at or above the level it chose: nothing before
+/// `logging/setLevel`, nothing at `error`, the event itself (as structured data) at `debug`.
+/// Returns the data of the one telemetry notification.
+async fn logging(c: &mut Raw, repo: &Path) -> Value {
+    let init = c.initialize("2025-06-18").await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    let path = repo.to_string_lossy().into_owned();
+    index(c, &path).await;
     let search = |q: &str| json!({"path": path, "query": q, "limit": 1});
     c.call(100, "search_codebase", search("a")).await;
     let set = c
@@ -320,6 +325,57 @@ async fn logging(c: &mut Raw, repo: &Path) -> Value {
         c.seen
     );
     data
+}
+
+/// A request may carry its own level in `_meta` (the 2026-07-28 way, without
+/// `logging/setLevel`): its events are sent at that level, and only its own.
+#[tokio::test]
+async fn request_log_level_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tiny_repo();
+    let (r, w) = tokio::io::split(in_memory(&canonical(home.path())));
+    let c = &mut Raw::new(r, w);
+    c.initialize("2025-11-25").await;
+    let path = canonical(repo.path()).to_string_lossy().into_owned();
+    index(c, &path).await;
+    let search = |q: &str, level: &str| {
+        json!({"name": "search_codebase", "arguments": {"path": path, "query": q, "limit": 1},
+               "_meta": {"io.modelcontextprotocol/logLevel": level}})
+    };
+    let quiet = c
+        .request(json!(100), "tools/call", search("a", "error"))
+        .await;
+    assert!(quiet.get("result").is_some(), "{quiet}");
+    let loud = c
+        .request(json!(101), "tools/call", search("parse_header", "debug"))
+        .await;
+    assert!(loud.get("result").is_some(), "{loud}");
+    let note = c
+        .wait("telemetry notification", |m| {
+            m["method"] == "notifications/message" && m["params"]["logger"] == "telemetry"
+        })
+        .await;
+    assert_eq!(note["params"]["level"], "debug", "{note}");
+    assert_eq!(
+        note["params"]["data"]["query_length"],
+        "parse_header".len(),
+        "{note}"
+    );
+    // A plain call afterwards is answered with no event: the session never set a level.
+    c.call(
+        102,
+        "search_codebase",
+        json!({"path": path, "query": "bb", "limit": 1}),
+    )
+    .await;
+    c.request(json!(103), "ping", json!({})).await;
+    assert!(
+        c.seen
+            .iter()
+            .all(|m| m["method"] != "notifications/message"),
+        "{:?}",
+        c.seen
+    );
 }
 
 #[tokio::test]
