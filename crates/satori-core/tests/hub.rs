@@ -1,6 +1,6 @@
-//! Fetching models from a hub: the real download code (curl, sha256 checks, atomic
+//! Fetching models from a hub: the real download code (HTTP client, sha256 checks, atomic
 //! publication into the cache) against a fake hub on loopback that answers like the real
-//! one (redirect to a CDN, the file's sha256 in `X-Linked-Etag`).
+//! one (redirect to a CDN, the file's sha256 in `X-Linked-Etag`), and like a broken one.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -171,4 +171,57 @@ fn failures_are_specific_and_leave_nothing_behind() {
         .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// Nothing but the cache root's `hf` directory itself: no model, no temporary download.
+fn assert_nothing_stored(cache: &Path) {
+    let left: Vec<_> = std::fs::read_dir(cache.join("hf"))
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn bytes_damaged_on_the_way_fail_the_hub_hash() {
+    let files = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let r = served(files.path());
+    let real = sha256_of(
+        &files
+            .path()
+            .join(format!("acme--tiny@{REV}/model.safetensors")),
+    );
+    let hub = fake_hub(files.path(), &["--corrupt-body"]);
+    let err = hub::ensure(&r, cache.path(), &options(&hub)).unwrap_err().0;
+    assert!(
+        err.contains(&format!("the hub reports {real}")) && err.contains("nothing was stored"),
+        "{err}"
+    );
+    assert_nothing_stored(cache.path());
+}
+
+#[test]
+fn a_connection_dropped_mid_body_fails_and_leaves_nothing_behind() {
+    let files = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    served(files.path());
+    // Even a matching pin must not let a truncated body through.
+    let real = sha256_of(
+        &files
+            .path()
+            .join(format!("acme--tiny@{REV}/model.safetensors")),
+    );
+    let pinned = HubRef::parse(&format!("hf:acme/tiny@{REV}#sha256={real}")).unwrap();
+    let hub = fake_hub(files.path(), &["--drop-body"]);
+    let err = hub::ensure(&pinned, cache.path(), &options(&hub))
+        .unwrap_err()
+        .0;
+    assert!(
+        err.starts_with("download of ")
+            && err.contains("/acme/tiny/resolve/")
+            && err.contains("broke off"),
+        "{err}"
+    );
+    assert!(!err.contains("sha256 mismatch"), "{err}");
+    assert_nothing_stored(cache.path());
 }
