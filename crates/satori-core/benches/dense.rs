@@ -45,6 +45,7 @@ fn real_recall(dir: &std::path::Path, k: usize) -> (usize, f64) {
     (index.len(), sum / QUERIES.len() as f64)
 }
 
+#[allow(clippy::disallowed_methods)] // A benchmark's figures are its output.
 fn main() {
     let (rows, dim) = (100_000usize, 256usize);
     let dir = tempfile::tempdir().unwrap();

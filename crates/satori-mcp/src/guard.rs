@@ -11,6 +11,9 @@
 //! - `redirect`: stray bytes go to stderr.
 //! - `off`: no guard; `[STDOUT_GUARD_DISABLED] SATORI_CLI_STDOUT_GUARD=off` once on stderr.
 
+// The server's one owner of stdout: it moves fd 1 aside and hands the protocol its copy.
+#![allow(clippy::disallowed_methods)]
+
 use std::fs::File;
 use std::io::Write;
 

@@ -81,6 +81,7 @@ async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<
                 .serve(LineTransport::new(stdin, tokio::fs::File::from_std(file)))
                 .await?
         }
+        #[allow(clippy::disallowed_methods)] // The guard chose plain stdout for the protocol.
         guard::ProtocolOut::Stdout => {
             server
                 .serve(LineTransport::new(stdin, tokio::io::stdout()))
