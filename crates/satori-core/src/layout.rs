@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 use crate::util::{hash16, now_ms, write_atomic};
 use crate::{Error, Result};
 
+/// Version of the on-disk index layout described above. It is part of every index's
+/// [`Fingerprint`]: bumping it makes older indexes `requires_reindex`.
+pub const INDEX_SCHEMA_VERSION: &str = "hybrid_v1";
+
 /// The root of Satori's on-disk state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Home {
@@ -230,7 +234,7 @@ impl Fingerprint {
             embedding_model: info.fingerprint_model(),
             embedding_dimension: info.dim as u32,
             vector_backend: if info.dim > 0 { "embedded" } else { "none" }.into(),
-            schema_version: crate::engine::INDEX_SCHEMA_VERSION.into(),
+            schema_version: INDEX_SCHEMA_VERSION.into(),
         }
     }
 

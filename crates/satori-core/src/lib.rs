@@ -3,18 +3,37 @@
 //!
 //! This crate knows nothing of MCP, JSON-RPC, command lines, terminals or Node. It never
 //! prints: progress is reported through callbacks and partial failures come back as data.
+//!
+//! The façade is [`Engine`]: callers index, gate, search, sync and outline through it. The
+//! types they exchange with it are re-exported here; three modules are public because their
+//! callers compose with more than a few of their items: `embed` (model sources, the bundled
+//! model, the hub), `search` (requests, results, tuning) and `dense` (the vector matrix, for
+//! its benchmark). Everything else is private to the crate.
 
-pub mod chunk;
+mod chunk;
 pub mod dense;
 pub mod embed;
-pub mod engine;
-pub mod error;
-pub mod lang;
-pub mod layout;
+mod engine;
+mod error;
+mod lang;
+mod layout;
 pub mod search;
-pub mod state;
-pub mod store;
-pub mod util;
-pub mod walk;
+mod state;
+mod store;
+mod util;
+mod walk;
 
+pub use chunk::{Chunk, ChunkOptions, ChunkedFile, Symbol, SymbolKind, chunk_file};
+pub use engine::{
+    Engine, IndexJob, IndexOptions, IndexSummary, Preflight, Progress, Purpose, Refusal,
+    SyncSummary, Target,
+};
 pub use error::{Error, Result};
+pub use lang::Language;
+pub use layout::{Fingerprint, Home};
+pub use state::{
+    CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, StateFile, StateStore,
+};
+pub use store::{FileRecord, Generation, GenerationStats, GenerationWriter};
+pub use util::{hash_parts, hash16, iso8601, now_ms};
+pub use walk::{looks_binary, to_slash};

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::layout::{Fingerprint, Home};
+use crate::layout::{Fingerprint, Home, Manifest};
 use crate::util::{now_ms, write_atomic};
 use crate::{Error, Result};
 
@@ -27,6 +27,7 @@ pub enum IndexState {
 }
 
 impl IndexState {
+    /// The id persisted in `state.json` and shown to users.
     pub fn id(self) -> &'static str {
         match self {
             IndexState::Indexing => "indexing",
@@ -43,6 +44,75 @@ impl IndexState {
     }
 }
 
+/// The step an index build is in, in the order a build goes through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Walking the tree for the files to index.
+    Scanning,
+    /// Chunking and embedding files, batch by batch.
+    Chunking,
+    /// Committing the lexical index and the vector matrix.
+    Writing,
+    /// Writing the manifest and switching `CURRENT`.
+    Publishing,
+}
+
+impl Phase {
+    /// The id persisted in `state.json` and shown to users.
+    pub fn id(self) -> &'static str {
+        match self {
+            Phase::Scanning => "scanning",
+            Phase::Chunking => "chunking",
+            Phase::Writing => "writing",
+            Phase::Publishing => "publishing",
+        }
+    }
+}
+
+/// How the last build of a published index ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexStatus {
+    /// Every indexable file is in the index.
+    Completed,
+    /// The build stopped adding files at the chunk limit.
+    LimitReached,
+}
+
+impl IndexStatus {
+    /// The id persisted in `state.json` and shown to users.
+    pub fn id(self) -> &'static str {
+        match self {
+            IndexStatus::Completed => "completed",
+            IndexStatus::LimitReached => "limit_reached",
+        }
+    }
+}
+
+/// Why a codebase must be reindexed before it can be used again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReindexReason {
+    /// The index was built with another embedding model, dimension or backend.
+    FingerprintMismatch,
+    /// The state records no fingerprint, so nothing proves the index matches.
+    MissingFingerprint,
+    /// Same model, older on-disk schema: the index predates the current layout.
+    LegacyUnverifiedFingerprint,
+}
+
+impl ReindexReason {
+    /// The id persisted in `state.json` and shown to users.
+    pub fn id(self) -> &'static str {
+        match self {
+            ReindexReason::FingerprintMismatch => "fingerprint_mismatch",
+            ReindexReason::MissingFingerprint => "missing_fingerprint",
+            ReindexReason::LegacyUnverifiedFingerprint => "legacy_unverified_fingerprint",
+        }
+    }
+}
+
 /// Everything recorded about one codebase. Fields that do not apply to the current state
 /// are left at their defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,7 +123,7 @@ pub struct CodebaseState {
     #[serde(default)]
     pub percentage: f32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub phase: Option<Phase>,
     #[serde(default)]
     pub files_done: u64,
     #[serde(default)]
@@ -66,9 +136,8 @@ pub struct CodebaseState {
     pub files: u64,
     #[serde(default)]
     pub chunks: u64,
-    /// `completed` or `limit_reached`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_status: Option<String>,
+    pub index_status: Option<IndexStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_at_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,7 +155,7 @@ pub struct CodebaseState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<ReindexReason>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<Fingerprint>,
     /// Options given at creation, reused by reindex and sync.
@@ -123,6 +192,21 @@ impl CodebaseState {
             ignore_patterns: Vec::new(),
             last_updated_ms: now_ms(),
         }
+    }
+
+    /// The record of a complete published generation, as its manifest describes it.
+    pub fn published(m: &Manifest) -> CodebaseState {
+        let mut c = CodebaseState::new(IndexState::Indexed);
+        c.files = m.files;
+        c.chunks = m.chunks;
+        c.index_status = Some(IndexStatus::Completed);
+        c.indexed_at_ms = Some(m.created_at_ms);
+        c.duration_ms = Some(m.duration_ms);
+        c.fingerprint = Some(m.fingerprint.clone());
+        c.custom_extensions = m.custom_extensions.clone();
+        c.ignore_patterns = m.ignore_patterns.clone();
+        c.percentage = 100.0;
+        c
     }
 }
 
@@ -249,17 +333,7 @@ impl StateStore {
         let mut codebases = BTreeMap::new();
         for (root, dir) in self.home.codebases() {
             if let Some((_, m)) = dir.current() {
-                let mut c = CodebaseState::new(IndexState::Indexed);
-                c.files = m.files;
-                c.chunks = m.chunks;
-                c.index_status = Some("completed".into());
-                c.indexed_at_ms = Some(m.created_at_ms);
-                c.duration_ms = Some(m.duration_ms);
-                c.fingerprint = Some(m.fingerprint.clone());
-                c.custom_extensions = m.custom_extensions.clone();
-                c.ignore_patterns = m.ignore_patterns.clone();
-                c.percentage = 100.0;
-                codebases.insert(root, c);
+                codebases.insert(root, CodebaseState::published(&m));
             }
         }
         StateFile {

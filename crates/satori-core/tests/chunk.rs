@@ -6,9 +6,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use satori_core::chunk::{ChunkOptions, ChunkedFile, chunk_file};
-use satori_core::lang::Language;
-use satori_core::util::hash16;
+use satori_core::{ChunkOptions, ChunkedFile, Language, chunk_file, hash16};
 
 /// Smaller than the defaults so that the fixtures (a few dozen lines each) exercise splitting
 /// of large definitions and merging of small ones.
@@ -153,9 +151,8 @@ fn check(name: &str, lang: Language, text: &str, opts: &ChunkOptions) {
     let ids: HashSet<&str> = out.symbols.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids.len(), out.symbols.len(), "{name}: duplicate symbol ids");
     for w in out.symbols.windows(2) {
-        let key = |s: &satori_core::chunk::Symbol| {
-            (s.start_line, s.end_line, s.label.clone(), s.id.clone())
-        };
+        let key =
+            |s: &satori_core::Symbol| (s.start_line, s.end_line, s.label.clone(), s.id.clone());
         assert!(key(&w[0]) <= key(&w[1]), "{name}: symbols not sorted");
     }
     for sym in &out.symbols {

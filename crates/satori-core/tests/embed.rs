@@ -6,8 +6,7 @@
 //! a few texts. If tokenisation drifts by one id, or pooling by more than rounding, the
 //! index and the queries would silently live in a different space than the model's.
 
-use satori_core::embed::wordpiece::split_camel;
-use satori_core::embed::{Scratch, bundled};
+use satori_core::embed::{Scratch, bundled, split_camel};
 use serde_json::Value;
 
 fn fixture(name: &str) -> String {

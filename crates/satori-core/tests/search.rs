@@ -6,16 +6,16 @@
 
 use std::path::{Path, PathBuf};
 
-use satori_core::chunk::{Chunk, ChunkedFile, Symbol, SymbolKind};
-use satori_core::lang::Language;
 use satori_core::search::category::Category;
 use satori_core::search::query::QueryKind;
 use satori_core::search::{
     self, GroupBy, Index, ResultMode, Scope, SearchContext, SearchOutcome, SearchRequest,
     SearchTuning,
 };
-use satori_core::store::{FileRecord, Generation, GenerationStats, GenerationWriter};
-use satori_core::util::{hash_parts, hash16};
+use satori_core::{
+    Chunk, ChunkedFile, FileRecord, Generation, GenerationStats, GenerationWriter, Language,
+    Symbol, SymbolKind, hash_parts, hash16,
+};
 use serde::Deserialize;
 
 fn fixtures() -> PathBuf {

@@ -5,11 +5,11 @@
 
 use std::time::Instant;
 
-use satori_core::chunk::{Chunk, ChunkedFile, Symbol, SymbolKind};
-use satori_core::lang::Language;
 use satori_core::search::{self, Index, ResultMode, Scope, SearchContext, SearchRequest};
-use satori_core::store::{FileRecord, Generation, GenerationWriter};
-use satori_core::util::hash16;
+use satori_core::{
+    Chunk, ChunkedFile, FileRecord, Generation, GenerationWriter, Language, Symbol, SymbolKind,
+    hash16,
+};
 
 const FILES: usize = 500;
 const FUNCTIONS_PER_FILE: usize = 20;

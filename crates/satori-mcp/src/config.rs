@@ -140,9 +140,7 @@ impl Config {
             tuning,
             home: match std::env::var_os(env::HOME).filter(|v| !v.is_empty()) {
                 Some(h) => PathBuf::from(h),
-                None => satori_core::layout::Home::default_location()
-                    .root()
-                    .to_path_buf(),
+                None => satori_core::Home::default_location().root().to_path_buf(),
             },
             read_max_lines,
             read_any_file,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use satori_core::engine::{IndexJob, Progress};
+use satori_core::{IndexJob, Progress};
 
 use crate::logging::{Level, Log};
 
@@ -81,13 +81,7 @@ impl Jobs {
     /// The live progress of a build of `root` in this process.
     pub fn view(&self, root: &Path) -> Option<JobView> {
         self.lock().get(root).map(|r| JobView {
-            progress: r.progress.clone().unwrap_or(Progress {
-                phase: "scanning",
-                files_done: 0,
-                files_total: 0,
-                chunks: 0,
-                percentage: 0.0,
-            }),
+            progress: r.progress.clone().unwrap_or_else(Progress::starting),
         })
     }
 

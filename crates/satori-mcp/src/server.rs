@@ -15,8 +15,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use satori_core::embed::Embeddings;
-use satori_core::engine::Engine;
-use satori_core::layout::Home;
+use satori_core::{Engine, Home};
 
 use crate::config::Config;
 use crate::jobs::Jobs;

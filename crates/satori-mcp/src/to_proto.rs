@@ -4,17 +4,16 @@
 
 use std::path::Path;
 
-use satori_core::chunk::Symbol;
-use satori_core::engine::SyncSummary;
-use satori_core::engine::{Progress as CoreProgress, ReindexReason as CoreReindexReason};
-use satori_core::layout::Fingerprint as CoreFingerprint;
 use satori_core::search::query::{ParsedQuery, QueryKind as CoreQueryKind};
 use satori_core::search::{
     self as core_search, FusionReport, Hit, NoiseReport, RetrievalMode as CoreRetrievalMode,
     ScoreComponents, SearchDiagnostics, SearchRequest,
 };
-use satori_core::state::{CodebaseState, IndexState as CoreIndexState};
-use satori_core::util::{iso8601, now_ms};
+use satori_core::{
+    CodebaseState, Fingerprint as CoreFingerprint, IndexState as CoreIndexState,
+    IndexStatus as CoreIndexStatus, Phase, Progress as CoreProgress,
+    ReindexReason as CoreReindexReason, Symbol, SyncSummary, iso8601, now_ms,
+};
 use satori_protocol::envelope::{
     CallGraphHint, CallGraphUnsupportedReason, ChunkResult, Compatibility, Fingerprint,
     FusionDebug, GroupResult, Hint, IndexState, IndexStats, IndexStatus, NavigationContext,
@@ -84,13 +83,19 @@ pub(crate) fn reindex_reason(reason: CoreReindexReason) -> ReindexReason {
     }
 }
 
+/// The protocol's form of how a build ended.
+pub(crate) fn index_status(status: CoreIndexStatus) -> IndexStatus {
+    match status {
+        CoreIndexStatus::Completed => IndexStatus::Completed,
+        CoreIndexStatus::LimitReached => IndexStatus::LimitReached,
+    }
+}
+
 /// The reason recorded in a `requires_reindex` state (an older state file may hold none, and
 /// a mismatch is what moved it there).
 pub(crate) fn recorded_reindex_reason(st: &CodebaseState) -> ReindexReason {
     st.reason
-        .as_deref()
-        .and_then(ReindexReason::from_wire)
-        .unwrap_or(ReindexReason::FingerprintMismatch)
+        .map_or(ReindexReason::FingerprintMismatch, reindex_reason)
 }
 
 /// The fingerprint check of a codebase that must be rebuilt.
@@ -123,11 +128,7 @@ pub(crate) fn index_stats(st: &CodebaseState) -> IndexStats {
     IndexStats {
         files: st.files,
         chunks: st.chunks,
-        index_status: st
-            .index_status
-            .as_deref()
-            .and_then(IndexStatus::from_wire)
-            .unwrap_or(IndexStatus::Completed),
+        index_status: st.index_status.map_or(IndexStatus::Completed, index_status),
         indexed_at: st.indexed_at_ms.map(time),
         duration_ms: st.duration_ms,
         last_sync_at: st.last_sync_ms.map(time),
@@ -163,14 +164,14 @@ pub(crate) fn progress(live: Option<&CoreProgress>, st: &CodebaseState) -> Progr
     match live {
         Some(p) => Progress {
             percentage: percentage(p.percentage),
-            phase: p.phase.to_owned(),
+            phase: p.phase.id().to_owned(),
             files_done: p.files_done,
             files_total: p.files_total,
             chunks: p.chunks,
         },
         None => Progress {
             percentage: percentage(st.percentage),
-            phase: st.phase.clone().unwrap_or_else(|| "scanning".into()),
+            phase: st.phase.unwrap_or(Phase::Scanning).id().to_owned(),
             files_done: st.files_done,
             files_total: st.files_total,
             chunks: 0,
@@ -182,7 +183,7 @@ pub(crate) fn progress(live: Option<&CoreProgress>, st: &CodebaseState) -> Progr
 pub(crate) fn failed_progress(st: &CodebaseState) -> Progress {
     Progress {
         percentage: f64::from(st.percentage),
-        phase: st.phase.clone().unwrap_or_else(|| "failed".into()),
+        phase: st.phase.map_or("failed", Phase::id).to_owned(),
         files_done: st.files_done,
         files_total: st.files_total,
         chunks: 0,

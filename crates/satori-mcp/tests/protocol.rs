@@ -668,12 +668,12 @@ async fn search_during_first_index_is_not_ready() {
     let h = Harness::new().await;
     let repo = h.repo_str();
     // Hold the writer lock the way a running build does, with an `indexing` record.
-    let home = satori_core::layout::Home::new(h.home_path.clone());
+    let home = satori_core::Home::new(h.home_path.clone());
     let dir = home.codebase(&h.repo());
     dir.ensure(&h.repo()).unwrap();
     let _lock = dir.try_writer_lock().unwrap().unwrap();
-    let store = satori_core::state::StateStore::new(home);
-    let mut st = satori_core::state::CodebaseState::new(satori_core::state::IndexState::Indexing);
+    let store = satori_core::StateStore::new(home);
+    let mut st = satori_core::CodebaseState::new(satori_core::IndexState::Indexing);
     st.percentage = 12.0;
     store.set(&h.repo(), st).unwrap();
     let mut out = Vec::new();

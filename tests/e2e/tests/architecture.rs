@@ -56,9 +56,6 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
 const ALLOWED_CYCLES: &[&str] = &[
     // The error enum names the recovery guard mode; recovery returns the error enum.
     "satori-client (lib satori_client): error, recovery",
-    // `INDEX_SCHEMA_VERSION` lives in the engine although the layout writes it; the state
-    // records layout fingerprints.
-    "satori-core (lib satori_core): engine, layout, state",
     // Tool handlers take the server's context; the server routes to the handlers.
     "satori-mcp (lib satori_mcp): server, tools",
     // Tool definitions implement the validator's trait and name their envelopes; the validator

@@ -8,14 +8,15 @@
 
 pub mod bundled;
 pub mod hub;
-pub mod safetensors;
-pub mod static_model;
-pub mod wordpiece;
+mod safetensors;
+mod static_model;
+mod wordpiece;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use self::static_model::{ModelError, ModelFiles, Scratch, StaticModel};
+pub use self::wordpiece::split_camel;
 
 /// Where the embedding model comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! `list_codebases`: the tracked codebases by state, as fixed plain-text sections.
 
 use rmcp::model::CallToolResult;
-use satori_core::state::IndexState;
+use satori_core::{IndexState, ReindexReason};
 use satori_protocol::ListCodebasesParams;
 
 use crate::server::{Ctx, text};
@@ -37,7 +37,7 @@ pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult 
             }
             IndexState::RequiresReindex => reindex.push(format!(
                 "- {path} ({})",
-                st.reason.as_deref().unwrap_or("fingerprint_mismatch")
+                st.reason.unwrap_or(ReindexReason::FingerprintMismatch).id()
             )),
             IndexState::IndexFailed => failed.push(format!(
                 "- {path} ({})",

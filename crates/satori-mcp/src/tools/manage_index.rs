@@ -8,8 +8,9 @@ use rmcp::model::CallToolResult;
 use serde_json::json;
 
 use satori_core::Error as CoreError;
-use satori_core::engine::{IndexOptions, Preflight as CorePreflight};
-use satori_core::state::{CodebaseState, IndexState as CoreIndexState};
+use satori_core::{
+    CodebaseState, IndexOptions, IndexState as CoreIndexState, Preflight as CorePreflight,
+};
 use satori_protocol::envelope::{
     Compatibility, Hint, IndexState, ManageIndexEnvelope, ManageStats, Preflight,
     PreflightConfidence, PreflightOutcome, ReindexReason, Status, reasons, sorted_warnings,
@@ -112,7 +113,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams) -> CallToolResult {
 
 /// Validates that the path is an existing directory and returns its canonical form.
 fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf, Env> {
-    satori_core::engine::Engine::canonical_root(abs).map_err(|e| {
+    satori_core::Engine::canonical_root(abs).map_err(|e| {
         let (reason, msg) = match e {
             CoreError::NotFound(_) => (
                 reasons::PATH_NOT_FOUND,

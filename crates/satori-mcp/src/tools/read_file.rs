@@ -3,9 +3,7 @@
 
 use rmcp::model::CallToolResult;
 
-use satori_core::chunk::{ChunkOptions, Symbol, chunk_file};
-use satori_core::lang::Language;
-use satori_core::state::IndexState;
+use satori_core::{IndexState, Symbol};
 use satori_protocol::envelope::{
     AnnotatedRead, Hint, IndexingProgress, OpenSymbolFailure, Outline, PlainRead, ReadFileNotReady,
     ReadHints, ReadWindow, Status,
@@ -59,7 +57,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             },
             IndexingProgress {
                 progress_pct: to_proto::percentage(pct),
-                phase: st.phase.clone(),
+                phase: st.phase.map(|p| p.id().to_owned()),
             },
         );
         return reply(&answer, false);
@@ -68,7 +66,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         Ok(b) => b,
         Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
     };
-    if satori_core::walk::looks_binary(&bytes) {
+    if satori_core::looks_binary(&bytes) {
         return text(
             format!(
                 "Error: '{shown}' is a binary file ({} bytes); read_file returns text only.",
@@ -82,14 +80,12 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     let rel = owner
         .as_ref()
         .and_then(|(root, _)| real.strip_prefix(root).ok())
-        .map(satori_core::walk::to_slash)
+        .map(satori_core::to_slash)
         .unwrap_or_else(|| shown.clone());
 
     // The file's outline, computed on the spot from its current text.
-    let language = Language::from_path(&rel);
-    let symbols: Option<Vec<Symbol>> = language
-        .map(|l| chunk_file(&rel, l, &content, &ChunkOptions::default()).symbols)
-        .filter(|s| !s.is_empty());
+    let symbols: Option<Vec<Symbol>> =
+        Some(ctx.engine.outline(&rel, &content)).filter(|s| !s.is_empty());
 
     let (mut start, mut end) = (p.start_line, p.end_line);
     if let Some(open) = &p.open_symbol {

@@ -9,8 +9,7 @@ use rmcp::model::CallToolResult;
 use serde_json::json;
 
 use satori_core::search::SearchOutcome;
-use satori_core::state::IndexState;
-use satori_core::util::now_ms;
+use satori_core::{IndexState, now_ms};
 use satori_protocol::envelope::{
     FreshnessDecision, FreshnessMode, Hint, SearchEnvelope, SearchHints, Status, reasons,
     sorted_warnings, warnings as warning_codes,
@@ -126,7 +125,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
     let path_prefix = target
         .strip_prefix(&root)
         .ok()
-        .map(satori_core::walk::to_slash)
+        .map(satori_core::to_slash)
         .filter(|s| !s.is_empty());
     // The engine decides which lists are small enough to boost (`Weights::changed_max_files`).
     let changed = (p.ranking_mode == RankingMode::AutoChangedFirst)

@@ -1,0 +1,136 @@
+//! What the state file says about tracked codebases, corrected by what is on disk: stale
+//! `indexing` records of dead builds are repaired, and an index built with another
+//! configuration is moved to `requires_reindex`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::Engine;
+use crate::Result;
+use crate::layout::Manifest;
+use crate::state::{CodebaseState, IndexState, ReindexReason};
+
+impl Engine {
+    /// Every tracked codebase with its state (stale `indexing` records repaired).
+    pub fn states(&self) -> Result<BTreeMap<PathBuf, CodebaseState>> {
+        let file = self.store.load()?;
+        let mut out = BTreeMap::new();
+        for (root, st) in file.codebases {
+            let st = self.repair_if_stale(&root, st)?;
+            out.insert(root, st);
+        }
+        Ok(out)
+    }
+
+    /// The state of one tracked codebase (`None` when untracked).
+    pub fn state(&self, root: &Path) -> Result<Option<CodebaseState>> {
+        let file = self.store.load()?;
+        match file.codebases.get(root).cloned() {
+            Some(st) => Ok(Some(self.repair_if_stale(root, st)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The tracked root that is `path` or its nearest ancestor, with its state.
+    pub fn find_root(&self, path: &Path) -> Result<Option<(PathBuf, CodebaseState)>> {
+        let states = self.states()?;
+        let mut best: Option<(PathBuf, CodebaseState)> = None;
+        for (root, st) in states {
+            if path.starts_with(&root)
+                && best
+                    .as_ref()
+                    .is_none_or(|(b, _)| root.as_os_str().len() > b.as_os_str().len())
+            {
+                best = Some((root, st));
+            }
+        }
+        Ok(best)
+    }
+
+    /// A record that says `indexing` while nobody holds the writer lock belongs to a build
+    /// that died (killed process, crash). Report what is really on disk instead.
+    pub(super) fn repair_if_stale(&self, root: &Path, st: CodebaseState) -> Result<CodebaseState> {
+        if st.state != IndexState::Indexing {
+            return Ok(st);
+        }
+        let dir = self.home.codebase(root);
+        if dir.writer_busy() {
+            return Ok(st);
+        }
+        let repaired = match dir.current() {
+            Some((_, m)) => {
+                let mut c = published_state(&m, &st);
+                c.error_message = Some(
+                    "the last rebuild was interrupted; the previous index is still in use".into(),
+                );
+                c
+            }
+            None => {
+                let mut c = st.clone();
+                c.state = IndexState::IndexFailed;
+                c.error_message = Some(
+                    "indexing was interrupted (the process building the index stopped); run create again"
+                        .into(),
+                );
+                c.phase = None;
+                c
+            }
+        };
+        self.store.set(root, repaired.clone())?;
+        Ok(repaired)
+    }
+
+    /// Compares the runtime fingerprint with the one the index was built with. On a mismatch
+    /// the codebase moves to `requires_reindex` (persisted) and the reason is returned.
+    pub fn check_fingerprint(&self, root: &Path) -> Result<Option<ReindexReason>> {
+        let Some(st) = self.state(root)? else {
+            return Ok(None);
+        };
+        self.settle_fingerprint(root, &st)
+    }
+
+    /// [`Engine::check_fingerprint`] for a state already in hand (`st` is `root`'s record).
+    pub(super) fn settle_fingerprint(
+        &self,
+        root: &Path,
+        st: &CodebaseState,
+    ) -> Result<Option<ReindexReason>> {
+        if st.state == IndexState::RequiresReindex {
+            return Ok(Some(
+                st.reason.unwrap_or(ReindexReason::FingerprintMismatch),
+            ));
+        }
+        if !(st.state.is_searchable() || st.searchable_during_indexing) {
+            return Ok(None);
+        }
+        let reason = match &st.fingerprint {
+            None => Some(ReindexReason::MissingFingerprint),
+            Some(fp) if *fp == self.fingerprint => None,
+            Some(fp)
+                if fp.schema_version != self.fingerprint.schema_version
+                    && fp.embedding_model == self.fingerprint.embedding_model =>
+            {
+                Some(ReindexReason::LegacyUnverifiedFingerprint)
+            }
+            Some(_) => Some(ReindexReason::FingerprintMismatch),
+        };
+        // A running build keeps its record; it publishes with the runtime fingerprint.
+        if let Some(r) = reason
+            && st.state != IndexState::Indexing
+        {
+            self.store.modify(root, |c| {
+                c.state = IndexState::RequiresReindex;
+                c.reason = Some(r);
+            })?;
+            self.forget_open(root);
+        }
+        Ok(reason)
+    }
+}
+
+/// The state record of a published generation, keeping the sync info of `prev`.
+pub(super) fn published_state(m: &Manifest, prev: &CodebaseState) -> CodebaseState {
+    let mut c = CodebaseState::published(m);
+    c.last_sync_ms = prev.last_sync_ms.or(Some(m.created_at_ms));
+    c
+}

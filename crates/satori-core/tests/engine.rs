@@ -1,0 +1,212 @@
+//! The engine façade against a real home and a real (lexical-only) index: the gate that
+//! answers whether a path can be searched or read, and the outline of a file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use satori_core::embed::Embeddings;
+use satori_core::search::SearchTuning;
+use satori_core::{
+    Engine, Home, IndexOptions, IndexState, Phase, Purpose, Refusal, ReindexReason, StateStore,
+    SymbolKind,
+};
+
+struct Fixture {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    home: Home,
+    root: PathBuf,
+    engine: Arc<Engine>,
+}
+
+fn fixture() -> Fixture {
+    let home_dir = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    std::fs::write(
+        repo.path().join("src/lib.rs"),
+        "pub fn parse_header(input: &str) -> usize {\n    input.len()\n}\n",
+    )
+    .unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    let home = Home::new(home_dir.path().to_path_buf());
+    let engine = Arc::new(Engine::new(
+        home.clone(),
+        Arc::new(Embeddings::disabled()),
+        SearchTuning::default(),
+    ));
+    Fixture {
+        _dirs: (home_dir, repo),
+        home,
+        root,
+        engine,
+    }
+}
+
+fn index(f: &Fixture) {
+    let job = f
+        .engine
+        .start_index(&f.root, IndexOptions::default())
+        .unwrap();
+    job.run(|_| {}).unwrap();
+}
+
+fn store(f: &Fixture) -> StateStore {
+    StateStore::new(f.home.clone())
+}
+
+#[test]
+fn an_untracked_path_is_refused() {
+    let f = fixture();
+    for purpose in [Purpose::Search, Purpose::Read] {
+        assert!(matches!(
+            f.engine.target(&f.root, purpose),
+            Err(Refusal::NotTracked)
+        ));
+    }
+}
+
+#[test]
+fn an_indexed_codebase_is_a_target_with_its_prefix() {
+    let f = fixture();
+    index(&f);
+    let t = f
+        .engine
+        .target(&f.root.join("src/lib.rs"), Purpose::Search)
+        .unwrap();
+    assert_eq!(t.root, f.root);
+    assert_eq!(t.prefix.as_deref(), Some("src/lib.rs"));
+    assert_eq!(t.state.state, IndexState::Indexed);
+    assert!(!t.searchable_while_indexing);
+    let at_root = f.engine.target(&f.root, Purpose::Search).unwrap();
+    assert_eq!(at_root.prefix, None);
+}
+
+#[test]
+fn a_first_build_refuses_search_and_read_with_its_progress() {
+    let f = fixture();
+    let job = f
+        .engine
+        .start_index(&f.root, IndexOptions::default())
+        .unwrap();
+    // The job holds the writer lock, so the `indexing` record is live, not stale.
+    store(&f)
+        .modify(&f.root, |c| {
+            c.percentage = 40.0;
+            c.phase = Some(Phase::Chunking);
+        })
+        .unwrap();
+    for purpose in [Purpose::Search, Purpose::Read] {
+        match f.engine.target(&f.root.join("src"), purpose) {
+            Err(Refusal::Indexing {
+                root,
+                percentage,
+                phase,
+            }) => {
+                assert_eq!(root, f.root);
+                assert_eq!(percentage, 40.0);
+                assert_eq!(phase, Some(Phase::Chunking));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(job);
+    // The build died without publishing: the record is repaired to a failure, which refuses a
+    // search but not a read.
+    match f.engine.target(&f.root, Purpose::Search) {
+        Err(Refusal::Failed { root, message }) => {
+            assert_eq!(root, f.root);
+            assert!(message.unwrap().contains("interrupted"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let t = f.engine.target(&f.root, Purpose::Read).unwrap();
+    assert_eq!(t.state.state, IndexState::IndexFailed);
+}
+
+#[test]
+fn a_rebuild_keeps_the_previous_index_searchable() {
+    let f = fixture();
+    index(&f);
+    let _job = f
+        .engine
+        .start_index(&f.root, IndexOptions::default())
+        .unwrap();
+    let t = f.engine.target(&f.root, Purpose::Search).unwrap();
+    assert_eq!(t.state.state, IndexState::Indexing);
+    assert!(t.searchable_while_indexing);
+}
+
+#[test]
+fn a_fingerprint_mismatch_refuses_search_and_is_recorded() {
+    let f = fixture();
+    index(&f);
+    store(&f)
+        .modify(&f.root, |c| {
+            if let Some(fp) = c.fingerprint.as_mut() {
+                fp.embedding_model = "another-model".into();
+            }
+        })
+        .unwrap();
+    // Reading does not judge the index.
+    let t = f.engine.target(&f.root, Purpose::Read).unwrap();
+    assert_eq!(t.state.state, IndexState::Indexed);
+    match f.engine.target(&f.root, Purpose::Search) {
+        Err(Refusal::RequiresReindex {
+            root,
+            reason,
+            indexed,
+        }) => {
+            assert_eq!(root, f.root);
+            assert_eq!(reason, ReindexReason::FingerprintMismatch);
+            assert_eq!(indexed.unwrap().embedding_model, "another-model");
+        }
+        other => panic!("{other:?}"),
+    }
+    let recorded = f.engine.state(&f.root).unwrap().unwrap();
+    assert_eq!(recorded.state, IndexState::RequiresReindex);
+    assert_eq!(recorded.reason, Some(ReindexReason::FingerprintMismatch));
+    // The recorded verdict answers later checks.
+    assert_eq!(
+        f.engine.check_fingerprint(&f.root).unwrap(),
+        Some(ReindexReason::FingerprintMismatch)
+    );
+}
+
+#[test]
+fn the_nearest_tracked_root_wins() {
+    let f = fixture();
+    index(&f);
+    let inner = f.root.join("src");
+    let job = f
+        .engine
+        .start_index(&inner, IndexOptions::default())
+        .unwrap();
+    job.run(|_| {}).unwrap();
+    let t = f
+        .engine
+        .target(&inner.join("lib.rs"), Purpose::Search)
+        .unwrap();
+    assert_eq!(t.root, inner);
+    assert_eq!(t.prefix.as_deref(), Some("lib.rs"));
+}
+
+#[test]
+fn outline_lists_the_definitions_with_ids_of_the_given_path() {
+    let f = fixture();
+    let text = std::fs::read_to_string(f.root.join("src/lib.rs")).unwrap();
+    let outline = f.engine.outline("src/lib.rs", &text);
+    assert_eq!(outline.len(), 1);
+    let s = &outline[0];
+    assert_eq!(
+        (s.name.as_str(), s.kind, s.start_line, s.end_line),
+        ("parse_header", SymbolKind::Function, 1, 3)
+    );
+    // Ids depend on the path, as search results name the file.
+    assert_ne!(f.engine.outline("other/lib.rs", &text)[0].id, s.id);
+    assert!(f.engine.outline("notes.txt", &text).is_empty());
+    assert!(
+        f.engine
+            .outline(Path::new("src/empty.rs").to_str().unwrap(), "")
+            .is_empty()
+    );
+}
