@@ -31,22 +31,6 @@ impl Engine {
         }
     }
 
-    /// The tracked root that is `path` or its nearest ancestor, with its state.
-    pub fn find_root(&self, path: &Path) -> Result<Option<(PathBuf, CodebaseState)>> {
-        let states = self.states()?;
-        let mut best: Option<(PathBuf, CodebaseState)> = None;
-        for (root, st) in states {
-            if path.starts_with(&root)
-                && best
-                    .as_ref()
-                    .is_none_or(|(b, _)| root.as_os_str().len() > b.as_os_str().len())
-            {
-                best = Some((root, st));
-            }
-        }
-        Ok(best)
-    }
-
     /// A record that says `indexing` while nobody holds the writer lock belongs to a build
     /// that died (killed process, crash). Report what is really on disk instead.
     pub(super) fn repair_if_stale(&self, root: &Path, st: CodebaseState) -> Result<CodebaseState> {

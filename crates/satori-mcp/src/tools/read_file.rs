@@ -3,7 +3,7 @@
 
 use rmcp::model::CallToolResult;
 
-use satori_core::{IndexState, Symbol};
+use satori_core::{Purpose, Refusal, Symbol};
 use satori_protocol::envelope::{
     AnnotatedRead, Hint, IndexingProgress, OpenSymbolFailure, Outline, PlainRead, ReadFileNotReady,
     ReadHints, ReadWindow, Status,
@@ -27,7 +27,38 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         return text(format!("Error: '{shown}' is not a file."), true);
     }
     let real = abs.canonicalize().unwrap_or_else(|_| abs.clone());
-    let owner = ctx.engine.find_root(&real).ok().flatten();
+    let owner = match ctx.engine.target(&real, Purpose::Read) {
+        Ok(t) => Some(t),
+        Err(Refusal::Indexing {
+            root,
+            percentage,
+            phase,
+        }) => {
+            let root_shown = display(&root);
+            let pct = ctx
+                .jobs
+                .view(&root)
+                .map_or(percentage, |v| v.progress.percentage);
+            let answer = ReadFileNotReady::new(
+                shown,
+                root_shown.clone(),
+                format!(
+                    "'{root_shown}' is being indexed for the first time ({pct:.0}%); read again once it is ready."
+                ),
+                ReadHints {
+                    status: Some(manage_hint(ManageAction::Status, &root_shown)),
+                    next: None,
+                },
+                IndexingProgress {
+                    progress_pct: to_proto::percentage(pct),
+                    phase: phase.map(|p| p.id().to_owned()),
+                },
+            );
+            return reply(&answer, false);
+        }
+        // An unreadable state file confines reading as an untracked path does.
+        Err(_) => None,
+    };
     if owner.is_none() && !ctx.config.read_any_file {
         return text(
             format!(
@@ -35,32 +66,6 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             ),
             true,
         );
-    }
-    if let Some((root, st)) = &owner
-        && st.state == IndexState::Indexing
-        && !st.searchable_during_indexing
-    {
-        let root_shown = display(root);
-        let pct = ctx
-            .jobs
-            .view(root)
-            .map_or(st.percentage, |v| v.progress.percentage);
-        let answer = ReadFileNotReady::new(
-            shown,
-            root_shown.clone(),
-            format!(
-                "'{root_shown}' is being indexed for the first time ({pct:.0}%); read again once it is ready."
-            ),
-            ReadHints {
-                status: Some(manage_hint(ManageAction::Status, &root_shown)),
-                next: None,
-            },
-            IndexingProgress {
-                progress_pct: to_proto::percentage(pct),
-                phase: st.phase.map(|p| p.id().to_owned()),
-            },
-        );
-        return reply(&answer, false);
     }
     let bytes = match std::fs::read(&real) {
         Ok(b) => b,
@@ -78,9 +83,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     let content = String::from_utf8_lossy(&bytes);
     let lines = split_lines(&content);
     let rel = owner
-        .as_ref()
-        .and_then(|(root, _)| real.strip_prefix(root).ok())
-        .map(satori_core::to_slash)
+        .and_then(|t| t.prefix)
         .unwrap_or_else(|| shown.clone());
 
     // The file's outline, computed on the spot from its current text.

@@ -9,7 +9,7 @@ use rmcp::model::CallToolResult;
 use serde_json::json;
 
 use satori_core::search::SearchOutcome;
-use satori_core::{IndexState, now_ms};
+use satori_core::{Purpose, Refusal, now_ms};
 use satori_protocol::envelope::{
     FreshnessDecision, FreshnessMode, Hint, SearchEnvelope, SearchHints, Status, reasons,
     sorted_warnings, warnings as warning_codes,
@@ -18,7 +18,7 @@ use satori_protocol::{
     ManageAction, RankingMode, ResultMode, SEARCH_CODEBASE, SearchCodebaseParams,
 };
 
-use super::{canonical_or_normal, manage_index, reply, require_absolute};
+use super::{canonical_or_normal, reply, require_absolute};
 use crate::server::Ctx;
 use crate::to_proto::{self, display, manage_hint, time};
 
@@ -46,92 +46,98 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         hints: SearchHints::default(),
         compatibility: None,
     };
-    let found = match ctx.engine.find_root(&target) {
-        Ok(f) => f,
-        Err(e) => return reply(&answer(Status::Error, None, e.to_string()), true),
+    let t = match ctx.engine.target(&target, Purpose::Search) {
+        Ok(t) => t,
+        Err(Refusal::State(e)) => {
+            return reply(&answer(Status::Error, None, e.to_string()), true);
+        }
+        Err(Refusal::NotTracked) => {
+            let mut v = answer(
+                Status::NotIndexed,
+                Some(reasons::NOT_INDEXED),
+                format!(
+                    "'{}' is not inside an indexed codebase. Index it first with manage_index create.",
+                    p.path
+                ),
+            );
+            v.hints.create = Some(manage_hint(ManageAction::Create, &p.path));
+            return reply(&v, false);
+        }
+        Err(Refusal::Indexing {
+            root, percentage, ..
+        }) => {
+            let root_shown = display(&root);
+            let pct = ctx
+                .jobs
+                .view(&root)
+                .map_or(percentage, |v| v.progress.percentage);
+            let mut v = answer(
+                Status::NotReady,
+                Some(reasons::INDEXING),
+                format!(
+                    "'{root_shown}' is being indexed ({pct:.0}%). Poll manage_index status, then search again."
+                ),
+            );
+            v.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::SkippedIndexing));
+            v.hints.status = Some(manage_hint(ManageAction::Status, &root_shown));
+            return reply(&v, false);
+        }
+        Err(Refusal::Failed { root, message }) => {
+            let root_shown = display(&root);
+            let mut v = answer(
+                Status::NotIndexed,
+                Some(reasons::INDEX_FAILED),
+                format!(
+                    "Indexing '{root_shown}' failed: {}. Run manage_index create with force=true.",
+                    message.as_deref().unwrap_or("unknown error")
+                ),
+            );
+            v.hints.create = Some(Hint::manage_index_force_create(&root_shown));
+            return reply(&v, false);
+        }
+        Err(Refusal::RequiresReindex {
+            root,
+            reason,
+            indexed,
+        }) => {
+            let root_shown = display(&root);
+            let mut v = answer(
+                Status::RequiresReindex,
+                Some(reasons::REQUIRES_REINDEX),
+                format!(
+                    "The index of '{root_shown}' must be rebuilt ({}) before it can be searched.",
+                    reason.id()
+                ),
+            );
+            v.freshness_decision = Some(FreshnessDecision::new(
+                FreshnessMode::SkippedRequiresReindex,
+            ));
+            v.hints.reindex = Some(manage_hint(ManageAction::Reindex, &root_shown));
+            v.compatibility = Some(to_proto::incompatible(
+                ctx.engine.fingerprint(),
+                indexed.as_deref(),
+                to_proto::reindex_reason(reason),
+            ));
+            return reply(&v, false);
+        }
     };
-    let Some((root, st)) = found else {
-        let mut v = answer(
-            Status::NotIndexed,
-            Some(reasons::NOT_INDEXED),
-            format!(
-                "'{}' is not inside an indexed codebase. Index it first with manage_index create.",
-                p.path
-            ),
-        );
-        v.hints.create = Some(manage_hint(ManageAction::Create, &p.path));
-        return reply(&v, false);
-    };
+    let root = t.root;
     let root_shown = display(&root);
     let mut warnings = Vec::new();
-    let searchable_while_indexing =
-        st.state == IndexState::Indexing && st.searchable_during_indexing;
-    if st.state == IndexState::Indexing && !searchable_while_indexing {
-        let pct = ctx
-            .jobs
-            .view(&root)
-            .map_or(st.percentage, |v| v.progress.percentage);
-        let mut v = answer(
-            Status::NotReady,
-            Some(reasons::INDEXING),
-            format!(
-                "'{root_shown}' is being indexed ({pct:.0}%). Poll manage_index status, then search again."
-            ),
-        );
-        v.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::SkippedIndexing));
-        v.hints.status = Some(manage_hint(ManageAction::Status, &root_shown));
-        return reply(&v, false);
-    }
-    if st.state == IndexState::IndexFailed {
-        let mut v = answer(
-            Status::NotIndexed,
-            Some(reasons::INDEX_FAILED),
-            format!(
-                "Indexing '{root_shown}' failed: {}. Run manage_index create with force=true.",
-                st.error_message.as_deref().unwrap_or("unknown error")
-            ),
-        );
-        v.hints.create = Some(Hint::manage_index_force_create(&root_shown));
-        return reply(&v, false);
-    }
-    if let Ok(Some(reason)) = ctx.engine.check_fingerprint(&root) {
-        let mut v = answer(
-            Status::RequiresReindex,
-            Some(reasons::REQUIRES_REINDEX),
-            format!(
-                "The index of '{root_shown}' must be rebuilt ({}) before it can be searched.",
-                reason.id()
-            ),
-        );
-        v.freshness_decision = Some(FreshnessDecision::new(
-            FreshnessMode::SkippedRequiresReindex,
-        ));
-        v.hints.reindex = Some(manage_hint(ManageAction::Reindex, &root_shown));
-        v.compatibility = Some(manage_index::compatibility(
-            ctx,
-            &root,
-            to_proto::reindex_reason(reason),
-        ));
-        return reply(&v, false);
-    }
+    let searchable_while_indexing = t.searchable_while_indexing;
 
     let freshness = if searchable_while_indexing {
         warnings.push(warning_codes::REINDEX_IN_PROGRESS.to_owned());
         FreshnessDecision::new(FreshnessMode::SkippedIndexing)
     } else {
-        ensure_fresh(ctx, &root, st.last_sync_ms, &mut warnings)
+        ensure_fresh(ctx, &root, t.state.last_sync_ms, &mut warnings)
     };
 
-    let path_prefix = target
-        .strip_prefix(&root)
-        .ok()
-        .map(satori_core::to_slash)
-        .filter(|s| !s.is_empty());
     // The engine decides which lists are small enough to boost (`Weights::changed_max_files`).
     let changed = (p.ranking_mode == RankingMode::AutoChangedFirst)
         .then(|| ctx.changed_cache.get(&root))
         .flatten();
-    let req = to_proto::search_request(&p, changed, path_prefix);
+    let req = to_proto::search_request(&p, changed, t.prefix);
     let outcome = match ctx.engine.search(&root, &req) {
         Ok(o) => o,
         Err(e) => {
