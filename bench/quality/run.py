@@ -235,7 +235,8 @@ def model_key(model):
 # ---------------------------------------------------------------- indexing
 
 def index_is_current(copy, env, cli):
-    """True when manage_index status says the copy is indexed with the running model."""
+    """True when manage_index status says the copy is searchable with the running model
+    (indexed, or sync_completed once a search has synced it)."""
     proc = subprocess.run([cli, "manage_index", "--action", "status", "--path", copy], env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0:
@@ -246,7 +247,7 @@ def index_is_current(copy, env, cli):
     except (ValueError, KeyError, IndexError, TypeError):
         return False
     compat = status.get("compatibility") or {}
-    return (status.get("status") == "ok" and status.get("state") == "indexed"
+    return (status.get("status") == "ok" and status.get("state") in ("indexed", "sync_completed")
             and compat.get("runtimeFingerprint") == compat.get("indexedFingerprint"))
 
 
