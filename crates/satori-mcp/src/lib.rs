@@ -9,7 +9,9 @@
 // per call, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod changed;
 pub mod config;
+mod ctx;
 pub mod guard;
 mod jobs;
 mod logging;

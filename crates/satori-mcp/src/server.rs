@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -18,20 +18,10 @@ use satori_core::embed::Embeddings;
 use satori_core::{Engine, Home};
 
 use crate::config::Config;
+use crate::ctx::Ctx;
 use crate::jobs::Jobs;
 use crate::logging::{Log, RequestLog};
 use crate::tools;
-
-/// Shared state of every request.
-pub(crate) struct Ctx {
-    pub engine: Arc<Engine>,
-    pub config: Config,
-    pub jobs: Jobs,
-    /// Diagnostics: stderr, and the client once it sets a level.
-    pub log: Log,
-    /// Recent `git diff` answers per codebase root (see `tools::search`).
-    pub changed_cache: tools::search::ChangedCache,
-}
 
 /// The Satori MCP server.
 #[derive(Clone)]
@@ -192,28 +182,5 @@ impl ServerHandler for SatoriServer {
         self.call_logged(&request.name, request.arguments, request_log)
             .await
             .map(CallToolResponse::from)
-    }
-}
-
-/// A result whose text is the JSON of `value`, also given as `structuredContent`.
-pub(crate) fn envelope(value: serde_json::Value, is_error: bool) -> CallToolResult {
-    // Compact: agents read this text as tokens, and indentation is a third of them.
-    let text = value.to_string();
-    let mut r = if is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
-    };
-    r.structured_content = Some(value);
-    r
-}
-
-/// A plain-text result.
-pub(crate) fn text(text: impl Into<String>, is_error: bool) -> CallToolResult {
-    let block = ContentBlock::text(text.into());
-    if is_error {
-        CallToolResult::error(vec![block])
-    } else {
-        CallToolResult::success(vec![block])
     }
 }

@@ -56,8 +56,6 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
 const ALLOWED_CYCLES: &[&str] = &[
     // The error enum names the recovery guard mode; recovery returns the error enum.
     "satori-client (lib satori_client): error, recovery",
-    // Tool handlers take the server's context; the server routes to the handlers.
-    "satori-mcp (lib satori_mcp): server, tools",
     // Tool definitions implement the validator's trait and name their envelopes; the validator
     // lists the definitions; envelopes reuse the tools' parameter enums.
     "satori-protocol (lib satori_protocol): envelope, tools, validate",

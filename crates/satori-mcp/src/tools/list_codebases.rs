@@ -4,7 +4,8 @@ use rmcp::model::CallToolResult;
 use satori_core::{IndexState, ReindexReason};
 use satori_protocol::ListCodebasesParams;
 
-use crate::server::{Ctx, text};
+use super::text;
+use crate::ctx::Ctx;
 
 pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult {
     let states = match ctx.engine.states() {

@@ -19,7 +19,7 @@ use satori_protocol::envelope::{
 use satori_protocol::{MANAGE_INDEX, ManageAction, ManageIndexParams, SEARCH_CODEBASE};
 
 use super::{canonical_or_normal, reply, require_absolute};
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 use crate::to_proto::{self, display, manage_hint};
 
 /// One `manage_index` answer under construction, and whether it is an error result.
@@ -322,12 +322,16 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
         _ => {}
     }
     if let Ok(Some(reason)) = ctx.engine.check_fingerprint(&root) {
+        let reason = to_proto::reindex_reason(reason);
         return requires_reindex(
             ctx,
             ManageAction::Sync,
             &root,
             &shown,
-            to_proto::reindex_reason(reason),
+            reason,
+            format!(
+                "The index of '{shown}' was built with a different engine configuration ({reason}); rebuild it with action=reindex before using it."
+            ),
         );
     }
     if !root.is_dir() {
@@ -369,23 +373,21 @@ fn not_indexed(action: ManageAction, shown: &str) -> Env {
     .hint(ManageAction::Create)
 }
 
+/// A `requires_reindex` answer: the state, the reason code, the reindex hint and the
+/// `compatibility` block, with the message of the action that found it.
 fn requires_reindex(
     ctx: &Ctx,
     action: ManageAction,
     root: &Path,
     shown: &str,
     reason: ReindexReason,
+    message: String,
 ) -> Env {
-    Env::new(
-        action,
-        shown,
-        Status::RequiresReindex,
-        format!("The index of '{shown}' was built with a different engine configuration ({reason}); rebuild it with action=reindex before using it."),
-    )
-    .state(IndexState::RequiresReindex)
-    .reason(reasons::REQUIRES_REINDEX)
-    .hint(ManageAction::Reindex)
-    .with(|e| e.compatibility = Some(compatibility(ctx, root, reason)))
+    Env::new(action, shown, Status::RequiresReindex, message)
+        .state(IndexState::RequiresReindex)
+        .reason(reasons::REQUIRES_REINDEX)
+        .hint(ManageAction::Reindex)
+        .with(|e| e.compatibility = Some(compatibility(ctx, root, reason)))
 }
 
 /// The `compatibility` block of a `requires_reindex` answer (also used by `search_codebase`).
@@ -464,16 +466,14 @@ fn status_envelope(
         .with(|e| e.progress = Some(to_proto::failed_progress(st))),
         CoreIndexState::RequiresReindex => {
             let reason = to_proto::recorded_reindex_reason(st);
-            Env::new(
+            requires_reindex(
+                ctx,
                 action,
+                root,
                 shown,
-                Status::RequiresReindex,
+                reason,
                 format!("The index of '{shown}' must be rebuilt ({reason})."),
             )
-            .state(IndexState::RequiresReindex)
-            .reason(reasons::REQUIRES_REINDEX)
-            .hint(ManageAction::Reindex)
-            .with(|e| e.compatibility = Some(compatibility(ctx, root, reason)))
         }
     }
 }

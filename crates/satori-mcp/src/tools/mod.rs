@@ -5,15 +5,15 @@
 mod list_codebases;
 mod manage_index;
 mod read_file;
-pub(crate) mod search;
+mod search;
 
 use std::path::{Path, PathBuf};
 
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use satori_protocol::{InvalidArguments, ToolParams};
 use serde::Serialize;
 
-use crate::server::{Ctx, envelope, text};
+use crate::ctx::Ctx;
 
 /// Routes a validated tool name to its handler.
 pub(crate) fn dispatch(ctx: &Ctx, name: &str, args: Option<&JsonObject>) -> CallToolResult {
@@ -46,6 +46,29 @@ pub(crate) fn reply<T: Serialize>(answer: &T, is_error: bool) -> CallToolResult 
     match serde_json::to_value(answer) {
         Ok(value) => envelope(value, is_error),
         Err(e) => text(format!("Error: cannot encode the answer: {e}"), true),
+    }
+}
+
+/// A result whose text is the JSON of `value`, also given as `structuredContent`.
+pub(crate) fn envelope(value: serde_json::Value, is_error: bool) -> CallToolResult {
+    // Compact: agents read this text as tokens, and indentation is a third of them.
+    let text = value.to_string();
+    let mut r = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    r.structured_content = Some(value);
+    r
+}
+
+/// A plain-text result.
+pub(crate) fn text(text: impl Into<String>, is_error: bool) -> CallToolResult {
+    let block = ContentBlock::text(text.into());
+    if is_error {
+        CallToolResult::error(vec![block])
+    } else {
+        CallToolResult::success(vec![block])
     }
 }
 

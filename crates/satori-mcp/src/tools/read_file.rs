@@ -10,8 +10,9 @@ use satori_protocol::envelope::{
 };
 use satori_protocol::{ManageAction, READ_FILE, ReadFileParams, ReadMode};
 
+use super::text;
 use super::{reply, require_absolute};
-use crate::server::{Ctx, text};
+use crate::ctx::Ctx;
 use crate::to_proto::{self, display, manage_hint};
 
 pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
@@ -35,10 +36,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             phase,
         }) => {
             let root_shown = display(&root);
-            let pct = ctx
-                .jobs
-                .view(&root)
-                .map_or(percentage, |v| v.progress.percentage);
+            let pct = ctx.indexing_percentage(&root, percentage);
             let answer = ReadFileNotReady::new(
                 shown,
                 root_shown.clone(),

@@ -1,8 +1,7 @@
 //! `search_codebase`: gates (tracked, indexing, fingerprint), freshness (sync-on-read), the
 //! engine search, and the grouped / raw envelope with navigation hints and telemetry.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use rmcp::model::CallToolResult;
@@ -19,7 +18,8 @@ use satori_protocol::{
 };
 
 use super::{canonical_or_normal, reply, require_absolute};
-use crate::server::Ctx;
+use crate::config::RunMode;
+use crate::ctx::Ctx;
 use crate::to_proto::{self, display, manage_hint, time};
 
 pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
@@ -67,10 +67,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
             root, percentage, ..
         }) => {
             let root_shown = display(&root);
-            let pct = ctx
-                .jobs
-                .view(&root)
-                .map_or(percentage, |v| v.progress.percentage);
+            let pct = ctx.indexing_percentage(&root, percentage);
             let mut v = answer(
                 Status::NotReady,
                 Some(reasons::INDEXING),
@@ -229,65 +226,6 @@ fn ensure_fresh(
         }
     }
 }
-/// How long a `git diff` answer is reused. Spawning git costs milliseconds, more than the
-/// search itself; a working tree rarely changes between the searches of one burst, and the
-/// boost it feeds is a small tie-breaker.
-const CHANGED_TTL: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// When a list was taken, and the list (`None`: not a git work tree, or git failed).
-type ChangedEntry = (Instant, Option<Vec<String>>);
-
-/// Recent changed-file lists per root.
-#[derive(Default)]
-pub(crate) struct ChangedCache {
-    entries: std::sync::Mutex<HashMap<PathBuf, ChangedEntry>>,
-}
-
-impl ChangedCache {
-    fn get(&self, root: &Path) -> Option<Vec<String>> {
-        let now = Instant::now();
-        {
-            let map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((at, v)) = map.get(root)
-                && now.duration_since(*at) < CHANGED_TTL
-            {
-                return v.clone();
-            }
-        }
-        // Outside a git work tree there is nothing to ask (and no process to spawn).
-        let v = if root.ancestors().any(|d| d.join(".git").exists()) {
-            changed_files(root)
-        } else {
-            None
-        };
-        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        map.insert(root.to_path_buf(), (now, v.clone()));
-        v
-    }
-}
-
-/// Files modified in the git working tree, relative to `root` (tracked files only).
-fn changed_files(root: &Path) -> Option<Vec<String>> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["diff", "--name-only", "--relative", "HEAD", "--"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    Some(
-        text.lines()
-            .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect(),
-    )
-}
-
 /// One `[TELEMETRY] {json}` line on stderr per search.
 fn telemetry(
     ctx: &Ctx,
@@ -302,7 +240,7 @@ fn telemetry(
         "event": "search_executed",
         "tool_name": SEARCH_CODEBASE,
         "profile": "local_embedded",
-        "run_mode": match ctx.config.run_mode { crate::RunMode::Mcp => "mcp", crate::RunMode::Cli => "cli" },
+        "run_mode": match ctx.config.run_mode { RunMode::Mcp => "mcp", RunMode::Cli => "cli" },
         "codebase": display(root),
         "query_length": p.query.chars().count(),
         "query_kind": d.map(|d| to_proto::query_kind(d.query_kind).as_str()),

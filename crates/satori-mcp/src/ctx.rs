@@ -1,0 +1,34 @@
+//! The shared state every request reaches: the engine, the configuration, background jobs,
+//! diagnostics and the changed-files cache. Its own module so that the router (`server`) and
+//! the handlers (`tools`) both depend on it and not on each other.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use satori_core::Engine;
+
+use crate::changed::ChangedCache;
+use crate::config::Config;
+use crate::jobs::Jobs;
+use crate::logging::Log;
+
+/// Shared state of every request.
+pub(crate) struct Ctx {
+    pub engine: Arc<Engine>,
+    pub config: Config,
+    pub jobs: Jobs,
+    /// Diagnostics: stderr, and the client once it sets a level.
+    pub log: Log,
+    /// Recent `git diff` answers per codebase root (see `changed`).
+    pub changed_cache: ChangedCache,
+}
+
+impl Ctx {
+    /// How far the build of `root` has got: the live job's figure when this process runs it,
+    /// else `recorded`, the figure in `state.json` (another process may be building).
+    pub fn indexing_percentage(&self, root: &Path, recorded: f32) -> f32 {
+        self.jobs
+            .view(root)
+            .map_or(recorded, |v| v.progress.percentage)
+    }
+}
