@@ -70,9 +70,11 @@ fn options(hub: &FakeHub) -> HubOptions {
     }
 }
 
-fn sha256_of(path: &Path) -> String {
+/// The sha256 of the weights [`served`] wrote below `root`.
+fn served_sha256(root: &Path) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(std::fs::read(path).unwrap())
+    let weights = root.join(format!("acme--tiny@{REV}/model.safetensors"));
+    Sha256::digest(std::fs::read(weights).unwrap())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
@@ -118,11 +120,7 @@ fn a_pinned_sha256_is_enforced() {
     let files = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
     let r = served(files.path());
-    let real = sha256_of(
-        &files
-            .path()
-            .join(format!("acme--tiny@{REV}/model.safetensors")),
-    );
+    let real = served_sha256(files.path());
     let hub = fake_hub(files.path(), &["--no-etag"]);
     let wrong = HubRef::parse(&format!("hf:acme/tiny@{REV}#sha256={}", "1".repeat(64))).unwrap();
     let err = hub::ensure(&wrong, cache.path(), &options(&hub))
@@ -186,11 +184,7 @@ fn bytes_damaged_on_the_way_fail_the_hub_hash() {
     let files = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
     let r = served(files.path());
-    let real = sha256_of(
-        &files
-            .path()
-            .join(format!("acme--tiny@{REV}/model.safetensors")),
-    );
+    let real = served_sha256(files.path());
     let hub = fake_hub(files.path(), &["--corrupt-body"]);
     let err = hub::ensure(&r, cache.path(), &options(&hub)).unwrap_err().0;
     assert!(
@@ -206,11 +200,7 @@ fn a_connection_dropped_mid_body_fails_and_leaves_nothing_behind() {
     let cache = tempfile::tempdir().unwrap();
     served(files.path());
     // Even a matching pin must not let a truncated body through.
-    let real = sha256_of(
-        &files
-            .path()
-            .join(format!("acme--tiny@{REV}/model.safetensors")),
-    );
+    let real = served_sha256(files.path());
     let pinned = HubRef::parse(&format!("hf:acme/tiny@{REV}#sha256={real}")).unwrap();
     let hub = fake_hub(files.path(), &["--drop-body"]);
     let err = hub::ensure(&pinned, cache.path(), &options(&hub))

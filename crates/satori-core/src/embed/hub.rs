@@ -445,22 +445,24 @@ mod tests {
     #[test]
     fn redirects_resolve_like_a_browser() {
         let base = "https://hub.example/acme/tiny/resolve/abc/model.safetensors?x=1";
-        assert_eq!(
-            redirect_target(base, "https://cdn.example/a/b").unwrap(),
-            "https://cdn.example/a/b"
-        );
-        assert_eq!(
-            redirect_target(base, "//cdn.example/a").unwrap(),
-            "https://cdn.example/a"
-        );
-        assert_eq!(
-            redirect_target(base, "/api/resolve-cache/x").unwrap(),
-            "https://hub.example/api/resolve-cache/x"
-        );
-        assert_eq!(
-            redirect_target(base, "other.bin").unwrap(),
-            "https://hub.example/acme/tiny/resolve/abc/other.bin"
-        );
+        for (location, resolved) in [
+            ("https://cdn.example/a/b", "https://cdn.example/a/b"),
+            ("//cdn.example/a", "https://cdn.example/a"),
+            (
+                "/api/resolve-cache/x",
+                "https://hub.example/api/resolve-cache/x",
+            ),
+            (
+                "other.bin",
+                "https://hub.example/acme/tiny/resolve/abc/other.bin",
+            ),
+        ] {
+            assert_eq!(
+                redirect_target(base, location).unwrap(),
+                resolved,
+                "{location}"
+            );
+        }
         assert!(redirect_target(base, "http://cdn.example/a").is_err());
         assert!(redirect_target(base, "ftp://cdn.example/a").is_err());
         assert_eq!(
