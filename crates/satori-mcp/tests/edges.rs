@@ -11,35 +11,19 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::{RoleClient, ServiceExt};
-use satori_core::embed::ModelSource;
-use satori_core::search::SearchTuning;
 use satori_mcp::SatoriServer;
-use satori_mcp::config::{Config, RunMode};
-use satori_mcp::guard::GuardMode;
 use satori_mcp::transport::LineTransport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
-const WAIT: Duration = Duration::from_secs(60);
+mod support;
 
-fn config(home: &Path) -> Config {
-    Config {
-        run_mode: RunMode::Cli,
-        guard: GuardMode::Drop,
-        home: home.to_path_buf(),
-        read_max_lines: 20,
-        read_any_file: false,
-        sync_threshold_ms: 180_000,
-        embedding: ModelSource::Bundled,
-        hub: Default::default(),
-        tuning: SearchTuning::default(),
-    }
-}
+const WAIT: Duration = Duration::from_secs(60);
 
 /// A server in this process on its stdio framing, reached through the other end of a pipe.
 fn in_memory(home: &Path) -> tokio::io::DuplexStream {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = SatoriServer::new(config(home)).unwrap();
+    let server = SatoriServer::new(support::config(home)).unwrap();
     tokio::spawn(async move {
         let (r, w) = tokio::io::split(server_io);
         if let Ok(running) = server.serve(LineTransport::new(r, w)).await {
@@ -167,14 +151,7 @@ async fn edges(c: &mut Raw) {
     let e = c.parse_error().await;
     assert_eq!(e.get("id"), Some(&Value::Null), "{e}");
     let early = c.request(json!("early"), "tools/list", json!({})).await;
-    assert_eq!(early["error"]["code"], -32600, "{early}");
-    assert!(
-        early["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("initialize"),
-        "{early}"
-    );
+    assert_error(&early, -32600, "initialize");
     let pong = c.request(json!("ping"), "ping", json!({})).await;
     assert_eq!(pong["result"], json!({}), "{pong}");
 
@@ -196,14 +173,7 @@ async fn edges(c: &mut Raw) {
     );
 
     let nameless = c.request(json!(2), "tools/call", json!({})).await;
-    assert_eq!(nameless["error"]["code"], -32602, "{nameless}");
-    assert!(
-        nameless["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("name"),
-        "{nameless}"
-    );
+    assert_error(&nameless, -32602, "name");
     let nameless = c
         .request(json!(3), "tools/call", json!({"arguments": {}}))
         .await;
@@ -213,16 +183,38 @@ async fn edges(c: &mut Raw) {
 
     let listed = c.call(5, "list_codebases", json!({})).await;
     assert_eq!(listed["isError"], false, "{listed}");
-    assert!(
-        c.seen
-            .iter()
-            .all(|m| m["method"] != "notifications/message"),
-        "no log notification before logging/setLevel: {:?}",
-        c.seen
-    );
+    c.assert_no_log_notification("before logging/setLevel");
+}
+
+/// `answer` is a JSON-RPC error with `code` whose message mentions `says`.
+#[track_caller]
+fn assert_error(answer: &Value, code: i64, says: &str) {
+    assert_eq!(answer["error"]["code"], code, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(says), "{answer}");
 }
 
 impl Raw {
+    /// The next `notifications/message` of the telemetry logger.
+    async fn telemetry_note(&mut self) -> Value {
+        self.wait("telemetry notification", |m| {
+            m["method"] == "notifications/message" && m["params"]["logger"] == "telemetry"
+        })
+        .await
+    }
+
+    /// No log notification arrived among the messages read so far (`when` says which).
+    #[track_caller]
+    fn assert_no_log_notification(&self, when: &str) {
+        assert!(
+            self.seen
+                .iter()
+                .all(|m| m["method"] != "notifications/message"),
+            "a log notification {when}: {:?}",
+            self.seen
+        );
+    }
+
     async fn request_without_params(&mut self, id: Value, method: &str) -> Value {
         self.send_json(json!({"jsonrpc": "2.0", "id": id, "method": method}))
             .await;
@@ -278,8 +270,7 @@ async fn index(c: &mut Raw, path: &str) {
                 json!({"action": "status", "path": path}),
             )
             .await;
-        if s["structuredContent"]["state"] != "indexing" {
-            assert_eq!(s["structuredContent"]["state"], "indexed", "{s}");
+        if support::build_over(&s) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -307,23 +298,13 @@ async fn logging(c: &mut Raw, repo: &Path) -> Value {
         .await;
     assert_eq!(set["result"], json!({}), "{set}");
     c.call(104, "search_codebase", search("parse_header")).await;
-    let note = c
-        .wait("telemetry notification", |m| {
-            m["method"] == "notifications/message" && m["params"]["logger"] == "telemetry"
-        })
-        .await;
+    let note = c.telemetry_note().await;
     assert_eq!(note["params"]["level"], "debug", "{note}");
     let data = note["params"]["data"].clone();
     assert_eq!(data["event"], "search_executed", "{note}");
     // Notifications keep their order, so an event of an earlier search would have come first.
     assert_eq!(data["query_length"], "parse_header".len(), "{note}");
-    assert!(
-        c.seen
-            .iter()
-            .all(|m| m["method"] != "notifications/message"),
-        "{:?}",
-        c.seen
-    );
+    c.assert_no_log_notification("besides the one awaited");
     data
 }
 
@@ -350,11 +331,7 @@ async fn request_log_level_in_memory() {
         .request(json!(101), "tools/call", search("parse_header", "debug"))
         .await;
     assert!(loud.get("result").is_some(), "{loud}");
-    let note = c
-        .wait("telemetry notification", |m| {
-            m["method"] == "notifications/message" && m["params"]["logger"] == "telemetry"
-        })
-        .await;
+    let note = c.telemetry_note().await;
     assert_eq!(note["params"]["level"], "debug", "{note}");
     assert_eq!(
         note["params"]["data"]["query_length"],
@@ -369,13 +346,7 @@ async fn request_log_level_in_memory() {
     )
     .await;
     c.request(json!(103), "ping", json!({})).await;
-    assert!(
-        c.seen
-            .iter()
-            .all(|m| m["method"] != "notifications/message"),
-        "{:?}",
-        c.seen
-    );
+    c.assert_no_log_notification("besides the one awaited");
 }
 
 #[tokio::test]
