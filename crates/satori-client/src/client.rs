@@ -28,10 +28,8 @@ use tokio::process::{Child, ChildStderr, Command};
 use tokio::task::JoinHandle;
 
 use crate::ClientError;
-use crate::recovery::{
-    Attempts, DEFAULT_GUARD_MODE, GuardRecovery, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV, Stage,
-    should_retry,
-};
+use crate::guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
+use crate::recovery::{Attempts, GuardRecovery, Stage, should_retry};
 use crate::stdout_guard::{StrictStdout, Violation};
 
 /// The MCP revision we speak (from the contract). rmcp defaults to a newer, handshake-less one.

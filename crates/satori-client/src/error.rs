@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::recovery::{RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
+use crate::guard_mode::{RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 
 /// Everything that can go wrong between us and the `satori` server.
 #[derive(Debug, thiserror::Error)]

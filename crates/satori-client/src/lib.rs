@@ -16,6 +16,7 @@ mod classify;
 mod client;
 mod error;
 pub mod flags;
+mod guard_mode;
 mod recovery;
 mod resolve;
 mod stdout_guard;
@@ -27,9 +28,7 @@ pub use classify::{
 };
 pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line};
 pub use error::ClientError;
-pub use recovery::{
-    Attempts, DEFAULT_GUARD_MODE, GUARD_RECOVERY_ENV, GuardRecovery, RECOVERY_GUARD_MODE,
-    STDOUT_GUARD_ENV, Stage, should_retry,
-};
+pub use guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
+pub use recovery::{Attempts, GUARD_RECOVERY_ENV, GuardRecovery, Stage, should_retry};
 pub use resolve::{SERVER_BIN_ENV, SERVER_BIN_NAME, resolve_server_bin, resolve_server_bin_from};
 pub use wait::{MANAGE_INDEX, starts_index_build, wait_for_index};

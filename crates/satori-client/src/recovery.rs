@@ -25,18 +25,10 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::ClientError;
+use crate::guard_mode::RECOVERY_GUARD_MODE;
 
 /// Environment variable that selects the CLI's recovery policy.
 pub const GUARD_RECOVERY_ENV: &str = satori_protocol::env::CLI_GUARD_RECOVERY;
-
-/// Environment variable of the server's stdout guard mode.
-pub const STDOUT_GUARD_ENV: &str = satori_protocol::env::CLI_STDOUT_GUARD;
-
-/// The guard mode a server in cli mode uses when the variable is unset.
-pub const DEFAULT_GUARD_MODE: &str = "drop";
-
-/// The guard mode a recovery retry uses.
-pub const RECOVERY_GUARD_MODE: &str = "off";
 
 /// Whether a client may retry once with the stdout guard off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
