@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::tools::ToolDef;
+use crate::registry::ToolDef;
 
 /// Opening marker of the generated section in a README.
 pub const START_MARKER: &str = "<!-- TOOLS_START -->";

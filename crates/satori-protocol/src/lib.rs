@@ -17,6 +17,7 @@ mod macros;
 pub mod docs;
 pub mod env;
 pub mod envelope;
+pub mod registry;
 mod schema;
 pub mod tools;
 pub mod validate;
@@ -24,17 +25,14 @@ pub mod validate;
 /// MCP protocol revision the server and clients speak.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
+pub use registry::{ToolDef, parse_tool_args, parse_tool_args_value, tool_def, tools};
 pub use tools::list_codebases::{self, ListCodebasesParams};
 pub use tools::manage_index::{self, ManageAction, ManageIndexParams};
 pub use tools::read_file::{self, OpenSymbol, ReadFileParams, ReadMode};
 pub use tools::search_codebase::{
     self, GroupBy, RankingMode, ResultMode, Scope, SearchCodebaseParams,
 };
-pub use tools::{ToolDef, tools};
-pub use validate::{
-    InvalidArguments, Problem, ToolParams, parse_args, parse_tool_args, parse_tool_args_value,
-    tool_def,
-};
+pub use validate::{InvalidArguments, Problem, ToolParams, parse_args};
 
 /// Tool names, in registry order.
 pub const LIST_CODEBASES: &str = list_codebases::NAME;

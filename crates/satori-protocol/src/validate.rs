@@ -7,12 +7,9 @@
 //! cannot express live in [`ToolParams::check`].
 
 use std::fmt;
-use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-
-use crate::tools::{ToolDef, tools};
 
 /// One thing wrong with the arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,61 +93,8 @@ pub trait ToolParams: DeserializeOwned {
     }
 }
 
-/// The registry, built once: schemas are generated at runtime and every call needs one.
-fn registry() -> &'static [ToolDef] {
-    static TOOLS: OnceLock<Vec<ToolDef>> = OnceLock::new();
-    TOOLS.get_or_init(tools)
-}
-
-/// The definition of the tool called `name`, if it exists.
-pub fn tool_def(name: &str) -> Option<&'static ToolDef> {
-    registry().iter().find(|t| t.name == name)
-}
-
-/// Validates `args` (absent = `{}`) for the tool `tool_name` against its published schema,
-/// deserializes them and applies the tool's cross-field rules. This is the one call a server
-/// makes per tool invocation.
-pub fn parse_tool_args<T: ToolParams>(
-    tool_name: &str,
-    args: Option<&Map<String, Value>>,
-) -> Result<T, InvalidArguments> {
-    debug_assert_eq!(
-        tool_name,
-        T::NAME,
-        "params type does not belong to this tool"
-    );
-    let Some(def) = tool_def(tool_name) else {
-        return Err(InvalidArguments::new(
-            tool_name,
-            vec![Problem::new("tool", "no such tool")],
-        ));
-    };
-    let params: T = parse_args(tool_name, &def.input_schema, args)?;
-    params.validate()?;
-    Ok(params)
-}
-
-/// Like [`parse_tool_args`] for arguments that arrive as any JSON value (a client reading
-/// `--args-json`): `null` means no arguments, anything else but an object is an error.
-pub fn parse_tool_args_value<T: ToolParams>(
-    tool_name: &str,
-    args: &Value,
-) -> Result<T, InvalidArguments> {
-    match args {
-        Value::Null => parse_tool_args(tool_name, None),
-        Value::Object(map) => parse_tool_args(tool_name, Some(map)),
-        other => Err(InvalidArguments::new(
-            tool_name,
-            vec![Problem::new(
-                "arguments",
-                format!("expected object, got {}", describe(other)),
-            )],
-        )),
-    }
-}
-
 /// Validates `args` (absent = `{}`) against `schema`, collecting every problem, then
-/// deserializes them into `T`. Cross-field rules are not applied (see [`parse_tool_args`]).
+/// deserializes them into `T`. Cross-field rules are not applied (the registry's `parse_tool_args` applies them).
 pub fn parse_args<T: DeserializeOwned>(
     tool: &str,
     schema: &Value,
@@ -185,7 +129,7 @@ fn field_name(path: &str) -> &str {
 
 /// A short rendering of a received value for "got ..." messages: scalars verbatim (strings
 /// quoted and shortened), containers by kind.
-fn describe(value: &Value) -> String {
+pub(crate) fn describe(value: &Value) -> String {
     const MAX_CHARS: usize = 40;
     match value {
         Value::Array(_) => "an array".to_owned(),

@@ -6,7 +6,7 @@
 //! out when empty so answers stay small (agents pay for every token). Every type also
 //! deserializes and refuses unknown keys, because clients (`satori-cli`, the Node addon) read
 //! these envelopes back and the tests check that nothing outside the contract is sent. The
-//! tools' `outputSchema`s are generated from the same types ([`crate::tools::ToolDef`]).
+//! tools' `outputSchema`s are generated from the same types ([`crate::registry::ToolDef`]).
 
 mod manage_index;
 mod navigation;
