@@ -38,7 +38,33 @@ fn fingerprint(model: &str) -> Fingerprint {
     }
 }
 
+/// The check of an index built with `indexed_model` against the running model.
+fn compatibility(
+    indexed_model: &str,
+    reindex_reason: Option<ReindexReason>,
+    status_at_check: IndexState,
+) -> Compatibility {
+    Compatibility {
+        runtime_fingerprint: fingerprint("potion-code-256@1a2b"),
+        indexed_fingerprint: Some(fingerprint(indexed_model)),
+        reindex_reason,
+        status_at_check: Some(status_at_check),
+    }
+}
+
 const ROOT: &str = "/home/dev/repo";
+
+/// A `manage_index` envelope for `ROOT` that reports `state`.
+fn manage(
+    action: ManageAction,
+    status: Status,
+    state: IndexState,
+    message: &str,
+) -> ManageIndexEnvelope {
+    let mut envelope = ManageIndexEnvelope::new(action, ROOT, status, message);
+    envelope.state = Some(state);
+    envelope
+}
 
 #[test]
 fn manage_index_envelopes() {
@@ -50,13 +76,12 @@ fn manage_index_envelopes() {
     );
     check("manage_minimal", &minimal);
 
-    let mut kickoff = ManageIndexEnvelope::new(
+    let mut kickoff = manage(
         ManageAction::Create,
-        ROOT,
         Status::Ok,
+        IndexState::Indexing,
         "Indexing of /home/dev/repo started in the background.",
     );
-    kickoff.state = Some(IndexState::Indexing);
     kickoff.hints.status = Some(Hint::manage_index(ManageAction::Status, ROOT));
     kickoff.progress = Some(Progress {
         percentage: 0.0,
@@ -67,13 +92,12 @@ fn manage_index_envelopes() {
     });
     check("manage_create_kickoff", &kickoff);
 
-    let mut blocked = ManageIndexEnvelope::new(
+    let mut blocked = manage(
         ManageAction::Reindex,
-        ROOT,
         Status::Blocked,
+        IndexState::Indexed,
         "Only ignore rules changed; run sync instead.",
     );
-    blocked.state = Some(IndexState::Indexed);
     blocked.reason = Some(reasons::UNNECESSARY_REINDEX_IGNORE_ONLY.to_owned());
     blocked.warnings = vec![warnings::REINDEX_UNNECESSARY_IGNORE_ONLY.to_owned()];
     blocked.hints.sync = Some(Hint::manage_index(ManageAction::Sync, ROOT));
@@ -88,13 +112,12 @@ fn manage_index_envelopes() {
     });
     check("manage_reindex_blocked", &blocked);
 
-    let mut status = ManageIndexEnvelope::new(
+    let mut status = manage(
         ManageAction::Status,
-        ROOT,
         Status::Ok,
+        IndexState::Indexed,
         "Indexed: 412 files, 3051 chunks.",
     );
-    status.state = Some(IndexState::Indexed);
     status.stats = Some(ManageStats::Index(IndexStats {
         files: 412,
         chunks: 3051,
@@ -106,21 +129,19 @@ fn manage_index_envelopes() {
         removed: None,
         modified: None,
     }));
-    status.compatibility = Some(Compatibility {
-        runtime_fingerprint: fingerprint("potion-code-256@1a2b"),
-        indexed_fingerprint: Some(fingerprint("potion-code-256@1a2b")),
-        reindex_reason: None,
-        status_at_check: Some(IndexState::Indexed),
-    });
+    status.compatibility = Some(compatibility(
+        "potion-code-256@1a2b",
+        None,
+        IndexState::Indexed,
+    ));
     check("manage_status_indexed", &status);
 
-    let mut sync = ManageIndexEnvelope::new(
+    let mut sync = manage(
         ManageAction::Sync,
-        ROOT,
         Status::Ok,
+        IndexState::SyncCompleted,
         "Synced: 2 added, 1 removed, 3 modified.",
     );
-    sync.state = Some(IndexState::SyncCompleted);
     sync.stats = Some(ManageStats::Sync(SyncRunStats {
         added: 2,
         removed: 1,
@@ -130,21 +151,19 @@ fn manage_index_envelopes() {
     }));
     check("manage_sync", &sync);
 
-    let mut incompatible = ManageIndexEnvelope::new(
+    let mut incompatible = manage(
         ManageAction::Status,
-        ROOT,
         Status::RequiresReindex,
+        IndexState::RequiresReindex,
         "The index was built with another embedding model; reindex.",
     );
-    incompatible.state = Some(IndexState::RequiresReindex);
     incompatible.reason = Some(reasons::REQUIRES_REINDEX.to_owned());
     incompatible.hints.reindex = Some(Hint::manage_index(ManageAction::Reindex, ROOT));
-    incompatible.compatibility = Some(Compatibility {
-        runtime_fingerprint: fingerprint("potion-code-256@1a2b"),
-        indexed_fingerprint: Some(fingerprint("minilm-l6@9f00")),
-        reindex_reason: Some(ReindexReason::FingerprintMismatch),
-        status_at_check: Some(IndexState::RequiresReindex),
-    });
+    incompatible.compatibility = Some(compatibility(
+        "minilm-l6@9f00",
+        Some(ReindexReason::FingerprintMismatch),
+        IndexState::RequiresReindex,
+    ));
     check("manage_requires_reindex", &incompatible);
 
     // The two shapes of `stats` are told apart by their keys, and neither takes the other's.
@@ -185,6 +204,18 @@ fn search(status: Status, results: Vec<SearchResult>) -> SearchEnvelope {
     }
 }
 
+/// The call-graph hint of the one symbol the search and read fixtures share.
+fn retry_hint() -> CallGraphHint {
+    CallGraphHint::Supported {
+        symbol_ref: SymbolRef {
+            file: "src/net/retry.rs".to_owned(),
+            symbol_id: "sym_7f3a".to_owned(),
+            symbol_label: Some("fn retry_with_backoff".to_owned()),
+            span: Some(Span::new(12, 48)),
+        },
+    }
+}
+
 fn supported_group() -> SearchResult {
     SearchResult::Group(GroupResult {
         group_id: "sym_7f3a".to_owned(),
@@ -197,14 +228,7 @@ fn supported_group() -> SearchResult {
         indexed_at: Some("2026-01-02T03:04:05Z".to_owned()),
         staleness_bucket: StalenessBucket::Fresh,
         collapsed_chunk_count: 2,
-        call_graph_hint: CallGraphHint::Supported {
-            symbol_ref: SymbolRef {
-                file: "src/net/retry.rs".to_owned(),
-                symbol_id: "sym_7f3a".to_owned(),
-                symbol_label: Some("fn retry_with_backoff".to_owned()),
-                span: Some(Span::new(12, 48)),
-            },
-        },
+        call_graph_hint: retry_hint(),
         navigation_fallback: None,
         preview: "pub fn retry_with_backoff<F>(op: F, policy: &Policy)".to_owned(),
         debug: None,
@@ -392,14 +416,7 @@ fn read_file_envelopes() {
         symbol_label: "fn retry_with_backoff".to_owned(),
         kind: "function".to_owned(),
         span: Span::new(12, 48),
-        call_graph_hint: CallGraphHint::Supported {
-            symbol_ref: SymbolRef {
-                file: "src/net/retry.rs".to_owned(),
-                symbol_id: "sym_7f3a".to_owned(),
-                symbol_label: Some("fn retry_with_backoff".to_owned()),
-                span: Some(Span::new(12, 48)),
-            },
-        },
+        call_graph_hint: retry_hint(),
     };
     check(
         "read_annotated",
