@@ -517,7 +517,7 @@ fn noisy_server_stderr_is_forwarded_byte_for_byte_and_stdout_stays_clean() {
 #[test]
 fn text_format_adds_a_summary_on_stderr_only() {
     let search = satori_protocol::tools()
-        .into_iter()
+        .iter()
         .find(|t| t.name == "search_codebase")
         .expect("search_codebase is a tool");
     let first_line = search.description.lines().next().unwrap_or("");

@@ -110,15 +110,15 @@ impl SatoriServer {
 /// The tools of `satori-protocol` as rmcp values. Input and output schemas both come from the
 /// contract's types, so what is advertised is what the handlers parse and answer.
 fn advertised_tools() -> Vec<Tool> {
-    let object = |schema: serde_json::Value| match schema {
-        serde_json::Value::Object(m) => m,
+    let object = |schema: &serde_json::Value| match schema {
+        serde_json::Value::Object(m) => m.clone(),
         _ => JsonObject::new(),
     };
     satori_protocol::tools()
-        .into_iter()
+        .iter()
         .map(|d| {
-            let tool = Tool::new(d.name, d.description, Arc::new(object(d.input_schema)));
-            let tool = match d.output_schema {
+            let tool = Tool::new(d.name, d.description, Arc::new(object(&d.input_schema)));
+            let tool = match &d.output_schema {
                 Some(schema) => tool.with_raw_output_schema(Arc::new(object(schema))),
                 None => tool,
             };

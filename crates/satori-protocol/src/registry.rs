@@ -64,13 +64,21 @@ impl ToolDef {
     }
 }
 
-/// All tools of this release, in registry order.
+/// All tools of this release, in registry order, built once per process: the schemas are
+/// generated from the types at run time, and both advertising the tools and validating every
+/// call need them.
+pub fn tools() -> &'static [ToolDef] {
+    static TOOLS: OnceLock<Vec<ToolDef>> = OnceLock::new();
+    TOOLS.get_or_init(build)
+}
+
+/// The definitions of [`tools`], generated.
 ///
 /// `manage_index` is neither read-only nor idempotent (create/clear change state; a second
 /// create differs from the first). `search_codebase` may run an incremental sync before
 /// searching, but that only brings the index in line with the files, so from the caller's
 /// point of view it reads.
-pub fn tools() -> Vec<ToolDef> {
+fn build() -> Vec<ToolDef> {
     vec![
         def::<list_codebases::ListCodebasesParams>(
             list_codebases::NAME,
@@ -106,15 +114,9 @@ pub fn tools() -> Vec<ToolDef> {
     ]
 }
 
-/// The registry, built once: schemas are generated at runtime and every call needs one.
-fn registry() -> &'static [ToolDef] {
-    static TOOLS: OnceLock<Vec<ToolDef>> = OnceLock::new();
-    TOOLS.get_or_init(tools)
-}
-
 /// The definition of the tool called `name`, if it exists.
 pub fn tool_def(name: &str) -> Option<&'static ToolDef> {
-    registry().iter().find(|t| t.name == name)
+    tools().iter().find(|t| t.name == name)
 }
 
 /// Validates `args` (absent = `{}`) for the tool `tool_name` against its published schema,

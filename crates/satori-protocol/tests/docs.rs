@@ -7,12 +7,12 @@ use satori_protocol::tools;
 
 #[test]
 fn tool_reference_snapshot() {
-    insta::assert_snapshot!("tool_reference", render_tool_reference(&tools()));
+    insta::assert_snapshot!("tool_reference", render_tool_reference(tools()));
 }
 
 #[test]
 fn replaces_only_the_marked_section() {
-    let rendered = render_tool_reference(&tools());
+    let rendered = render_tool_reference(tools());
     let cases = [
         (
             "# Title\n\nintro\n\n<!-- TOOLS_START -->\nold stuff\n<!-- TOOLS_END -->\n\n## After\n",
@@ -37,7 +37,7 @@ fn replaces_only_the_marked_section() {
 
 #[test]
 fn replacing_is_idempotent() {
-    let rendered = render_tool_reference(&tools());
+    let rendered = render_tool_reference(tools());
     let readme = format!("# Satori\n\n{START_MARKER}\n{END_MARKER}\n\nrest\n");
     let once = replace_tool_reference(&readme, &rendered).expect("markers present");
     let twice = replace_tool_reference(&once, &rendered).expect("markers still present");

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 fn readme_generated_sections_match_their_sources() {
     let readme_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
     let readme = std::fs::read_to_string(&readme_path).expect("README.md");
-    let rendered = satori_protocol::docs::render_tool_reference(&satori_protocol::tools());
+    let rendered = satori_protocol::docs::render_tool_reference(satori_protocol::tools());
     let updated = satori_protocol::docs::replace_tool_reference(&readme, &rendered)
         .expect("README.md has the tool reference markers");
     let updated = satori_cli::help::replace_contract_section(

@@ -32,7 +32,7 @@ pub fn fake_server() -> PathBuf {
 /// The contract's tools as `tools/list` entries, in registry order.
 pub fn protocol_tools() -> Vec<Value> {
     satori_protocol::tools()
-        .into_iter()
+        .iter()
         .map(|def| {
             json!({
                 "name": def.name,
