@@ -2,13 +2,14 @@
 //! answers whether a path can be searched or read, and the outline of a file.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use satori_core::embed::Embeddings;
 use satori_core::search::SearchTuning;
 use satori_core::{
-    Engine, Home, IndexOptions, IndexState, Phase, Purpose, Refusal, ReindexReason, StateStore,
-    SymbolKind,
+    Engine, Error, Home, IndexOptions, IndexState, Phase, Purpose, Refusal, ReindexReason,
+    StateStore, SymbolKind, SyncControl,
 };
 
 struct Fixture {
@@ -134,6 +135,77 @@ fn a_rebuild_keeps_the_previous_index_searchable() {
     let t = f.engine.target(&f.root, Purpose::Search).unwrap();
     assert_eq!(t.state.state, IndexState::Indexing);
     assert!(t.searchable_while_indexing);
+}
+
+#[test]
+fn a_sync_reports_the_progress_of_its_rebuild() {
+    let f = fixture();
+    index(&f);
+    std::fs::write(f.root.join("src/extra.rs"), "pub fn extra() {}\n").unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let ctl = SyncControl {
+        cancel: None,
+        on_progress: Some(Box::new(move |p| sink.lock().unwrap().push(p.phase))),
+    };
+    let s = f.engine.sync(&f.root, &ctl).unwrap();
+    assert!(s.rebuilt);
+    assert_eq!(s.added, 1);
+    let phases = seen.lock().unwrap().clone();
+    assert_eq!(phases.first(), Some(&Phase::Scanning), "{phases:?}");
+    assert!(phases.contains(&Phase::Chunking), "{phases:?}");
+}
+
+#[test]
+fn a_cancelled_sync_keeps_the_published_generation_and_a_later_sync_redoes_it() {
+    let f = fixture();
+    index(&f);
+    let before = f.engine.state(&f.root).unwrap().unwrap();
+    std::fs::write(f.root.join("src/extra.rs"), "pub fn extra() {}\n").unwrap();
+    // Cancel from inside the rebuild, once it has started: the build stops at its next
+    // safe point.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    let ctl = SyncControl {
+        cancel: Some(Arc::clone(&cancel)),
+        on_progress: Some(Box::new(move |_| flag.store(true, Ordering::Relaxed))),
+    };
+    assert!(matches!(
+        f.engine.sync(&f.root, &ctl),
+        Err(Error::Cancelled)
+    ));
+    let t = f.engine.target(&f.root, Purpose::Search).unwrap();
+    assert_eq!(t.state.state, IndexState::Indexed);
+    assert_eq!(t.state.files, 1, "the old generation stays in use");
+    assert_eq!(
+        t.state.last_sync_ms, before.last_sync_ms,
+        "a cancelled sync does not count as a check of the tree"
+    );
+
+    let s = f.engine.sync(&f.root, &SyncControl::default()).unwrap();
+    assert!(s.rebuilt);
+    assert_eq!(s.added, 1);
+    let t = f.engine.target(&f.root, Purpose::Search).unwrap();
+    assert_eq!(t.state.files, 2);
+}
+
+#[test]
+fn a_sync_cancelled_before_it_starts_changes_nothing() {
+    let f = fixture();
+    index(&f);
+    std::fs::write(f.root.join("src/extra.rs"), "pub fn extra() {}\n").unwrap();
+    let ctl = SyncControl {
+        cancel: Some(Arc::new(AtomicBool::new(true))),
+        on_progress: None,
+    };
+    assert!(matches!(
+        f.engine.sync(&f.root, &ctl),
+        Err(Error::Cancelled)
+    ));
+    let t = f.engine.target(&f.root, Purpose::Search).unwrap();
+    assert_eq!(t.state.state, IndexState::Indexed);
+    assert_eq!(t.state.files, 1);
+    assert_eq!(t.state.error_message, None);
 }
 
 #[test]

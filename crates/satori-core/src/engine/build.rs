@@ -119,6 +119,12 @@ impl IndexJob {
         Arc::clone(&self.cancel)
     }
 
+    /// Makes the build stop when `flag` is set instead of its own flag, so a caller that
+    /// owns a cancel flag (a sync steered by a request) can reach the build.
+    pub fn set_cancel_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.cancel = flag;
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

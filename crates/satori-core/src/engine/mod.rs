@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use self::build::{IndexJob, IndexOptions, IndexSummary, Progress};
-pub use self::sync::{Preflight, SyncSummary};
+pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
 pub use self::target::{Purpose, Refusal, Target};
 
 use crate::chunk::{ChunkOptions, Symbol, chunk_file};

@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::Engine;
-use super::build::{IndexOptions, ignore_signature, walk_options};
+use super::build::{IndexOptions, Progress, ignore_signature, walk_options};
 use crate::layout::ManifestFile;
 use crate::state::IndexState;
 use crate::util::{hash16, now_ms};
@@ -23,6 +24,30 @@ pub struct SyncSummary {
     /// True when the index was rebuilt because something changed.
     pub rebuilt: bool,
     pub duration_ms: u64,
+}
+
+/// A progress callback that can be handed to another thread.
+pub type ProgressFn = Box<dyn Fn(&Progress) + Send + Sync>;
+
+/// How a caller steers a sync: stop it at the next safe point, watch its progress.
+///
+/// The default neither cancels nor reports.
+#[derive(Default)]
+pub struct SyncControl {
+    /// Set to stop the sync at its next safe point; it then fails with
+    /// [`Error::Cancelled`] and the published generation stays in use.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Called with the progress of the rebuild, when the sync rebuilds.
+    pub on_progress: Option<ProgressFn>,
+}
+
+impl SyncControl {
+    /// True once the caller asked the sync to stop.
+    pub fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
 }
 
 /// Outcome of the reindex preflight.
@@ -64,8 +89,9 @@ impl Engine {
 
     /// Brings the index in line with the working tree. Change detection compares sizes and
     /// modification times (then content hashes); when anything changed the index is rebuilt
-    /// as a new generation.
-    pub fn sync(self: &Arc<Self>, root: &Path) -> Result<SyncSummary> {
+    /// as a new generation. `ctl` can cancel the sync (the published generation then stays
+    /// as it was and the result is [`Error::Cancelled`]) and watch the rebuild's progress.
+    pub fn sync(self: &Arc<Self>, root: &Path, ctl: &SyncControl) -> Result<SyncSummary> {
         let started = Instant::now();
         let st = self
             .state(root)?
@@ -80,9 +106,19 @@ impl Engine {
         let report = walk::walk(root, &walk_options(&opts))?;
         let mut summary = diff_files(&m.file_list, &report.files);
         let ignore_changed = ignore_signature(root, &opts) != m.ignore_signature;
+        if ctl.cancelled() {
+            return Err(Error::Cancelled);
+        }
         if summary.added + summary.removed + summary.modified > 0 || ignore_changed {
-            let job = self.start_index(root, opts)?;
-            job.run(|_| {})?;
+            let mut job = self.start_index(root, opts)?;
+            if let Some(cancel) = &ctl.cancel {
+                job.set_cancel_flag(Arc::clone(cancel));
+            }
+            job.run(|p| {
+                if let Some(f) = &ctl.on_progress {
+                    f(p);
+                }
+            })?;
             summary.rebuilt = true;
         }
         summary.duration_ms = started.elapsed().as_millis() as u64;

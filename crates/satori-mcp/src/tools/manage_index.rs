@@ -345,7 +345,7 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
         .hint(ManageAction::Clear)
         .error();
     }
-    match ctx.engine.sync(&root) {
+    match ctx.engine.sync(&root, &satori_core::SyncControl::default()) {
         Ok(s) => Env::new(
             ManageAction::Sync,
             &shown,

@@ -208,7 +208,7 @@ fn ensure_fresh(
         };
     }
     let started = Instant::now();
-    match ctx.engine.sync(root) {
+    match ctx.engine.sync(root, &satori_core::SyncControl::default()) {
         Ok(s) => FreshnessDecision {
             threshold_ms: Some(threshold),
             last_sync_at: last_sync_ms.map(time),
