@@ -18,16 +18,28 @@
 //! session is not initialized), and passes `initialize`, `ping`, `server/discover` and
 //! self-describing 2026-07-28 requests on to rmcp.
 //!
+//! rmcp's service loop (`serve_inner` in `service.rs`) keys the requests it is running by id
+//! alone: a second request reusing the id of one still in flight replaces the first one's
+//! cancellation token, and whichever answer comes second is dropped as "cancelled", so one of
+//! the two requests is never answered. This transport keeps the ids it has handed to rmcp
+//! and not yet seen answered (or cancelled) and answers a reuse itself with `-32600`, naming
+//! the id, with `"id": null` so the answer cannot be taken for the first request's.
+//!
+//! A line that cannot be parsed (not JSON, invalid UTF-8, nested deeper than serde_json's
+//! 128 levels, longer than [`MAX_LINE_BYTES`]) is answered with its request id when a cheap
+//! scan of the top-level object finds one, so the caller stops waiting at once.
+//!
 //! The happy path costs what rmcp's did: one parse per line into rmcp's message type, and
 //! output serialized into one reused buffer.
 
+use std::collections::HashSet;
 use std::io;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta,
-    InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams, RequestId,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData,
+    GetMeta, InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::Transport;
@@ -51,6 +63,8 @@ pub struct LineTransport<R, W> {
     /// bytes, so a cancelled `receive` cannot lose it.
     owed: Option<ServerJsonRpcMessage>,
     lifecycle: Lifecycle,
+    /// Ids of the requests handed to rmcp and not yet answered or cancelled.
+    in_flight: HashSet<RequestId>,
 }
 
 /// Where rmcp's session stands, as far as the transport must know.
@@ -145,6 +159,7 @@ where
             }))),
             owed: None,
             lifecycle: Lifecycle::Handshake { asked: None },
+            in_flight: HashSet::new(),
         }
     }
 
@@ -182,9 +197,10 @@ where
                     }
                     None
                 } else if self.line.len() + take > MAX_LINE_BYTES {
+                    let id = peek_id(&self.line);
                     self.line.clear();
                     self.discarding = newline.is_none();
-                    Some(LineRead::TooLong)
+                    Some(LineRead::TooLong(id))
                 } else {
                     self.line.extend_from_slice(&available[..take]);
                     newline.map(|_| LineRead::Line)
@@ -200,6 +216,7 @@ where
 
     /// Decides what becomes of a parsed message: handed to rmcp, answered here, or dropped.
     fn admit(&mut self, msg: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+        let msg = self.track(msg)?;
         if let JsonRpcMessage::Request(r) = &msg
             && let ClientRequest::CustomRequest(c) = &r.request
             && let Some(problem) = params_problem(&c.method, c.params.as_ref())
@@ -246,8 +263,49 @@ where
         }
     }
 
-    /// Follows rmcp's answers during the handshake (see [`Lifecycle::Handshake`]).
+    /// Refuses a request whose id is still in flight (see the module doc) and forgets the id
+    /// of a cancelled request, whose answer rmcp drops.
+    fn track(&mut self, msg: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+        match &msg {
+            JsonRpcMessage::Request(r) if self.in_flight.contains(&r.id) => {
+                self.owed = Some(ServerJsonRpcMessage::error(
+                    ErrorData::invalid_request(
+                        format!(
+                            "Invalid request: id {} is already used by a request in flight",
+                            id_json(&r.id)
+                        ),
+                        None,
+                    ),
+                    None,
+                ));
+                None
+            }
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification
+                    && let Some(id) = &c.params.request_id
+                {
+                    self.in_flight.remove(id);
+                }
+                Some(msg)
+            }
+            _ => Some(msg),
+        }
+    }
+
+    /// Follows rmcp's answers: they end a request's time in flight, and during the handshake
+    /// they tell where rmcp stands (see [`Lifecycle::Handshake`]).
     fn note_sent(&mut self, msg: &ServerJsonRpcMessage) {
+        match msg {
+            JsonRpcMessage::Response(r) => {
+                self.in_flight.remove(&r.id);
+            }
+            JsonRpcMessage::Error(e) => {
+                if let Some(id) = &e.id {
+                    self.in_flight.remove(id);
+                }
+            }
+            _ => {}
+        }
         let Lifecycle::Handshake { asked } = &mut self.lifecycle else {
             return;
         };
@@ -267,10 +325,15 @@ where
 enum LineRead {
     /// A whole line (with its `\n`) is in `line`.
     Line,
-    /// The line exceeded [`MAX_LINE_BYTES`] and was dropped.
-    TooLong,
+    /// The line exceeded [`MAX_LINE_BYTES`] and was dropped; the id its start names, if any.
+    TooLong(Option<RequestId>),
     Eof,
     Io(io::Error),
+}
+
+/// An id as JSON, for messages that name it.
+fn id_json(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_else(|_| id.to_string())
 }
 
 /// What a line turned out to be.
@@ -292,9 +355,10 @@ fn classify(line: &[u8]) -> Verdict {
     }
     match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(msg) => Verdict::Message(msg),
+        // Invalid UTF-8 and nesting beyond serde_json's 128 levels are syntax errors too.
         Err(e) if e.is_syntax() || e.is_eof() => Verdict::Answer(ServerJsonRpcMessage::error(
             ErrorData::parse_error(format!("Parse error: {e}"), None),
-            None,
+            peek_id(line),
         )),
         Err(e) => not_a_message(line, &e),
     }
@@ -332,6 +396,107 @@ fn not_a_message(line: &[u8], e: &serde_json::Error) -> Verdict {
             None => invalid(Some(id)),
         },
         (_, id) => invalid(id),
+    }
+}
+
+/// The request id of a line that does not parse, when its top-level object names one before
+/// the damage: a scan that skips every other value without parsing or recursing, so it costs
+/// one pass over the bytes whatever they hold. Only an integer or a string id counts.
+fn peek_id(line: &[u8]) -> Option<RequestId> {
+    let mut s = Scan { b: line, i: 0 };
+    s.space();
+    s.eat(b'{')?;
+    loop {
+        s.space();
+        let key = s.string()?;
+        s.space();
+        s.eat(b':')?;
+        s.space();
+        let start = s.i;
+        s.value()?;
+        if key == b"id" {
+            return match serde_json::from_slice::<Value>(&line[start..s.i]).ok()? {
+                Value::Number(n) => n.as_i64().map(RequestId::Number),
+                Value::String(t) => Some(RequestId::String(t.as_str().into())),
+                _ => None,
+            };
+        }
+        s.space();
+        s.eat(b',')?;
+    }
+}
+
+/// A cursor over raw JSON bytes for [`peek_id`]; every step fails at the end of the bytes.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn space(&mut self) {
+        while self.b.get(self.i).is_some_and(u8::is_ascii_whitespace) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (*self.b.get(self.i)? == byte).then(|| self.i += 1)
+    }
+
+    /// A string's raw body (escapes left as written); the cursor ends after its quote.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        loop {
+            match *self.b.get(self.i)? {
+                b'"' => break,
+                b'\\' => self.i += 2,
+                _ => self.i += 1,
+            }
+        }
+        self.i += 1;
+        Some(&self.b[start..self.i - 1])
+    }
+
+    /// Skips one value: a string, a container (by counting brackets) or a scalar.
+    fn value(&mut self) -> Option<()> {
+        match *self.b.get(self.i)? {
+            b'"' => self.string().map(drop),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match *self.b.get(self.i)? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.i += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+            }
+            _ => {
+                let start = self.i;
+                while self
+                    .b
+                    .get(self.i)
+                    .is_some_and(|c| !matches!(c, b',' | b'}' | b']') && !c.is_ascii_whitespace())
+                {
+                    self.i += 1;
+                }
+                // A scalar cut off by the end of the bytes may be cut short.
+                self.b.get(self.i)?;
+                (self.i > start).then_some(())
+            }
+        }
     }
 }
 
@@ -405,13 +570,15 @@ where
             }
             match self.read_line().await {
                 LineRead::Line => {}
-                LineRead::TooLong => {
+                LineRead::TooLong(id) => {
                     self.owed = Some(ServerJsonRpcMessage::error(
                         ErrorData::invalid_request(
-                            format!("Invalid request: a message is at most {MAX_LINE_BYTES} bytes"),
+                            format!(
+                                "Invalid request: a message is at most {MAX_LINE_BYTES} bytes (16 MiB)"
+                            ),
                             None,
                         ),
-                        None,
+                        id,
                     ));
                     continue;
                 }
@@ -429,6 +596,9 @@ where
             match verdict {
                 Verdict::Message(msg) => {
                     if let Some(msg) = self.admit(msg) {
+                        if let JsonRpcMessage::Request(r) = &msg {
+                            self.in_flight.insert(r.id.clone());
+                        }
                         return Some(msg);
                     }
                 }
@@ -482,6 +652,90 @@ mod tests {
         let a = answer(r#"{"jsonrpc":"1.0","id":4,"method":"tools/list"}"#);
         assert_eq!(a["error"]["code"], -32600, "{a}");
         assert_eq!(a["id"], 4, "{a}");
+    }
+
+    #[test]
+    fn ids_are_read_from_lines_that_do_not_parse() {
+        #[track_caller]
+        fn check(line: &[u8], id: Option<RequestId>) {
+            assert_eq!(peek_id(line), id, "{}", String::from_utf8_lossy(line));
+        }
+        let n = |i| Some(RequestId::Number(i));
+        check(br#"{"jsonrpc":"2.0","id":7,"method":"#, n(7));
+        check(
+            br#" { "id" : "a\"b" , "x": 1"#,
+            Some(RequestId::String("a\"b".into())),
+        );
+        check(b"{\"params\":{\"x\":\"\xff\"},\"id\":3}", n(3));
+        let deep = format!(
+            r#"{{"a":{}{},"b":"]}}","id":-4,"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        check(deep.as_bytes(), n(-4));
+        check(br#"{"id":{"x":1}}"#, None);
+        check(br#"{"id":1.5}"#, None);
+        check(br#"{"id":12"#, None);
+        check(b"{\"id\":\"\xff\"}", None);
+        check(br#"{"params":{"id":9}"#, None);
+        check(br#"[{"id":1}]"#, None);
+        check(b"hello", None);
+        check(b"", None);
+    }
+
+    /// The transport between a pipe's two ends, with rmcp's place taken by the test: what
+    /// `receive` hands over is what rmcp would run.
+    #[tokio::test]
+    async fn a_reused_id_in_flight_is_refused_until_answered_or_cancelled() {
+        use tokio::io::AsyncBufReadExt;
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (sr, sw) = tokio::io::split(server);
+        let mut t = LineTransport::new(sr, sw);
+        t.lifecycle = Lifecycle::Open;
+        let (cr, mut cw) = tokio::io::split(client);
+        let mut answers = BufReader::new(cr).lines();
+        let ping = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        let handed = |m: Option<ClientJsonRpcMessage>| match m {
+            Some(JsonRpcMessage::Request(r)) => r.id,
+            other => panic!("expected a request, got {other:?}"),
+        };
+        let n = RequestId::Number;
+
+        cw.write_all(ping(1).as_bytes()).await.unwrap();
+        assert_eq!(handed(t.receive().await), n(1));
+        cw.write_all((ping(1) + &ping(2)).as_bytes()).await.unwrap();
+        assert_eq!(handed(t.receive().await), n(2));
+        let refusal: Value =
+            serde_json::from_str(&answers.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
+        assert!(refusal["id"].is_null(), "{refusal}");
+        assert_eq!(
+            refusal["error"]["message"],
+            "Invalid request: id 1 is already used by a request in flight"
+        );
+
+        // Once answered, the id may be used again.
+        t.send(ServerJsonRpcMessage::response(
+            ServerResult::empty(()),
+            n(1),
+        ))
+        .await
+        .unwrap();
+        let answer = answers.next_line().await.unwrap().unwrap();
+        assert!(answer.contains("\"id\":1"), "{answer}");
+        cw.write_all(ping(1).as_bytes()).await.unwrap();
+        assert_eq!(handed(t.receive().await), n(1));
+
+        // A cancelled request is never answered (rmcp drops the answer): its id is free.
+        let cancel = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2}}\n";
+        cw.write_all((cancel.to_string() + &ping(2)).as_bytes())
+            .await
+            .unwrap();
+        assert!(matches!(
+            t.receive().await,
+            Some(JsonRpcMessage::Notification(_))
+        ));
+        assert_eq!(handed(t.receive().await), n(2));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Protocol edges real clients hit: messages before `initialize`, lines that are not JSON, a
 //! `tools/call` without a name, `logging/setLevel` with the server's diagnostics sent as
-//! `notifications/message`, and protocol-version negotiation through rmcp's own client. Each
+//! `notifications/message`, lines that cannot be parsed (invalid UTF-8, too deep, too long)
+//! and reused in-flight ids, and protocol-version negotiation through rmcp's own client. Each
 //! runs in memory over a duplex pipe (the server on its stdio framing) and then against the
 //! built `satori` binary.
 
@@ -67,6 +68,12 @@ impl Raw {
 
     async fn send(&mut self, line: &str) {
         self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    async fn send_bytes(&mut self, line: &[u8]) {
+        self.write.write_all(line).await.unwrap();
         self.write.write_all(b"\n").await.unwrap();
         self.write.flush().await.unwrap();
     }
@@ -239,6 +246,122 @@ async fn edges_real_process() {
     drop(c);
     let out = child.wait_with_output().await.unwrap();
     assert!(out.status.success(), "{out:?}");
+}
+
+/// Lines that cannot be read as a message: each gets an error (with the id when the line
+/// names one before the damage) and the next request is served; so are requests reusing the
+/// id of one still in flight.
+async fn bad_lines(c: &mut Raw) {
+    c.initialize("2025-11-25").await;
+    let call = |id: u32, args: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"list_codebases","arguments":{args}}}}}"#
+        )
+        .into_bytes()
+    };
+    let deep = format!(r#"{{"x":{}{}}}"#, "[".repeat(129), "]".repeat(129));
+    let mut invalid_utf8 = call(12, r#"{"x":"?"}"#);
+    let at = invalid_utf8.iter().position(|&b| b == b'?').unwrap();
+    invalid_utf8[at] = 0xff;
+    let mut too_long = call(14, r#"{"x":""}"#);
+    too_long.splice(too_long.len() - 4..too_long.len() - 4, vec![b'a'; 16 << 20]);
+    let mut too_long_garbage = vec![b'z'; (16 << 20) + 1];
+    too_long_garbage[0] = b'{';
+    let cases: Vec<(&str, Vec<u8>, i64, Value)> = vec![
+        (
+            "not JSON",
+            b"this is not JSON".to_vec(),
+            -32700,
+            Value::Null,
+        ),
+        ("cut short", call(11, "{").to_vec(), -32700, json!(11)),
+        ("invalid UTF-8", invalid_utf8, -32700, json!(12)),
+        ("nested 129 deep", call(13, &deep), -32700, json!(13)),
+        ("over 16 MiB", too_long, -32600, json!(14)),
+        ("over 16 MiB, no id", too_long_garbage, -32600, Value::Null),
+    ];
+    for (what, line, code, id) in cases {
+        c.send_bytes(&line).await;
+        let want = id.clone();
+        let e = c
+            .wait(what, move |m| m.get("error").is_some() && m["id"] == want)
+            .await;
+        assert_eq!(e["error"]["code"], code, "{what}: {e}");
+        assert_eq!(e.get("id"), Some(&id), "{what}: {e}");
+        if code == -32600 {
+            assert_error(&e, code, "16777216 bytes");
+        }
+        let pong = c.request(json!(what), "ping", json!({})).await;
+        assert_eq!(pong["result"], json!({}), "after {what}: {pong}");
+    }
+
+    // The same id many times in one write: every line is answered once, by its result or by
+    // the duplicate-id error, however many of them arrive while one is in flight.
+    let copies = 20;
+    let mut burst = Vec::new();
+    for _ in 0..copies {
+        burst.extend(call(50, "{}"));
+        burst.push(b'\n');
+    }
+    c.send_bytes(&burst).await;
+    let (mut results, mut refused) = (0, 0);
+    while results + refused < copies {
+        let m = c
+            .wait("an answer to a reused id", |m| {
+                m["id"] == 50
+                    || m["error"]["message"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("id 50"))
+            })
+            .await;
+        if m["id"] == 50 {
+            assert!(m.get("result").is_some(), "{m}");
+            results += 1;
+        } else {
+            assert_error(&m, -32600, "id 50 is already used by a request in flight");
+            assert_eq!(m.get("id"), Some(&Value::Null), "{m}");
+            refused += 1;
+        }
+    }
+    assert!(results >= 1, "{results} results, {refused} refusals");
+    let pong = c.request(json!(50), "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}), "id 50 is free again: {pong}");
+}
+
+#[tokio::test]
+async fn bad_lines_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let (r, w) = tokio::io::split(in_memory(home.path()));
+    bad_lines(&mut Raw::new(r, w)).await;
+}
+
+#[tokio::test]
+async fn bad_lines_real_process() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = spawn_satori(home.path(), Stdio::null());
+    let mut c = Raw::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    bad_lines(&mut c).await;
+    drop(c);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// The message and query limits are stated in the README with their values.
+#[test]
+fn limits_are_documented() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let line = satori_mcp::transport::MAX_LINE_BYTES;
+    let query = satori_protocol::tools::search_codebase::QUERY_MAX_CHARS;
+    for needle in [
+        format!("at most 16 MiB ({line} bytes)"),
+        format!("A search query is at most {query} characters"),
+    ] {
+        assert!(
+            readme.replace('\n', " ").contains(&needle),
+            "README.md must say {needle:?}"
+        );
+    }
 }
 
 fn tiny_repo() -> tempfile::TempDir {

@@ -341,3 +341,27 @@ fn exact_messages_of_the_common_mistakes() {
         assert_eq!(check(tool, args), expected, "{tool} {args}");
     }
 }
+
+/// The query is capped in characters (not bytes), and the refusal names the limit.
+#[test]
+fn query_length_limit() {
+    let max = satori_protocol::tools::search_codebase::QUERY_MAX_CHARS as usize;
+    #[track_caller]
+    fn check_query(query: String, expected: &str) {
+        let args = serde_json::json!({"path": "/repo", "query": query}).to_string();
+        let out = check("search_codebase", &args);
+        let out = if out.starts_with("ok ") { "ok" } else { &out };
+        assert_eq!(
+            out,
+            expected,
+            "a query of {} characters",
+            query.chars().count()
+        );
+    }
+    check_query("a".repeat(max), "ok");
+    check_query("é".repeat(max), "ok");
+    check_query(
+        "a".repeat(max + 1),
+        "Error: Invalid arguments for 'search_codebase'. query: must be at most 32768 characters long, got 32769",
+    );
+}

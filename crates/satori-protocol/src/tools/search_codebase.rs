@@ -18,6 +18,11 @@ pub const LIMIT_DEFAULT: u32 = 10;
 /// provider, so prompts written for one setup keep working on another.
 pub const LIMIT_MAX: u32 = 50;
 
+/// Longest accepted `query`, in characters: a pasted function or a whole source file of a few
+/// hundred lines fits, and a search's cost (linear in the query's length) stays well under a
+/// second.
+pub const QUERY_MAX_CHARS: u32 = 32_768;
+
 /// Tool description, written for the model that decides when to call it.
 pub const DESCRIPTION: &str = concat!(
     "Search an indexed codebase by meaning and by identifier. Use it first whenever you need to ",
@@ -96,8 +101,8 @@ pub struct SearchCodebaseParams {
     #[schemars(length(min = 1))]
     pub path: String,
     /// What to look for: natural language and/or identifiers, optionally preceded by operators
-    /// (lang:, path:, -path:, must:, exclude:).
-    #[schemars(length(min = 1))]
+    /// (lang:, path:, -path:, must:, exclude:). At most 32768 characters.
+    #[schemars(length(min = 1, max = QUERY_MAX_CHARS))]
     pub query: String,
     /// Files to search: runtime = source code only; docs = documentation and tests only;
     /// mixed = everything.
