@@ -2,6 +2,8 @@
 //! `exclude:`), the classification of the remaining text (identifier, natural language or
 //! mixed), and the weighted lexical terms that retrieval searches for.
 
+use std::collections::{HashMap, HashSet};
+
 use super::weights::Weights;
 use crate::store::tokenizer::{CodeTokenizer, TokenKind};
 
@@ -159,7 +161,8 @@ pub struct Analysis {
     pub kind: QueryKind,
     /// Terms to search, best-weighted first, deduplicated.
     pub terms: Vec<WeightedTerm>,
-    /// Identifiers the user typed (the last segment of `Foo::bar` / `x.y`), as written.
+    /// Identifiers the user typed (the last segment of `Foo::bar` / `x.y`), as written; the
+    /// first [`MAX_NAMES`] distinct ones, as are `words` and `parts`.
     pub identifiers: Vec<String>,
     /// Plain words (not stop words), lower-cased: candidates for a weaker definition match.
     pub words: Vec<String>,
@@ -178,6 +181,11 @@ const STOP_WORDS: &[&str] = &[
 
 /// At most this many terms are searched: more only adds noise and time.
 const MAX_TERMS: usize = 24;
+
+/// At most this many identifiers, words and parts are kept (the first ones of the query):
+/// ranking compares each candidate against them, so a pasted snippet of thousands of tokens
+/// must not make every candidate cost thousands of comparisons.
+pub const MAX_NAMES: usize = 128;
 
 /// Whether a lower-case word is a stop word.
 pub fn is_stop_word(word: &str) -> bool {
@@ -254,20 +262,25 @@ fn analyze_with(
         parts: Vec::new(),
     };
     let (mut idents, mut words) = (0usize, 0usize);
+    // Everything is deduplicated through hash sets and a term index, so the analysis costs
+    // one pass over the query however many distinct tokens it holds.
+    let mut seen = Seen::default();
+    let mut term_at: HashMap<String, usize> = HashMap::new();
     for token in raw {
         let is_ident = looks_like_identifier(token, single);
         let lower = token.to_lowercase();
         if is_ident {
             idents += 1;
             let last = token.rsplit(['.', ':', '>']).next().unwrap_or(token);
-            push_unique(&mut analysis.identifiers, last.to_string());
+            seen.identifiers
+                .push(&mut analysis.identifiers, last.to_string());
         } else {
             words += 1;
             if drop_stop_words && is_stop_word(&lower) {
                 continue;
             }
             if lower.chars().count() >= 3 {
-                push_unique(&mut analysis.words, lower.clone());
+                seen.words.push(&mut analysis.words, lower.clone());
             }
         }
         let tokens = tokenizer.analyze(token);
@@ -288,14 +301,20 @@ fn analyze_with(
                 (false, _) => weights.word_term,
             };
             if t.kind == TokenKind::Part || parts == 0 {
-                push_unique(&mut analysis.parts, t.text.clone());
+                seen.parts.push(&mut analysis.parts, t.text.clone());
             }
-            match analysis.terms.iter_mut().find(|w| w.text == t.text) {
-                Some(w) => w.weight = w.weight.max(weight),
-                None => analysis.terms.push(WeightedTerm {
-                    text: t.text,
-                    weight,
-                }),
+            match term_at.get(&t.text) {
+                Some(&i) => {
+                    let w = &mut analysis.terms[i];
+                    w.weight = w.weight.max(weight);
+                }
+                None => {
+                    term_at.insert(t.text.clone(), analysis.terms.len());
+                    analysis.terms.push(WeightedTerm {
+                        text: t.text,
+                        weight,
+                    });
+                }
             }
         }
     }
@@ -312,9 +331,25 @@ fn analyze_with(
     analysis
 }
 
-fn push_unique(v: &mut Vec<String>, s: String) {
-    if !v.contains(&s) {
-        v.push(s);
+/// The distinct values already kept in each list of an [`Analysis`].
+#[derive(Default)]
+struct Seen {
+    identifiers: Distinct,
+    words: Distinct,
+    parts: Distinct,
+}
+
+/// A list's members, for constant-time "already there?"; the list keeps its order.
+#[derive(Default)]
+struct Distinct(HashSet<String>);
+
+impl Distinct {
+    /// Appends `s` to `list` unless it is there already or the list holds [`MAX_NAMES`].
+    fn push(&mut self, list: &mut Vec<String>, s: String) {
+        if list.len() < MAX_NAMES && !self.0.contains(&s) {
+            self.0.insert(s.clone());
+            list.push(s);
+        }
     }
 }
 

@@ -1,0 +1,117 @@
+//! Cost of a search as its query grows: the query planner must stay linear in the query's
+//! length, so a long pasted snippet costs in proportion to its size. Searches this
+//! workspace's own Rust sources (chunked and embedded as a build would, with the bundled
+//! model) with queries cut from those sources at 1k, 10k and 100k characters, and prints one
+//! JSON line: the median time of each and its ratio to the previous length (linear is about
+//! 10x per step, quadratic 100x).
+//!
+//! `cargo bench -p satori-core --bench query`
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use satori_core::embed::{Scratch, bundled, chunk_text};
+use satori_core::search::{self, Index, SearchContext, SearchRequest};
+use satori_core::{
+    ChunkOptions, FileRecord, Generation, GenerationWriter, Language, chunk_file, to_slash,
+};
+
+fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs")
+            && let Ok(text) = std::fs::read_to_string(&p)
+        {
+            out.push((to_slash(&p), text));
+        }
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+#[allow(clippy::disallowed_methods)] // A benchmark's figures are its output.
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let model = bundled::load().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = GenerationWriter::create(dir.path(), Some(model.dim())).unwrap();
+    let (mut text, mut scratch) = (String::new(), Scratch::default());
+    for (i, (path, content)) in files.iter().enumerate() {
+        let chunked = chunk_file(path, Language::Rust, content, &ChunkOptions::default());
+        let mut vectors = vec![0.0f32; chunked.chunks.len() * model.dim()];
+        for (chunk, v) in chunked
+            .chunks
+            .iter()
+            .zip(vectors.chunks_exact_mut(model.dim()))
+        {
+            chunk_text(path, &chunk.content, &mut text);
+            model.embed_into(&text, &mut scratch, v);
+        }
+        let record = FileRecord {
+            path: path.clone(),
+            language: Language::Rust,
+            size: content.len() as u64,
+            mtime_ms: i as u64,
+            indexed_at_ms: 0,
+        };
+        writer.add_file(&record, &chunked, &vectors).unwrap();
+    }
+    let stats = writer.finish().unwrap();
+    let index = Index::new(Generation::open(dir.path()).unwrap());
+
+    // Real code as the query, as an agent pasting a snippet would send it.
+    let all: String = files.iter().map(|(_, t)| t.as_str()).collect();
+    let mut figures = Vec::new();
+    for chars in [1_000usize, 10_000, 100_000] {
+        let query: String = all.chars().take(chars).collect();
+        let request = SearchRequest {
+            query,
+            limit: 10,
+            ..SearchRequest::default()
+        };
+        let ms = median(
+            (0..5)
+                .map(|_| {
+                    let ctx = SearchContext {
+                        model: Some(&model),
+                        ..SearchContext::default()
+                    };
+                    let t = Instant::now();
+                    std::hint::black_box(search::search(&index, &request, ctx).unwrap());
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect(),
+        );
+        figures.push((chars, ms));
+    }
+    let times: Vec<String> = figures
+        .iter()
+        .map(|(c, ms)| format!("\"{c}\": {ms:.2}"))
+        .collect();
+    let ratios: Vec<String> = figures
+        .windows(2)
+        .map(|w| format!("\"{}/{}\": {:.1}", w[1].0, w[0].0, w[1].1 / w[0].1))
+        .collect();
+    // The figures are this binary's output: JSON on stdout.
+    writeln!(
+        std::io::stdout().lock(),
+        "{{\"files\": {}, \"chunks\": {}, \"searchMsByQueryChars\": {{{}}}, \"ratios\": {{{}}}}}",
+        stats.files,
+        stats.chunks,
+        times.join(", "),
+        ratios.join(", ")
+    )
+    .unwrap();
+}
