@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use ignore::WalkState;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::overrides::OverrideBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
 
 use crate::lang::Language;
 use crate::util::system_time_ms;
@@ -111,25 +111,9 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
     } else {
         opts.max_file_bytes
     };
-    let custom: Vec<String> = opts
-        .custom_extensions
-        .iter()
-        .map(|e| e.trim().trim_start_matches('.').to_ascii_lowercase())
-        .filter(|e| !e.is_empty())
-        .collect();
+    let custom = normalized_extensions(&opts.custom_extensions);
     let user_ignore = user_ignore_matcher(root, &opts.ignore_patterns)?;
-
-    let mut overrides = OverrideBuilder::new(root);
-    for dir in DEFAULT_EXCLUDED_DIRS {
-        add_override(&mut overrides, &format!("!**/{dir}/"))?;
-    }
-    for file in DEFAULT_EXCLUDED_FILES {
-        add_override(&mut overrides, &format!("!{file}"))?;
-    }
-    let overrides = overrides.build().map_err(|e| Error::Pattern {
-        pattern: "<default excludes>".into(),
-        reason: e.to_string(),
-    })?;
+    let overrides = default_excludes(root)?;
 
     let mut builder = ignore::WalkBuilder::new(root);
     builder
@@ -254,6 +238,127 @@ fn detect_language(rel_path: &str, custom: &[String]) -> Option<Language> {
     custom.contains(&ext).then_some(Language::Text)
 }
 
+/// The user's extra extensions, lower-case and without the dot.
+fn normalized_extensions(extensions: &[String]) -> Vec<String> {
+    extensions
+        .iter()
+        .map(|e| e.trim().trim_start_matches('.').to_ascii_lowercase())
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
+/// The built-in excludes ([`DEFAULT_EXCLUDED_DIRS`], [`DEFAULT_EXCLUDED_FILES`]) as walk
+/// overrides.
+fn default_excludes(root: &Path) -> Result<Override> {
+    let mut overrides = OverrideBuilder::new(root);
+    for dir in DEFAULT_EXCLUDED_DIRS {
+        add_override(&mut overrides, &format!("!**/{dir}/"))?;
+    }
+    for file in DEFAULT_EXCLUDED_FILES {
+        add_override(&mut overrides, &format!("!{file}"))?;
+    }
+    overrides.build().map_err(|e| Error::Pattern {
+        pattern: "<default excludes>".into(),
+        reason: e.to_string(),
+    })
+}
+
+/// The files at a codebase root whose edits change which files are indexed.
+pub const IGNORE_CONTROL_FILES: &[&str] = &[".gitignore", ".satoriignore"];
+
+/// Tells, for one changed path, whether [`walk`] could pick it up: the same built-in
+/// excludes, hidden-entry rule, root ignore files, user patterns and language detection, so
+/// a file watcher reacts to exactly what the index would see.
+///
+/// Ignore files in subdirectories are not consulted: a change below one reaches a sync,
+/// which then finds nothing to do.
+pub struct PathFilter {
+    root: PathBuf,
+    overrides: Override,
+    root_ignores: Vec<Gitignore>,
+    user_ignore: Gitignore,
+    custom: Vec<String>,
+}
+
+impl PathFilter {
+    /// The rules of a walk of `root` with `opts`, as they stand on disk now.
+    pub fn new(root: &Path, opts: &WalkOptions) -> Result<PathFilter> {
+        let mut root_ignores = Vec::new();
+        for name in IGNORE_CONTROL_FILES
+            .iter()
+            .copied()
+            .chain([".git/info/exclude"])
+        {
+            let (matcher, _) = Gitignore::new(root.join(name));
+            root_ignores.push(matcher);
+        }
+        Ok(PathFilter {
+            root: root.to_path_buf(),
+            overrides: default_excludes(root)?,
+            root_ignores,
+            user_ignore: user_ignore_matcher(root, &opts.ignore_patterns)?,
+            custom: normalized_extensions(&opts.custom_extensions),
+        })
+    }
+
+    /// True for the root's `.gitignore` and `.satoriignore`: editing them changes the set of
+    /// indexed files.
+    pub fn is_ignore_control(&self, path: &Path) -> bool {
+        path.strip_prefix(&self.root)
+            .ok()
+            .and_then(|rel| rel.to_str())
+            .is_some_and(|rel| IGNORE_CONTROL_FILES.contains(&rel))
+    }
+
+    /// Whether a change at `path` (absolute, below the root) can change what is indexed. A
+    /// path that no longer exists counts as a directory when it has no indexable extension:
+    /// a removed or renamed directory takes its files with it.
+    pub fn is_relevant(&self, path: &Path) -> bool {
+        if self.is_ignore_control(path) {
+            return true;
+        }
+        let Ok(rel) = path.strip_prefix(&self.root) else {
+            return false;
+        };
+        if rel.as_os_str().is_empty() {
+            return false;
+        }
+        // Hidden entries (`.git/` among them) are never walked.
+        if rel
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+        {
+            return false;
+        }
+        let exists = path.symlink_metadata().ok();
+        let is_dir = exists.as_ref().is_some_and(|m| m.is_dir());
+        let rel_path = to_slash(rel);
+        let language = detect_language(&rel_path, &self.custom);
+        // A gone path with an extension was a file; without one it may have been a
+        // directory.
+        let has_extension = rel
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains('.'));
+        let is_dir_like = is_dir || (exists.is_none() && !has_extension);
+        if language.is_none() && !is_dir_like {
+            return false;
+        }
+        // Every ancestor directory is checked too: the walk never descends into an
+        // excluded one.
+        let mut dirs: Vec<&Path> = rel.ancestors().skip(1).collect();
+        dirs.retain(|d| !d.as_os_str().is_empty());
+        let excluded = |p: &Path, dir: bool| {
+            self.overrides.matched(p, dir).is_ignore()
+                || self.user_ignore.matched(p, dir).is_ignore()
+                || self
+                    .root_ignores
+                    .iter()
+                    .any(|g| g.matched(p, dir).is_ignore())
+        };
+        !(excluded(rel, is_dir_like) || dirs.iter().any(|d| excluded(d, true)))
+    }
+}
+
 fn user_ignore_matcher(root: &Path, patterns: &[String]) -> Result<Gitignore> {
     let mut b = GitignoreBuilder::new(root);
     for p in patterns {
@@ -342,6 +447,69 @@ mod tests {
             WalkOptions::default(),
             &["docs/guide.md", "src/main.rs"],
         );
+    }
+
+    /// The watcher's filter must agree with the walk on every file of a tree, and judge
+    /// paths that are gone by the same rules.
+    #[test]
+    fn the_path_filter_agrees_with_the_walk() {
+        let files = [
+            ("src/main.rs", "fn main() {}"),
+            ("node_modules/x/index.js", "x"),
+            ("target/debug/a.rs", "x"),
+            ("web/app.min.js", "x"),
+            ("Cargo.lock", "x"),
+            ("image.png", "x"),
+            (".hidden/a.rs", "x"),
+            (".git/config", "x"),
+            ("gen/skip.py", "x"),
+            ("docs/guide.md", "# Guide"),
+            ("lib/secret.ts", "x"),
+            ("src/drop_me.rs", "x"),
+            ("b.proto", "message X {}"),
+            (".gitignore", "gen/\n"),
+            (".satoriignore", "lib/secret.ts\n"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, body) in files {
+            write(dir.path(), rel, body);
+        }
+        let opts = WalkOptions {
+            custom_extensions: vec!["proto".into()],
+            ignore_patterns: vec!["src/drop_*".into()],
+            ..Default::default()
+        };
+        let walked: Vec<String> = walk(dir.path(), &opts)
+            .unwrap()
+            .files
+            .into_iter()
+            .map(|f| f.rel_path)
+            .collect();
+        let filter = PathFilter::new(dir.path(), &opts).unwrap();
+        for (rel, _) in files {
+            let control = IGNORE_CONTROL_FILES.contains(&rel);
+            assert_eq!(
+                filter.is_relevant(&dir.path().join(rel)),
+                control || walked.iter().any(|w| w == rel),
+                "{rel}"
+            );
+            assert_eq!(filter.is_ignore_control(&dir.path().join(rel)), control);
+        }
+        for (gone, relevant) in [
+            ("src/removed.rs", true),
+            ("src/removed_dir", true),
+            ("gen/removed.py", false),
+            ("node_modules/y/removed.js", false),
+            ("lib/secret.ts", false),
+            (".git/index", false),
+            ("notes.bin", false),
+        ] {
+            assert_eq!(
+                filter.is_relevant(&dir.path().join(gone)),
+                relevant,
+                "{gone}"
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::build::{IndexOptions, Progress, ignore_signature, walk_options};
 use crate::layout::ManifestFile;
 use crate::state::IndexState;
 use crate::util::{hash16, now_ms};
-use crate::walk::{self, SourceFile};
+use crate::walk::{self, PathFilter, SourceFile};
 use crate::{Error, Result};
 
 /// What a sync found and did.
@@ -23,6 +23,9 @@ pub struct SyncSummary {
     pub modified: u64,
     /// True when the index was rebuilt because something changed.
     pub rebuilt: bool,
+    /// True when the root's ignore rules (`.gitignore`, `.satoriignore`) had changed since
+    /// the last build, so the sync reconciled the set of indexed files with them.
+    pub ignore_rules_changed: bool,
     pub duration_ms: u64,
 }
 
@@ -106,6 +109,7 @@ impl Engine {
         let report = walk::walk(root, &walk_options(&opts))?;
         let mut summary = diff_files(&m.file_list, &report.files);
         let ignore_changed = ignore_signature(root, &opts) != m.ignore_signature;
+        summary.ignore_rules_changed = ignore_changed;
         if ctl.cancelled() {
             return Err(Error::Cancelled);
         }
@@ -131,6 +135,19 @@ impl Engine {
             c.last_sync_ms = Some(now);
         })?;
         Ok(summary)
+    }
+
+    /// The walker's rules for `root` as its last build used them, for telling which changed
+    /// paths a sync would notice (see [`PathFilter`]).
+    pub fn path_filter(&self, root: &Path) -> Result<PathFilter> {
+        let st = self
+            .state(root)?
+            .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
+        let opts = IndexOptions {
+            custom_extensions: st.custom_extensions,
+            ignore_patterns: st.ignore_patterns,
+        };
+        PathFilter::new(root, &walk_options(&opts))
     }
 
     /// Records that the index was just checked against the tree (nothing to do).
