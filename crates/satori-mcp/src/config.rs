@@ -30,6 +30,14 @@ pub struct Config {
     /// `SATORI_SYNC_THRESHOLD_MS`: a search re-checks the tree when the last check is older
     /// (default 3 minutes).
     pub sync_threshold_ms: u64,
+    /// `MCP_ENABLE_WATCHER` (default on) and `MCP_WATCH_DEBOUNCE_MS` (default 5 s):
+    /// whether, and after how quiet a pause, the watcher syncs a codebase whose files
+    /// changed. Only in `mcp` mode.
+    pub watch: Option<std::time::Duration>,
+    /// `SATORI_RECONCILE_INTERVAL_MS` (default 3 minutes, `0` = off): how often every indexed
+    /// codebase is synced in the background, catching what the watcher missed. Only in
+    /// `mcp` mode.
+    pub reconcile_every: Option<std::time::Duration>,
     /// `SATORI_EMBEDDING_MODEL`: the bundled static model (default), a model2vec directory,
     /// a pinned hub model, or `none` for lexical search only.
     pub embedding: ModelSource,
@@ -99,6 +107,36 @@ impl Config {
                 expected: "expected a non-negative integer".into(),
             })?,
         };
+        let millis = |name: &'static str, default: u64| match var(name) {
+            None => Ok(default),
+            Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError {
+                name,
+                value: v,
+                expected: "expected a non-negative integer (milliseconds)".into(),
+            }),
+        };
+        let watcher_on = match var(env::ENABLE_WATCHER) {
+            None => true,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => true,
+                "false" | "0" | "no" => false,
+                _ => {
+                    return Err(ConfigError {
+                        name: env::ENABLE_WATCHER,
+                        value: v,
+                        expected: "expected 'true' or 'false'".into(),
+                    });
+                }
+            },
+        };
+        let debounce = millis(env::WATCH_DEBOUNCE_MS, 5_000)?;
+        let reconcile = millis(env::RECONCILE_INTERVAL_MS, 180_000)?;
+        // A CLI's server lives for one call: it watches nothing and syncs only on demand.
+        let long_running = run_mode == RunMode::Mcp;
+        let watch =
+            (long_running && watcher_on).then(|| std::time::Duration::from_millis(debounce));
+        let reconcile_every =
+            (long_running && reconcile > 0).then(|| std::time::Duration::from_millis(reconcile));
         let read_any_file = var(env::READ_ANY_FILE).is_some_and(|v| {
             matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
         });
@@ -145,6 +183,8 @@ impl Config {
             read_max_lines,
             read_any_file,
             sync_threshold_ms,
+            watch,
+            reconcile_every,
         })
     }
 }

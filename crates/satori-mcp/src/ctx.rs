@@ -1,5 +1,5 @@
 //! The shared state every request reaches: the engine, the configuration, background jobs,
-//! diagnostics and the changed-files cache. Its own module so that the router (`server`) and
+//! syncs in flight, diagnostics and the changed-files cache. Its own module so that the router (`server`) and
 //! the handlers (`tools`) both depend on it and not on each other.
 
 use std::path::Path;
@@ -11,6 +11,7 @@ use crate::changed::ChangedCache;
 use crate::config::Config;
 use crate::jobs::Jobs;
 use crate::logging::Log;
+use crate::syncs::Syncs;
 
 /// Shared state of every request.
 pub(crate) struct Ctx {
@@ -21,6 +22,11 @@ pub(crate) struct Ctx {
     pub log: Log,
     /// Recent `git diff` answers per codebase root (see `changed`).
     pub changed_cache: ChangedCache,
+    /// The syncs in flight in this process, and the roots the watcher saw edits in.
+    pub syncs: Arc<Syncs>,
+    /// Signalled when the set of indexed codebases may have changed (a build ended, an
+    /// index was cleared), so the watcher revisits what it watches.
+    pub roots_changed: Arc<tokio::sync::Notify>,
 }
 
 impl Ctx {

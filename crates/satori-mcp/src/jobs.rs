@@ -28,13 +28,16 @@ pub struct Jobs {
     running: Arc<Mutex<HashMap<PathBuf, Running>>>,
     /// Where a failed build is reported.
     log: Log,
+    /// Told when a build ends (the set of indexed codebases may have changed).
+    ended: Arc<tokio::sync::Notify>,
 }
 
 impl Jobs {
-    pub fn new(log: Log) -> Jobs {
+    pub fn new(log: Log, ended: Arc<tokio::sync::Notify>) -> Jobs {
         Jobs {
             running: Arc::default(),
             log,
+            ended,
         }
     }
 
@@ -75,6 +78,7 @@ impl Jobs {
                 );
             }
             jobs.lock().remove(&root);
+            jobs.ended.notify_one();
         });
     }
 

@@ -16,15 +16,26 @@ pub mod guard;
 mod jobs;
 mod logging;
 pub mod server;
+mod syncs;
 mod to_proto;
 mod tools;
 pub mod transport;
+mod watch;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 pub use config::{Config, RunMode};
 pub use server::SatoriServer;
+pub use watch::Background;
+
+/// How long a sync may go on after the client closed its input: a client that wrote its
+/// requests and closed stdin still gets answers that are ready by then; after it, running
+/// syncs are cancelled (the searches waiting for them answer from the published index).
+pub const EOF_SYNC_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long shutting down waits for cancelled syncs to reach a safe point.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Entry point of the `satori` binary.
 pub fn run_main() -> ExitCode {
@@ -69,32 +80,65 @@ pub fn run_main() -> ExitCode {
     }
 }
 
-/// Serves MCP on stdin and the guarded protocol output until the client disconnects.
+/// Serves MCP on stdin and the guarded protocol output until the client disconnects or a
+/// signal asks the server to stop.
 async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<()> {
-    use rmcp::ServiceExt;
-    use transport::LineTransport;
     let server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
     // Stray stdout bytes are reported to this session's client too, once it sets a level.
     server.log().install_for_process();
     let stdin = tokio::io::stdin();
-    let running = match out {
+    match out {
         guard::ProtocolOut::Guarded(file) => {
-            server
-                .serve(LineTransport::new(stdin, tokio::fs::File::from_std(file)))
-                .await?
+            serve_session(
+                server,
+                stdin,
+                tokio::fs::File::from_std(file),
+                shutdown_signal(),
+            )
+            .await
         }
         #[allow(clippy::disallowed_methods)] // The guard chose plain stdout for the protocol.
         guard::ProtocolOut::Stdout => {
-            server
-                .serve(LineTransport::new(stdin, tokio::io::stdout()))
-                .await?
+            serve_session(server, stdin, tokio::io::stdout(), shutdown_signal()).await
         }
-    };
-    tokio::select! {
-        r = running.waiting() => { r?; }
-        _ = shutdown_signal() => {}
     }
-    Ok(())
+}
+
+/// One MCP session on the line framing over `read`/`write`, with the server's background
+/// work (watcher, periodic re-check) running alongside, until the client disconnects or
+/// `stop` resolves. When the client closes its input, syncs in flight get
+/// [`EOF_SYNC_GRACE`] to finish; at the end every sync still running is cancelled and given
+/// [`SHUTDOWN_GRACE`] to stop at a safe point, so the published index stays consistent.
+pub async fn serve_session<R, W>(
+    server: SatoriServer,
+    read: R,
+    write: W,
+    stop: impl Future<Output = ()>,
+) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    use rmcp::ServiceExt;
+    let background = server.start_background();
+    let eof = std::sync::Arc::new(tokio::sync::Notify::new());
+    let seen_eof = std::sync::Arc::clone(&eof);
+    let transport =
+        transport::LineTransport::new(read, write).on_eof(move || seen_eof.notify_one());
+    let grace = server.cancel_syncs_after(EOF_SYNC_GRACE);
+    let running = server.clone().serve(transport).await?;
+    let after_eof = tokio::spawn(async move {
+        eof.notified().await;
+        grace.await;
+    });
+    let result = tokio::select! {
+        r = running.waiting() => r.map(|_| ()).map_err(anyhow::Error::from),
+        _ = stop => Ok(()),
+    };
+    after_eof.abort();
+    drop(background);
+    server.shutdown(SHUTDOWN_GRACE).await;
+    result
 }
 
 /// Resolves on SIGINT or SIGTERM, so a long-running server exits cleanly.

@@ -6,22 +6,26 @@
 //! unknown tool is a protocol error.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use satori_core::embed::Embeddings;
-use satori_core::{Engine, Home};
+use satori_core::{Engine, Home, Progress};
 
 use crate::config::Config;
 use crate::ctx::Ctx;
 use crate::jobs::Jobs;
 use crate::logging::{Log, RequestLog};
+use crate::syncs::{Caller, Syncs};
 use crate::tools;
+use crate::watch::{self, Background};
 
 /// The Satori MCP server.
 #[derive(Clone)]
@@ -45,13 +49,16 @@ impl SatoriServer {
         let engine = Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning));
         engine.preload_model();
         let log = Log::default();
+        let roots_changed = Arc::new(tokio::sync::Notify::new());
         Ok(SatoriServer {
             ctx: Arc::new(Ctx {
+                syncs: Arc::new(Syncs::new(Arc::clone(&engine))),
                 engine,
                 config,
-                jobs: Jobs::new(log.clone()),
+                jobs: Jobs::new(log.clone(), Arc::clone(&roots_changed)),
                 log,
                 changed_cache: Default::default(),
+                roots_changed,
             }),
             tools: Arc::new(advertised_tools()),
         })
@@ -68,7 +75,32 @@ impl SatoriServer {
         name: &str,
         args: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
-        self.call_logged(name, args, None).await
+        self.call_logged(name, args, None, Caller::default()).await
+    }
+
+    /// Starts the work a long-running server does between requests (in `mcp` mode: the
+    /// watcher and the periodic reconciliation); it stops when the returned guard drops.
+    /// In `cli` mode nothing starts.
+    pub fn start_background(&self) -> Option<Background> {
+        watch::start(Arc::clone(&self.ctx))
+    }
+
+    /// Cancels the syncs in flight once the client has closed its input and `grace` has
+    /// passed, so a sync never holds a finished session for long (a client that wrote its
+    /// requests and closed stdin still gets answers that arrive within the grace).
+    pub fn cancel_syncs_after(&self, grace: Duration) -> impl Future<Output = ()> + use<> {
+        let syncs = Arc::clone(&self.ctx.syncs);
+        async move {
+            tokio::time::sleep(grace).await;
+            syncs.cancel_all();
+        }
+    }
+
+    /// Cancels every sync in flight, refuses new ones, and waits up to `grace` for the
+    /// running ones to stop at a safe point.
+    pub async fn shutdown(&self, grace: Duration) {
+        let syncs = Arc::clone(&self.ctx.syncs);
+        let _ = tokio::task::spawn_blocking(move || syncs.shutdown(grace)).await;
     }
 
     /// [`Self::call`], with the diagnostics of the call sent at the level its request asked
@@ -78,6 +110,7 @@ impl SatoriServer {
         name: &str,
         args: Option<JsonObject>,
         request_log: Option<RequestLog>,
+        caller: Caller,
     ) -> Result<CallToolResult, McpError> {
         crate::guard::stray_write_for_tests();
         if !self.tools.iter().any(|t| t.name == name) {
@@ -100,7 +133,7 @@ impl SatoriServer {
         tokio::task::spawn_blocking(move || {
             let _enter = handle.enter();
             let _log = request_log.map(RequestLog::enter);
-            tools::dispatch(&ctx, &name, args.as_ref())
+            tools::dispatch(&ctx, &name, args.as_ref(), &caller)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))
@@ -179,8 +212,113 @@ impl ServerHandler for SatoriServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let request_log = RequestLog::asked_by(&context);
-        self.call_logged(&request.name, request.arguments, request_log)
-            .await
-            .map(CallToolResponse::from)
+        let (caller, forwarder) = caller_of(&context);
+        let result = self
+            .call_logged(&request.name, request.arguments, request_log, caller)
+            .await;
+        // Progress goes out before the answer: once answered, a token is spent.
+        if let Some((finish, task)) = forwarder {
+            let _ = finish.send(());
+            let _ = task.await;
+        }
+        result.map(CallToolResponse::from)
+    }
+}
+
+/// Sends a request's progress until told to finish.
+type Forwarder = (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// What a request brings to long work: its cancellation (rmcp cancels `ct` on the client's
+/// `notifications/cancelled`, and once the answer is sent) and, when the request carried a
+/// `progressToken`, a channel whose progress becomes `notifications/progress`.
+fn caller_of(context: &RequestContext<RoleServer>) -> (Caller, Option<Forwarder>) {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let ct = context.ct.clone();
+    let flag = Arc::clone(&cancel);
+    tokio::spawn(async move {
+        ct.cancelled().await;
+        flag.store(true, Ordering::Relaxed);
+    });
+    let Some(token) = context.meta.get_progress_token() else {
+        return (
+            Caller {
+                cancel,
+                progress: None,
+            },
+            None,
+        );
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (finish, finished) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(forward_progress(
+        token,
+        rx,
+        context.peer.clone(),
+        context.ct.clone().cancelled_owned(),
+        finished,
+    ));
+    (
+        Caller {
+            cancel,
+            progress: Some(tx),
+        },
+        Some((finish, task)),
+    )
+}
+
+/// Sends the progress of a sync to the client until the request is cancelled (`ended`) or
+/// its handler is done (`finish`: what is queued by then is still sent). Progress only
+/// ever grows (the protocol requires it), so a figure at or below the last one is not sent.
+async fn forward_progress(
+    token: ProgressToken,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Progress>,
+    peer: rmcp::Peer<RoleServer>,
+    ended: impl Future<Output = ()>,
+    finish: tokio::sync::oneshot::Receiver<()>,
+) {
+    tokio::pin!(ended);
+    tokio::pin!(finish);
+    let mut finishing = false;
+    let mut last = -1.0f64;
+    loop {
+        let p = if finishing {
+            match rx.try_recv() {
+                Ok(p) => p,
+                Err(_) => return,
+            }
+        } else {
+            tokio::select! {
+                biased;
+                _ = &mut ended => return,
+                _ = &mut finish => {
+                    finishing = true;
+                    continue;
+                }
+                p = rx.recv() => match p {
+                    Some(p) => p,
+                    None => return,
+                },
+            }
+        };
+        let pct = f64::from(p.percentage);
+        if pct <= last {
+            continue;
+        }
+        last = pct;
+        let message = format!(
+            "syncing the index: {} {}/{} files",
+            p.phase.id(),
+            p.files_done,
+            p.files_total
+        );
+        let param = ProgressNotificationParam::new(token.clone(), pct)
+            .with_total(100.0)
+            .with_message(message);
+        if peer.notify_progress(param).await.is_err() {
+            return;
+        }
     }
 }

@@ -65,6 +65,9 @@ pub struct LineTransport<R, W> {
     lifecycle: Lifecycle,
     /// Ids of the requests handed to rmcp and not yet answered or cancelled.
     in_flight: HashSet<RequestId>,
+    /// Called once when the client's input ends (or fails): rmcp then waits for answers in
+    /// flight, and the server decides how long work in flight may take.
+    on_eof: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
 
 /// Where rmcp's session stands, as far as the transport must know.
@@ -160,6 +163,19 @@ where
             owed: None,
             lifecycle: Lifecycle::Handshake { asked: None },
             in_flight: HashSet::new(),
+            on_eof: None,
+        }
+    }
+
+    /// Calls `f` once when the client's input ends.
+    pub fn on_eof(mut self, f: impl FnOnce() + Send + Sync + 'static) -> Self {
+        self.on_eof = Some(Box::new(f));
+        self
+    }
+
+    fn input_ended(&mut self) {
+        if let Some(f) = self.on_eof.take() {
+            f();
         }
     }
 
@@ -566,6 +582,7 @@ where
         }
         loop {
             if self.owed.is_some() && self.pay().await.is_err() {
+                self.input_ended();
                 return None;
             }
             match self.read_line().await {
@@ -582,12 +599,16 @@ where
                     ));
                     continue;
                 }
-                LineRead::Eof => return None,
+                LineRead::Eof => {
+                    self.input_ended();
+                    return None;
+                }
                 LineRead::Io(e) => {
                     let _ = std::io::Write::write_all(
                         &mut std::io::stderr(),
                         format!("satori: reading the client failed: {e}\n").as_bytes(),
                     );
+                    self.input_ended();
                     return None;
                 }
             }

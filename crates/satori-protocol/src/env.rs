@@ -19,6 +19,15 @@ pub const READ_FILE_MAX_LINES: &str = "READ_FILE_MAX_LINES";
 pub const READ_ANY_FILE: &str = "SATORI_READ_ANY_FILE";
 /// A search re-checks the working tree when the last check is older than this (ms).
 pub const SYNC_THRESHOLD_MS: &str = "SATORI_SYNC_THRESHOLD_MS";
+/// `true` (default in `mcp` mode) or `false`: watch indexed codebases and sync them soon
+/// after files change. Never on in `cli` mode.
+pub const ENABLE_WATCHER: &str = "MCP_ENABLE_WATCHER";
+/// How long the watcher waits after the last change of a burst before syncing (ms, default
+/// 5000).
+pub const WATCH_DEBOUNCE_MS: &str = "MCP_WATCH_DEBOUNCE_MS";
+/// How often a long-running server re-checks every indexed codebase, catching what the
+/// watcher missed (ms, default 180000; `0` turns it off). Never in `cli` mode.
+pub const RECONCILE_INTERVAL_MS: &str = "SATORI_RECONCILE_INTERVAL_MS";
 /// The embedding model: `bundled`, `none`, a model directory or a pinned hub revision.
 pub const EMBEDDING_MODEL: &str = "SATORI_EMBEDDING_MODEL";
 /// The hub that `hf:` models are downloaded from.

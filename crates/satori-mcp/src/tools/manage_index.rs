@@ -507,7 +507,11 @@ fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    match ctx.engine.clear(&root) {
+    ctx.syncs.cancel(&root, Duration::from_secs(30));
+    let cleared = ctx.engine.clear(&root);
+    // The watcher stops watching what is no longer indexed.
+    ctx.roots_changed.notify_one();
+    match cleared {
         Ok(true) => Env::new(
             ManageAction::Clear,
             &shown,

@@ -14,15 +14,25 @@ use satori_protocol::{InvalidArguments, ToolParams};
 use serde::Serialize;
 
 use crate::ctx::Ctx;
+use crate::syncs::Caller;
 
 /// Routes a validated tool name to its handler.
-pub(crate) fn dispatch(ctx: &Ctx, name: &str, args: Option<&JsonObject>) -> CallToolResult {
+/// `caller` carries the request's cancellation and progress channel to the handlers that
+/// do long work.
+pub(crate) fn dispatch(
+    ctx: &Ctx,
+    name: &str,
+    args: Option<&JsonObject>,
+    caller: &Caller,
+) -> CallToolResult {
     match name {
         satori_protocol::LIST_CODEBASES => {
             with_args(name, args, |p| list_codebases::handle(ctx, p))
         }
         satori_protocol::MANAGE_INDEX => with_args(name, args, |p| manage_index::handle(ctx, p)),
-        satori_protocol::SEARCH_CODEBASE => with_args(name, args, |p| search::handle(ctx, p)),
+        satori_protocol::SEARCH_CODEBASE => {
+            with_args(name, args, |p| search::handle(ctx, p, caller))
+        }
         satori_protocol::READ_FILE => with_args(name, args, |p| read_file::handle(ctx, p)),
         _ => text(format!("Error: unknown tool '{name}'."), true),
     }

@@ -1,5 +1,6 @@
-//! `search_codebase`: gates (tracked, indexing, fingerprint), freshness (sync-on-read), the
-//! engine search, and the grouped / raw envelope with navigation hints and telemetry.
+//! `search_codebase`: gates (tracked, indexing, fingerprint), freshness (sync-on-read, joined
+//! with the sync in flight, forced by the watcher's edits), the engine search, and the
+//! grouped / raw envelope with navigation hints and telemetry.
 
 use std::path::Path;
 use std::time::Instant;
@@ -20,9 +21,10 @@ use satori_protocol::{
 use super::{canonical_or_normal, reply, require_absolute};
 use crate::config::RunMode;
 use crate::ctx::Ctx;
+use crate::syncs::{Caller, SyncFailure};
 use crate::to_proto::{self, display, manage_hint, time};
 
-pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
+pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> CallToolResult {
     let started = Instant::now();
     let abs = match require_absolute(SEARCH_CODEBASE, &p.path) {
         Ok(a) => a,
@@ -127,7 +129,21 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
         warnings.push(warning_codes::REINDEX_IN_PROGRESS.to_owned());
         FreshnessDecision::new(FreshnessMode::SkippedIndexing)
     } else {
-        ensure_fresh(ctx, &root, t.state.last_sync_ms, &mut warnings)
+        match ensure_fresh(ctx, &root, t.state.last_sync_ms, caller, &mut warnings) {
+            Some(f) => f,
+            None => {
+                // Nobody may read this answer (a cancelled request gets none), but a
+                // shutdown can still deliver it.
+                let v = answer(
+                    Status::Error,
+                    Some(reasons::CANCELLED),
+                    format!(
+                        "The search was cancelled while '{root_shown}' was being synced; the previous index stays in use. Search again."
+                    ),
+                );
+                return reply(&v, true);
+            }
+        }
     };
 
     // The engine decides which lists are small enough to boost (`Weights::changed_max_files`).
@@ -182,14 +198,18 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams) -> CallToolResult {
     reply(&v, false)
 }
 
-/// Sync-on-read: when the last check of the tree is older than the threshold, bring the
-/// index up to date before searching.
+/// Freshness before searching, in this order: join the sync of this root already in flight
+/// (`coalesced`); sync when the watcher saw edits since the last sync, or when the last
+/// check of the tree is older than the threshold (`synced`, `reconciled_ignore_change` when
+/// ignore rules changed); else skip (`skipped_recent`). `None` when the caller's request
+/// was cancelled (or the server is closing) before the sync ended.
 fn ensure_fresh(
     ctx: &Ctx,
     root: &Path,
     last_sync_ms: Option<u64>,
+    caller: &Caller,
     warnings: &mut Vec<String>,
-) -> FreshnessDecision {
+) -> Option<FreshnessDecision> {
     let now = now_ms();
     let threshold = ctx.config.sync_threshold_ms;
     let age = last_sync_ms.map(|t| now.saturating_sub(t));
@@ -197,35 +217,61 @@ fn ensure_fresh(
         checked_at: Some(time(now)),
         ..FreshnessDecision::new(mode)
     };
-    if let Some(age) = age
+    let must_sync = ctx.syncs.in_flight(root) || ctx.syncs.is_dirty(root);
+    if !must_sync
+        && let Some(age) = age
         && age < threshold
     {
-        return FreshnessDecision {
+        return Some(FreshnessDecision {
             threshold_ms: Some(threshold),
             last_sync_at: last_sync_ms.map(time),
             age_ms: Some(age),
             ..checked(FreshnessMode::SkippedRecent)
-        };
+        });
     }
     let started = Instant::now();
-    match ctx.engine.sync(root, &satori_core::SyncControl::default()) {
-        Ok(s) => FreshnessDecision {
+    let joined = ctx.syncs.sync(root, caller);
+    let edits = (joined.edits > 0).then_some(joined.edits);
+    match joined.result {
+        Ok(s) => Some(FreshnessDecision {
             threshold_ms: Some(threshold),
             last_sync_at: last_sync_ms.map(time),
             stats: Some(to_proto::sync_stats(&s)),
             duration_ms: Some(started.elapsed().as_millis() as u64),
-            ..checked(FreshnessMode::Synced)
-        },
-        Err(satori_core::Error::Busy(_)) => checked(FreshnessMode::Coalesced),
-        Err(e) => {
+            coalesced_edits: edits,
+            ..checked(if joined.coalesced {
+                FreshnessMode::Coalesced
+            } else if s.ignore_rules_changed {
+                FreshnessMode::ReconciledIgnoreChange
+            } else {
+                FreshnessMode::Synced
+            })
+        }),
+        Err(SyncFailure::Cancelled) if caller.cancelled() => None,
+        // The server is closing: answer from the published generation, saying so.
+        Err(SyncFailure::Cancelled) => {
             warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
-            FreshnessDecision {
-                error_message: Some(e.to_string()),
+            Some(FreshnessDecision {
+                error_message: Some(
+                    "the sync was cancelled because the server is shutting down; the previous index was searched"
+                        .to_owned(),
+                ),
                 ..checked(FreshnessMode::SyncFailed)
-            }
+            })
+        }
+        // Another process is building or syncing this index: its result is what the
+        // search reads next; this one uses the published generation meanwhile.
+        Err(SyncFailure::Busy) => Some(checked(FreshnessMode::Coalesced)),
+        Err(SyncFailure::Failed(message)) => {
+            warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
+            Some(FreshnessDecision {
+                error_message: Some(message),
+                ..checked(FreshnessMode::SyncFailed)
+            })
         }
     }
 }
+
 /// One `[TELEMETRY] {json}` line on stderr per search.
 fn telemetry(
     ctx: &Ctx,

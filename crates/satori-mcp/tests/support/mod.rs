@@ -19,6 +19,8 @@ pub fn config(home: &Path) -> Config {
         read_max_lines: 20,
         read_any_file: false,
         sync_threshold_ms: 180_000,
+        watch: None,
+        reconcile_every: None,
         embedding: ModelSource::Bundled,
         hub: Default::default(),
         tuning: SearchTuning::default(),

@@ -113,6 +113,8 @@ pub mod reasons {
     pub const ENGINE_ERROR: &str = "engine_error";
     /// The search itself failed (a damaged index, an I/O error).
     pub const SEARCH_FAILED: &str = "search_failed";
+    /// The request was cancelled (or the server is shutting down) before it finished.
+    pub const CANCELLED: &str = "cancelled";
 }
 
 /// Stable warning codes (`CODE` or `CODE:detail`).

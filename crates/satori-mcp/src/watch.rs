@@ -1,0 +1,276 @@
+//! What a long-running (`mcp` mode) server does between requests: watch the indexed
+//! codebases and sync one soon after its files change, and re-check every indexed codebase
+//! now and then to catch what the watcher missed (events lost to an overflow, a filesystem
+//! that reports none, edits made while no server ran).
+//!
+//! A change matters when the walker would see it: the engine's [`PathFilter`] decides, so
+//! `.git/`, dependency directories and ignored files never cause a sync. An edit of a root
+//! `.gitignore`/`.satoriignore` does, and that sync reconciles the index with the new rules.
+//! Changes are debounced per codebase: the sync starts once the codebase has been quiet for
+//! the debounce, or at the latest [`MAX_DEBOUNCES`] debounces after the first change of a
+//! burst, so a tree that never stops changing is still synced. Syncs go through
+//! [`Syncs`](crate::syncs::Syncs), so a search arriving meanwhile joins the same sync, and a
+//! search between the change and the sync syncs first (the root is marked dirty).
+//!
+//! A codebase is synced only when it is searchable here: not while it is being indexed, not
+//! when it failed or requires a reindex.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::event::{EventKind, ModifyKind};
+use notify::{RecursiveMode, Watcher as _};
+use satori_core::{IndexState, PathFilter};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::time::Instant;
+
+use crate::ctx::Ctx;
+use crate::logging::Level;
+
+/// A burst of changes delays its sync by at most this many debounce periods.
+const MAX_DEBOUNCES: u32 = 4;
+
+/// The background work of a server; it stops when this is dropped.
+pub struct Background {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A codebase being watched (or only re-checked, without a watcher).
+struct Root {
+    /// `None` until the rules could be read; every change then counts.
+    filter: Option<PathFilter>,
+    /// When the first change of the current burst arrived, and when the burst's sync is due.
+    burst: Option<(Instant, Instant)>,
+}
+
+/// Starts the watcher and the periodic re-check configured in `ctx`; `None` when neither
+/// is on (always in `cli` mode).
+pub(crate) fn start(ctx: Arc<Ctx>) -> Option<Background> {
+    let debounce = ctx.config.watch;
+    let every = ctx.config.reconcile_every;
+    if debounce.is_none() && every.is_none() {
+        return None;
+    }
+    let (tx, rx) = unbounded_channel();
+    let watcher = match debounce {
+        None => None,
+        Some(_) => {
+            let made = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+                if let Ok(ev) = ev
+                    && changes_content(&ev.kind)
+                {
+                    for p in ev.paths {
+                        let _ = tx.send(p);
+                    }
+                }
+            });
+            match made {
+                Ok(w) => Some(Arc::new(Mutex::new(w))),
+                Err(e) => {
+                    ctx.log.emit(
+                        Level::Warning,
+                        "watcher",
+                        format_args!("satori: file watching is unavailable ({e}); codebases are re-checked periodically and before searches"),
+                        || serde_json::json!({"event": "watcher_unavailable", "error": e.to_string()}),
+                    );
+                    None
+                }
+            }
+        }
+    };
+    let task = tokio::spawn(run(ctx, watcher, rx, debounce, every));
+    Some(Background { task })
+}
+
+/// Event kinds that can change what is indexed. Opening or reading a file does not (a
+/// write first shows up as `Access(Open)`), nor do permission or time changes alone.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any => true,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(_) | EventKind::Other => false,
+    }
+}
+
+type SharedWatcher = Arc<Mutex<notify::RecommendedWatcher>>;
+
+async fn run(
+    ctx: Arc<Ctx>,
+    watcher: Option<SharedWatcher>,
+    mut events: UnboundedReceiver<PathBuf>,
+    debounce: Option<Duration>,
+    every: Option<Duration>,
+) {
+    let mut roots: HashMap<PathBuf, Root> = HashMap::new();
+    refresh(&ctx, watcher.as_ref(), &mut roots).await;
+    // Without a watcher nothing sends events: the channel is closed from the start.
+    let mut listening = watcher.is_some();
+    let mut recheck_at = every.map(|d| Instant::now() + d);
+    // Far enough never to fire; `sleep_until` needs some instant.
+    let never = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    loop {
+        let next_burst = roots.values().filter_map(|r| r.burst.map(|b| b.1)).min();
+        let wake = next_burst
+            .into_iter()
+            .chain(recheck_at)
+            .min()
+            .unwrap_or(never);
+        tokio::select! {
+            ev = events.recv(), if listening => match (ev, debounce) {
+                (Some(path), Some(debounce)) => on_change(&ctx, &mut roots, &path, debounce),
+                (Some(_), None) => {}
+                (None, _) => listening = false,
+            },
+            _ = ctx.roots_changed.notified() => {
+                refresh(&ctx, watcher.as_ref(), &mut roots).await;
+            }
+            _ = tokio::time::sleep_until(wake) => {
+                let now = Instant::now();
+                let due: Vec<PathBuf> = roots
+                    .iter_mut()
+                    .filter(|(_, r)| r.burst.is_some_and(|b| b.1 <= now))
+                    .map(|(root, r)| {
+                        r.burst = None;
+                        root.clone()
+                    })
+                    .collect();
+                for root in due {
+                    sync_if_searchable(&ctx, &root);
+                }
+                if let (Some(at), Some(every)) = (recheck_at, every)
+                    && at <= now
+                {
+                    refresh(&ctx, watcher.as_ref(), &mut roots).await;
+                    for root in roots.keys() {
+                        sync_if_searchable(&ctx, root);
+                    }
+                    recheck_at = Some(now + every);
+                }
+            }
+        }
+    }
+}
+
+/// Routes one changed path to its codebase: marks it dirty and (re)arms its burst.
+fn on_change(ctx: &Ctx, roots: &mut HashMap<PathBuf, Root>, path: &Path, debounce: Duration) {
+    // The innermost watched root owns the path (codebases can nest).
+    let Some((root, entry)) = roots
+        .iter_mut()
+        .filter(|(root, _)| path.starts_with(root))
+        .max_by_key(|(root, _)| root.as_os_str().len())
+    else {
+        return;
+    };
+    let control = entry
+        .filter
+        .as_ref()
+        .is_some_and(|f| f.is_ignore_control(path));
+    if let Some(f) = &entry.filter
+        && !f.is_relevant(path)
+    {
+        return;
+    }
+    if control {
+        // New ignore rules decide which later changes matter.
+        entry.filter = ctx.engine.path_filter(root).ok();
+    }
+    ctx.syncs.mark_dirty(root);
+    let now = Instant::now();
+    let first = entry.burst.map_or(now, |b| b.0);
+    let due = (now + debounce).min(first + debounce * MAX_DEBOUNCES);
+    entry.burst = Some((first, due));
+}
+
+/// Starts a background sync of `root` when it is searchable in this process's view.
+fn sync_if_searchable(ctx: &Ctx, root: &Path) {
+    if ctx.jobs.is_running(root) {
+        return;
+    }
+    let searchable = matches!(
+        ctx.engine.state(root),
+        Ok(Some(st)) if matches!(st.state, IndexState::Indexed | IndexState::SyncCompleted)
+    );
+    if !searchable || !root.is_dir() {
+        return;
+    }
+    if !matches!(ctx.engine.check_fingerprint(root), Ok(None)) {
+        return;
+    }
+    ctx.syncs.sync_in_background(root);
+}
+
+/// Brings the set of watched roots in line with the indexed codebases: new ones are
+/// watched, cleared ones dropped.
+async fn refresh(
+    ctx: &Arc<Ctx>,
+    watcher: Option<&SharedWatcher>,
+    roots: &mut HashMap<PathBuf, Root>,
+) {
+    let wanted: Vec<PathBuf> = match ctx.engine.states() {
+        Ok(states) => states
+            .into_iter()
+            .filter(|(root, st)| {
+                matches!(st.state, IndexState::Indexed | IndexState::SyncCompleted) && root.is_dir()
+            })
+            .map(|(root, _)| root)
+            .collect(),
+        Err(_) => return,
+    };
+    let gone: Vec<PathBuf> = roots
+        .keys()
+        .filter(|r| !wanted.contains(r))
+        .cloned()
+        .collect();
+    let new: Vec<PathBuf> = wanted
+        .into_iter()
+        .filter(|r| !roots.contains_key(r))
+        .collect();
+    for root in &gone {
+        roots.remove(root);
+    }
+    for root in &new {
+        roots.insert(
+            root.clone(),
+            Root {
+                filter: ctx.engine.path_filter(root).ok(),
+                burst: None,
+            },
+        );
+    }
+    let Some(watcher) = watcher else { return };
+    if gone.is_empty() && new.is_empty() {
+        return;
+    }
+    // Adding a recursive watch walks the tree: keep it off the async workers.
+    let watcher = Arc::clone(watcher);
+    let log_ctx = Arc::clone(ctx);
+    let _ = tokio::task::spawn_blocking(move || {
+        let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
+        for root in gone {
+            let _ = w.unwatch(&root);
+        }
+        for root in new {
+            if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
+                log_ctx.log.emit(
+                    Level::Warning,
+                    "watcher",
+                    format_args!(
+                        "satori: cannot watch '{}' ({e}); it is re-checked periodically and before searches",
+                        root.display()
+                    ),
+                    || serde_json::json!({"event": "watch_failed", "codebase": root.display().to_string(), "error": e.to_string()}),
+                );
+            }
+        }
+    })
+    .await;
+}
