@@ -7,6 +7,7 @@ Usage: python3 sdk_client.py /path/to/satori
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -19,7 +20,11 @@ def field(obj, snake: str, camel: str):
 
 
 async def main(binary: str) -> None:
-    params = StdioServerParameters(command=binary, args=[])
+    # The SDK starts the server with a minimal environment: pass the test's home on, so the
+    # state of the user's own home never shows up here.
+    params = StdioServerParameters(
+        command=binary, args=[], env={"SATORI_HOME": os.environ["SATORI_HOME"]}
+    )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
