@@ -665,3 +665,58 @@ fn open_rejects_a_damaged_generation() {
     std::fs::write(dir.path().join("chunks.json"), b"not json").unwrap();
     assert!(Generation::open(dir.path()).is_err());
 }
+
+/// Hundreds of chunks with the very same text score exactly alike, more than the first
+/// candidate pool holds. Which of them make the pool must not depend on the index's internal
+/// document order (a rebuild and an in-place update of the same tree order documents
+/// differently): written forwards or backwards, the answer is the same.
+#[test]
+fn equal_scores_are_cut_by_place_not_by_write_order() {
+    let files: Vec<(FileRecord, ChunkedFile)> = (0..300)
+        .map(|i| {
+            let path = format!("src/handlers/h{i:03}.rs");
+            let content = "pub fn handle_request(req: Request) -> Response {\n    route(req)\n}";
+            let chunk = Chunk {
+                file: path.clone(),
+                language: Language::Rust,
+                start_line: 1,
+                end_line: 3,
+                content_hash: hash16(content.as_bytes()),
+                content: content.to_string(),
+                symbol: None,
+                defines: Vec::new(),
+                breadcrumbs: Vec::new(),
+            };
+            let record = FileRecord {
+                path,
+                language: Language::Rust,
+                size: content.len() as u64,
+                mtime_ms: 1_700_000_000_000,
+                indexed_at_ms: 1_700_000_100_000,
+            };
+            let chunked = ChunkedFile {
+                chunks: vec![chunk],
+                ..ChunkedFile::default()
+            };
+            (record, chunked)
+        })
+        .collect();
+    let forwards = tempfile::tempdir().unwrap();
+    build(forwards.path(), &files);
+    let mut reversed_files = files.clone();
+    reversed_files.reverse();
+    let backwards = tempfile::tempdir().unwrap();
+    build(backwards.path(), &reversed_files);
+    let forwards = Index::new(Generation::open(forwards.path()).unwrap());
+    let backwards = Index::new(Generation::open(backwards.path()).unwrap());
+    for mode in [ResultMode::Grouped, ResultMode::Raw] {
+        let r = SearchRequest {
+            result_mode: mode,
+            ..req("handle request route")
+        };
+        let a = render(&run(&forwards, &r).unwrap());
+        let b = render(&run(&backwards, &r).unwrap());
+        assert_eq!(a, b, "{mode:?}");
+        assert!(a.starts_with(" 1. src/handlers/h000.rs:1-3"), "{a}");
+    }
+}

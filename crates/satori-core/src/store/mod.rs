@@ -407,16 +407,49 @@ impl Generation {
             .to_string())
     }
 
-    /// The `limit` best chunks for a BM25 query, as (score, ordinal), best first.
+    /// The `limit` best chunks for a BM25 query, as (score, ordinal), best first; equal
+    /// scores in file-path, then line order.
+    ///
+    /// tantivy breaks ties by document address, which depends on how its indexing threads
+    /// split the documents into segments (and, once a generation is updated in place, on
+    /// which segment a chunk landed in). Two indexes of the same tree would then cut a run of
+    /// equal scores at different chunks and answer differently, so the cut is made here:
+    /// the run of scores equal to the last one kept is fetched whole, ordered by where the
+    /// chunk is, and only then truncated.
     pub fn bm25_top(&self, query: &LexicalQuery, limit: usize) -> Result<Vec<(f32, u32)>> {
         let query = self.tantivy_query(query);
-        let top = self
-            .searcher
-            .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
-        Ok(top
+        let limit = limit.max(1);
+        let mut fetch = limit + 1;
+        let top = loop {
+            let top = self
+                .searcher
+                .search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
+            // Done when everything matching is here, or the scores drop after the last one
+            // kept.
+            let exhausted = top.len() < fetch;
+            if exhausted || top[fetch - 1].0 < top[limit - 1].0 {
+                break top;
+            }
+            fetch *= 2;
+        };
+        let mut top: Vec<(f32, u32)> = top
             .into_iter()
             .map(|(score, addr)| (score, self.ordinal(addr)))
-            .collect())
+            .collect();
+        let place = |ord: u32| {
+            let c = &self.table.chunks[ord as usize];
+            (
+                self.table.files[c.file as usize].path.as_str(),
+                c.start_line,
+                ord,
+            )
+        };
+        top.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| place(a.1).cmp(&place(b.1)))
+        });
+        top.truncate(limit);
+        Ok(top)
     }
 
     /// Calls `each` with the ordinal of every chunk that has `term` (an analysed token) in
