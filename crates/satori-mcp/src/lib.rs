@@ -126,14 +126,22 @@ where
     let transport =
         transport::LineTransport::new(read, write).on_eof(move || seen_eof.notify_one());
     let grace = server.cancel_syncs_after(EOF_SYNC_GRACE);
-    let running = server.clone().serve(transport).await?;
+    tokio::pin!(stop);
+    // A stop during the handshake ends the session too.
+    let running = tokio::select! {
+        r = server.clone().serve(transport) => r?,
+        _ = &mut stop => {
+            drop(background);
+            return Ok(());
+        }
+    };
     let after_eof = tokio::spawn(async move {
         eof.notified().await;
         grace.await;
     });
     let result = tokio::select! {
         r = running.waiting() => r.map(|_| ()).map_err(anyhow::Error::from),
-        _ = stop => Ok(()),
+        _ = &mut stop => Ok(()),
     };
     after_eof.abort();
     drop(background);
@@ -141,24 +149,29 @@ where
     result
 }
 
-/// Resolves on SIGINT or SIGTERM, so a long-running server exits cleanly.
-async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM, so a long-running server exits cleanly. The handlers are
+/// installed when this is called, not when the future is first polled: a signal during the
+/// handshake must not kill the process the default way.
+fn shutdown_signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        async move {
+            let (Ok(mut term), Ok(mut int)) = (term, int) else {
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
