@@ -412,6 +412,40 @@ async fn a_cancelled_search_stops_its_sync_and_the_next_search_syncs() {
     assert!(s.state().files > before.files);
 }
 
+/// While a search's sync rebuilds the index (the codebase shows `indexing`), another search
+/// and `manage_index sync` join that sync instead of skipping it or failing as busy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn searches_and_a_manual_sync_join_a_running_rebuild() {
+    let s = Session::start(|c| c.sync_threshold_ms = 0).await;
+    s.index().await;
+    many_files(s.repo.path());
+    let search = s.search_with_progress("generated_helper_5").await;
+    let token = search.progress_token.clone();
+    s.wait_until("the sync reports progress", || {
+        !s.progress_for(&token).is_empty()
+    })
+    .await;
+    let (manual, joined) = tokio::join!(
+        s.call(
+            "manage_index",
+            json!({"action": "sync", "path": s.root_str()}),
+        ),
+        s.search("generated_helper_5")
+    );
+    assert_eq!(manual["status"], "ok", "{manual}");
+    assert_eq!(mode(&joined), "coalesced", "{joined}");
+    assert!(
+        files_of(&joined).iter().any(|f| f.ends_with("f5.rs")),
+        "{joined}"
+    );
+    assert!(
+        manual["message"].as_str().unwrap().contains("6000 added"),
+        "{manual}"
+    );
+    let answer = structured(search.await_response().await.unwrap());
+    assert_eq!(mode(&answer), "synced", "{answer}");
+}
+
 /// When the client closes its input during a sync, the session ends without waiting for
 /// the sync to finish on its own, and the index is left consistent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,6 +20,7 @@ use satori_protocol::{MANAGE_INDEX, ManageAction, ManageIndexParams, SEARCH_CODE
 
 use super::{canonical_or_normal, reply, require_absolute};
 use crate::ctx::Ctx;
+use crate::syncs::{Caller, SyncFailure};
 use crate::to_proto::{self, display, manage_hint};
 
 /// One `manage_index` answer under construction, and whether it is an error result.
@@ -95,7 +96,7 @@ impl Env {
     }
 }
 
-pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams) -> CallToolResult {
+pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams, caller: &Caller) -> CallToolResult {
     let abs = match require_absolute(MANAGE_INDEX, &p.path) {
         Ok(a) => a,
         Err(r) => return r,
@@ -104,7 +105,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams) -> CallToolResult {
     match p.action {
         ManageAction::Create => create(ctx, &p, &abs, &shown),
         ManageAction::Reindex => reindex(ctx, &p, &abs, &shown),
-        ManageAction::Sync => sync(ctx, &abs, &shown),
+        ManageAction::Sync => sync(ctx, &abs, &shown, caller),
         ManageAction::Status => status(ctx, &abs, &shown),
         ManageAction::Clear => clear(ctx, &abs, &shown),
     }
@@ -294,7 +295,7 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
     env
 }
 
-fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
+fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
     let root = canonical_or_normal(abs);
     let shown = display(&root);
     let st = match ctx.engine.state(&root) {
@@ -303,7 +304,8 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
         Err(e) => return engine_error(ManageAction::Sync, &shown, &e),
     };
     match st.state {
-        CoreIndexState::Indexing => {
+        // A sync of this process rebuilding shows as `indexing`: that one is joined below.
+        CoreIndexState::Indexing if !ctx.syncs.in_flight(&root) => {
             return status_envelope(ctx, ManageAction::Sync, &root, &shown, &st)
                 .status(Status::NotReady)
                 .reason(reasons::INDEXING);
@@ -345,7 +347,9 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
         .hint(ManageAction::Clear)
         .error();
     }
-    match ctx.engine.sync(&root, &satori_core::SyncControl::default()) {
+    // Through the syncs of this process: a sync of this codebase already running (the
+    // watcher's, a search's) is joined instead of failing as busy.
+    match ctx.syncs.sync(&root, caller).result {
         Ok(s) => Env::new(
             ManageAction::Sync,
             &shown,
@@ -357,7 +361,22 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
         )
         .state(IndexState::SyncCompleted)
         .with(|e| e.stats = Some(ManageStats::Sync(to_proto::sync_run_stats(&s)))),
-        Err(e) => engine_error(ManageAction::Sync, &shown, &e),
+        Err(SyncFailure::Busy) => {
+            engine_error(ManageAction::Sync, &shown, &CoreError::Busy(root.clone()))
+        }
+        Err(SyncFailure::Cancelled) => Env::new(
+            ManageAction::Sync,
+            &shown,
+            Status::Error,
+            "The sync was cancelled; the previous index stays in use.",
+        )
+        .reason(reasons::CANCELLED)
+        .error(),
+        Err(SyncFailure::Failed(message)) => {
+            Env::new(ManageAction::Sync, &shown, Status::Error, message)
+                .reason(reasons::ENGINE_ERROR)
+                .error()
+        }
     }
 }
 

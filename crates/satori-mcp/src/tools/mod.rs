@@ -29,7 +29,9 @@ pub(crate) fn dispatch(
         satori_protocol::LIST_CODEBASES => {
             with_args(name, args, |p| list_codebases::handle(ctx, p))
         }
-        satori_protocol::MANAGE_INDEX => with_args(name, args, |p| manage_index::handle(ctx, p)),
+        satori_protocol::MANAGE_INDEX => {
+            with_args(name, args, |p| manage_index::handle(ctx, p, caller))
+        }
         satori_protocol::SEARCH_CODEBASE => {
             with_args(name, args, |p| search::handle(ctx, p, caller))
         }

@@ -125,7 +125,8 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     let mut warnings = Vec::new();
     let searchable_while_indexing = t.searchable_while_indexing;
 
-    let freshness = if searchable_while_indexing {
+    // A sync of this process rebuilding shows as `indexing`: a search joins it instead.
+    let freshness = if searchable_while_indexing && !ctx.syncs.in_flight(&root) {
         warnings.push(warning_codes::REINDEX_IN_PROGRESS.to_owned());
         FreshnessDecision::new(FreshnessMode::SkippedIndexing)
     } else {
