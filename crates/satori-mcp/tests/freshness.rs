@@ -446,6 +446,33 @@ async fn searches_and_a_manual_sync_join_a_running_rebuild() {
     assert_eq!(mode(&answer), "synced", "{answer}");
 }
 
+/// A reindex asked for while a sync of this process rebuilds the index stops that sync and
+/// starts, instead of answering that the index is busy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reindex_replaces_a_running_sync() {
+    let s = Session::start(|c| c.sync_threshold_ms = 0).await;
+    s.index().await;
+    many_files(s.repo.path());
+    let search = s.search_with_progress("generated_helper_8").await;
+    let token = search.progress_token.clone();
+    s.wait_until("the sync reports progress", || {
+        !s.progress_for(&token).is_empty()
+    })
+    .await;
+    let r = s
+        .call(
+            "manage_index",
+            json!({"action": "reindex", "path": s.root_str()}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    s.wait_until("the reindex ends", || {
+        s.state().state != IndexState::Indexing
+    })
+    .await;
+    assert!(s.state().files > 6000, "{:?}", s.state());
+}
+
 /// When the client closes its input during a sync, the session ends without waiting for
 /// the sync to finish on its own, and the index is left consistent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -160,6 +160,9 @@ fn start(
     opts: IndexOptions,
     what: &str,
 ) -> Env {
+    // A build replaces whatever a sync of this process (the watcher's, a search's) would
+    // publish: stop that sync rather than answer that the index is busy.
+    ctx.syncs.cancel(root, Duration::from_secs(30));
     match ctx.engine.start_index(root, opts) {
         Ok(job) => {
             ctx.jobs.spawn(job);
