@@ -128,6 +128,14 @@ impl DenseWriter {
         self.rows.extend_from_slice(&self.buf);
     }
 
+    /// Appends a row already quantised (a row of an earlier generation, copied as it is:
+    /// re-quantising its dequantised values could move a component by one step).
+    pub fn push_quantized(&mut self, scale: f32, row: &[i8]) {
+        debug_assert_eq!(row.len(), self.dim);
+        self.scales.push(scale);
+        self.rows.extend_from_slice(row);
+    }
+
     pub fn dim(&self) -> usize {
         self.dim
     }
@@ -324,6 +332,12 @@ impl DenseIndex {
 
     pub fn is_empty(&self) -> bool {
         self.count == 0
+    }
+
+    /// One row as stored: its scale and its int8 components (for copying into a derived
+    /// generation).
+    pub fn quantized(&self, row: usize) -> Option<(f32, &[i8])> {
+        (row < self.count).then(|| (self.scale(row), self.row(row)))
     }
 
     fn scale(&self, row: usize) -> f32 {

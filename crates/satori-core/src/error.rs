@@ -45,6 +45,24 @@ pub enum Error {
     /// Indexing was cancelled (the codebase was cleared or the process is shutting down).
     #[error("indexing was cancelled")]
     Cancelled,
+    /// The scan of the tree could not read part of it. Indexing what was read would make
+    /// every unread file look removed, so nothing is published.
+    #[error(
+        "could not scan all of '{root}' ({count} unreadable path(s), first '{first}': {reason}); \
+         nothing was changed. Make them readable, or exclude them with ignorePatterns or \
+         .satoriignore"
+    )]
+    ScanIncomplete {
+        root: PathBuf,
+        count: usize,
+        first: String,
+        reason: String,
+    },
+    /// The codebase root disappeared or stopped being a directory while it was indexed.
+    #[error(
+        "'{0}' disappeared or stopped being a directory during indexing; nothing was published"
+    )]
+    RootVanished(PathBuf),
 }
 
 /// Engine result.

@@ -28,7 +28,7 @@ use crate::{Error, Result};
 
 /// Version of the on-disk index layout described above. It is part of every index's
 /// [`Fingerprint`]: bumping it makes older indexes `requires_reindex`.
-pub const INDEX_SCHEMA_VERSION: &str = "hybrid_v1";
+pub const INDEX_SCHEMA_VERSION: &str = "hybrid_v2";
 
 /// The root of Satori's on-disk state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,6 +256,10 @@ pub struct ManifestFile {
     /// rebuild the index every time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// The file could not be read (permissions): every later sync tries it again, so it is
+    /// indexed as soon as it becomes readable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unreadable: bool,
 }
 
 /// What a generation contains and how it was built.

@@ -151,6 +151,12 @@ pub struct CodebaseState {
     pub removed: u64,
     #[serde(default)]
     pub modified: u64,
+    /// Files of the published index that could not be read (every sync retries them), and
+    /// the first few of their paths.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable_files: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable_sample: Vec<String>,
     /// Failures and reindex requirements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -185,6 +191,8 @@ impl CodebaseState {
             added: 0,
             removed: 0,
             modified: 0,
+            unreadable_files: 0,
+            unreadable_sample: Vec::new(),
             error_message: None,
             reason: None,
             fingerprint: None,
@@ -206,8 +214,21 @@ impl CodebaseState {
         c.custom_extensions = m.custom_extensions.clone();
         c.ignore_patterns = m.ignore_patterns.clone();
         c.percentage = 100.0;
+        let unreadable = m.file_list.iter().filter(|f| f.unreadable);
+        c.unreadable_files = unreadable.clone().count() as u64;
+        c.unreadable_sample = unreadable
+            .take(UNREADABLE_SAMPLE)
+            .map(|f| f.path.clone())
+            .collect();
         c
     }
+}
+
+/// How many unreadable paths a state names (the count covers them all).
+const UNREADABLE_SAMPLE: usize = 5;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The whole file.

@@ -94,8 +94,32 @@ pub struct SourceFile {
 #[derive(Debug, Clone, Default)]
 pub struct WalkReport {
     pub files: Vec<SourceFile>,
-    /// `(path, reason)` for files passed over for size or unreadability.
+    /// `(path, reason)` for files passed over for size, unreadable metadata, or a name that
+    /// is not UTF-8 (paths are UTF-8 everywhere in the index, and a lossy conversion would
+    /// let two names collide).
     pub skipped: Vec<(String, String)>,
+    /// `(path, reason)` for what the walk could not read at all (a directory it may not
+    /// list, a root that vanished): files below it are unknown, not absent.
+    pub errors: Vec<(String, String)>,
+}
+
+impl WalkReport {
+    /// Fails with [`Error::ScanIncomplete`] (or [`Error::RootVanished`]) unless the walk saw
+    /// the whole tree under `root` and the root is still a directory.
+    pub fn ensure_complete(&self, root: &Path) -> Result<()> {
+        if !root.is_dir() {
+            return Err(Error::RootVanished(root.to_path_buf()));
+        }
+        match self.errors.first() {
+            None => Ok(()),
+            Some((first, reason)) => Err(Error::ScanIncomplete {
+                root: root.to_path_buf(),
+                count: self.errors.len(),
+                first: first.clone(),
+                reason: reason.clone(),
+            }),
+        }
+    }
 }
 
 /// Lists the indexable files under `root`, sorted by relative path.
@@ -139,8 +163,12 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
         let custom = &custom;
         let user_ignore = &user_ignore;
         Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    push_error(found, root, &e);
+                    return WalkState::Continue;
+                }
             };
             let Some(ft) = entry.file_type() else {
                 return WalkState::Continue;
@@ -149,7 +177,18 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
             let Ok(rel) = path.strip_prefix(root) else {
                 return WalkState::Continue;
             };
-            let rel_path = to_slash(rel);
+            let Some(rel_path) = to_slash_utf8(rel) else {
+                push_skip(
+                    found,
+                    to_slash(rel),
+                    "the name is not valid UTF-8".to_string(),
+                );
+                return if ft.is_dir() {
+                    WalkState::Skip
+                } else {
+                    WalkState::Continue
+                };
+            };
             if rel_path.is_empty() {
                 return WalkState::Continue;
             }
@@ -196,6 +235,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
     let mut report = found.into_inner().unwrap_or_default();
     report.files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
     report.skipped.sort();
+    report.errors.sort();
     Ok(report)
 }
 
@@ -384,13 +424,54 @@ fn add_override(b: &mut OverrideBuilder, glob: &str) -> Result<()> {
     })
 }
 
+/// Records what the walker could not read, with the root-relative path when it names one.
+fn push_error(found: &Mutex<WalkReport>, root: &Path, e: &ignore::Error) {
+    let mut path = None;
+    let mut inner = e;
+    loop {
+        match inner {
+            ignore::Error::WithPath { path: p, err } => {
+                path = Some(p.clone());
+                inner = err;
+            }
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                inner = err;
+            }
+            _ => break,
+        }
+    }
+    let shown = match &path {
+        Some(p) => match p.strip_prefix(root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => to_slash(rel),
+            Err(_) => p.to_string_lossy().into_owned(),
+        },
+        None => ".".to_string(),
+    };
+    if let Ok(mut f) = found.lock() {
+        f.errors.push((shown, inner.to_string()));
+    }
+}
+
 fn push_skip(found: &Mutex<WalkReport>, path: String, reason: String) {
     if let Ok(mut f) = found.lock() {
         f.skipped.push((path, reason));
     }
 }
 
-/// Converts a relative path to a `/`-separated string.
+/// A relative path as a `/`-separated string, `None` when a component is not UTF-8.
+fn to_slash_utf8(rel: &Path) -> Option<String> {
+    let mut s = String::new();
+    for (i, c) in rel.components().enumerate() {
+        if i > 0 {
+            s.push('/');
+        }
+        s.push_str(c.as_os_str().to_str()?);
+    }
+    Some(s)
+}
+
+/// Converts a relative path to a `/`-separated string (lossily: for display only).
 pub fn to_slash(rel: &Path) -> String {
     let mut s = String::new();
     for (i, c) in rel.components().enumerate() {

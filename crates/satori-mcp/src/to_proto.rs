@@ -144,7 +144,8 @@ pub(crate) fn sync_run_stats(s: &SyncSummary) -> SyncRunStats {
         added: s.added,
         removed: s.removed,
         modified: s.modified,
-        rebuilt: s.rebuilt,
+        // On the wire `rebuilt` says a new generation was written, derived or built whole.
+        rebuilt: s.rebuilt || s.derived,
         duration_ms: s.duration_ms,
     }
 }

@@ -1,5 +1,6 @@
 //! The index job: walk, chunk, embed and write a new generation beside the published one,
-//! then publish it and record the outcome in the state file.
+//! then publish it and record the outcome in the state file. The per-file work (read,
+//! chunk, embed, hand to the writer) is [`FileIndexer`], which a sync shares.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,20 +11,20 @@ use rayon::prelude::*;
 
 use super::Engine;
 use super::status::published_state;
-use crate::chunk::{ChunkedFile, chunk_file};
+use crate::chunk::{ChunkOptions, ChunkedFile, chunk_file};
 use crate::embed::{Scratch, StaticModel, chunk_text};
 use crate::layout::{CodebaseDir, Manifest, ManifestFile, WriterLock};
 use crate::state::{CodebaseState, IndexState, IndexStatus, Phase};
-use crate::store::{FileRecord, GenerationWriter};
+use crate::store::{FileRecord, GenerationWriter, Row};
 use crate::util::{hash_parts, hash16, now_ms};
-use crate::walk::{self, WalkOptions};
+use crate::walk::{self, SourceFile, WalkOptions};
 use crate::{Error, Result};
 
 /// Indexing stops adding chunks past this many (the index is then `limit_reached`).
-const CHUNK_LIMIT: u64 = 450_000;
+pub(super) const CHUNK_LIMIT: u64 = 450_000;
 
 /// Files chunked per parallel batch: bounds memory on huge repositories.
-const BATCH_FILES: usize = 512;
+pub(super) const BATCH_FILES: usize = 512;
 
 /// Options of an index build.
 #[derive(Debug, Clone, Default)]
@@ -62,6 +63,8 @@ pub struct IndexSummary {
     pub files: u64,
     pub chunks: u64,
     pub skipped_files: u64,
+    /// Files that could not be read (every sync tries them again).
+    pub unreadable_files: u64,
     pub limit_reached: bool,
     pub duration_ms: u64,
 }
@@ -119,8 +122,7 @@ impl IndexJob {
         Arc::clone(&self.cancel)
     }
 
-    /// Makes the build stop when `flag` is set instead of its own flag, so a caller that
-    /// owns a cancel flag (a sync steered by a request) can reach the build.
+    /// Makes `flag` the one that stops the build (a caller's flag that stops other work too).
     pub fn set_cancel_flag(&mut self, flag: Arc<AtomicBool>) {
         self.cancel = flag;
     }
@@ -211,89 +213,65 @@ impl IndexJob {
         let mut progress = Progress::starting();
         report(&progress, true);
         let walked = walk::walk(&self.root, &walk_options(&self.opts))?;
-        let total = walked.files.len() as u64;
-        progress.files_total = total;
+        walked.ensure_complete(&self.root)?;
+        progress.files_total = walked.files.len() as u64;
         progress.phase = Phase::Chunking;
         progress.percentage = 5.0;
         report(&progress, true);
 
         let model = self.engine.model()?;
         let gen_dir = self.dir.new_generation()?;
-        let mut writer = GenerationWriter::create(&gen_dir, model.as_ref().map(|m| m.dim()))?;
+        let written = self.write(&gen_dir, &walked, model, started, &mut progress, report);
+        match written {
+            Ok((manifest, summary)) => Ok((gen_dir, manifest, summary)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&gen_dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// Indexes every walked file into a new generation in `gen_dir`.
+    fn write(
+        &self,
+        gen_dir: &Path,
+        walked: &walk::WalkReport,
+        model: Option<Arc<StaticModel>>,
+        started: Instant,
+        progress: &mut Progress,
+        report: &mut impl FnMut(&Progress, bool),
+    ) -> Result<(Manifest, IndexSummary)> {
+        let mut writer = GenerationWriter::create(gen_dir, model.as_ref().map(|m| m.dim()))?;
+        let mut indexer = FileIndexer::new(model, self.engine.chunk_options, 0);
         let mut file_list = Vec::with_capacity(walked.files.len());
-        let mut skipped = walked.skipped.len() as u64;
-        let mut chunks = 0u64;
-        let mut limit_reached = false;
-        let opts = self.engine.chunk_options;
-        let indexed_at = now_ms();
+        let total = walked.files.len() as u64;
         for batch in walked.files.chunks(BATCH_FILES) {
             if self.cancel.load(Ordering::Relaxed) {
-                let _ = std::fs::remove_dir_all(&gen_dir);
                 return Err(Error::Cancelled);
             }
-            let done: Vec<_> = batch
-                .par_iter()
-                .map_init(EmbedScratch::default, |scratch, f| {
-                    let Ok(bytes) = std::fs::read(&f.abs_path) else {
-                        return (f, String::new(), None);
-                    };
-                    let hash = hash16(&bytes);
-                    let indexed = walk::decode_text(bytes).map(|text| {
-                        let chunked = chunk_file(&f.rel_path, f.language, &text, &opts);
-                        let vectors = match &model {
-                            Some(m) => scratch.embed_chunks(m, &f.rel_path, &chunked),
-                            None => Vec::new(),
-                        };
-                        (chunked, vectors)
-                    });
-                    (f, hash, indexed)
-                })
-                .collect();
-            for (f, hash, indexed) in done {
-                progress.files_done += 1;
-                let mut entry = ManifestFile {
-                    path: f.rel_path.clone(),
-                    size: f.size,
-                    mtime_ms: f.mtime_ms,
-                    hash,
-                    skipped: true,
-                };
-                match indexed {
-                    None => skipped += 1,
-                    Some((chunked, _)) if chunks + chunked.chunks.len() as u64 > CHUNK_LIMIT => {
-                        limit_reached = true;
-                    }
-                    Some((chunked, vectors)) => {
-                        chunks += chunked.chunks.len() as u64;
-                        let record = FileRecord {
-                            path: f.rel_path.clone(),
-                            language: f.language,
-                            size: f.size,
-                            mtime_ms: f.mtime_ms,
-                            indexed_at_ms: indexed_at,
-                        };
-                        writer.add_file(&record, &chunked, &vectors)?;
-                        entry.skipped = false;
-                    }
-                }
-                file_list.push(entry);
-            }
-            progress.chunks = chunks;
+            file_list.extend(indexer.batch(batch, &mut writer, &|_, _| None)?);
+            progress.files_done += batch.len() as u64;
+            progress.chunks = indexer.chunks;
             progress.percentage = 5.0 + 85.0 * progress.files_done as f32 / total.max(1) as f32;
-            report(&progress, false);
+            report(progress, false);
         }
         progress.phase = Phase::Writing;
         progress.percentage = 90.0;
-        report(&progress, true);
+        report(progress, true);
         let stats = writer.finish()?;
+        // Files the build could not read because the root went away would otherwise be
+        // published as a complete index of part of the tree.
+        if !self.root.is_dir() {
+            return Err(Error::RootVanished(self.root.clone()));
+        }
         progress.phase = Phase::Publishing;
         progress.percentage = 99.0;
-        report(&progress, true);
+        report(progress, true);
         let duration_ms = started.elapsed().as_millis() as u64;
         let manifest = Manifest {
             root: self.root.clone(),
             fingerprint: self.engine.fingerprint.clone(),
-            created_at_ms: indexed_at,
+            created_at_ms: indexer.indexed_at,
             duration_ms,
             files: stats.files,
             chunks: stats.chunks,
@@ -305,11 +283,152 @@ impl IndexJob {
         let summary = IndexSummary {
             files: stats.files,
             chunks: stats.chunks,
-            skipped_files: skipped,
-            limit_reached,
+            skipped_files: walked.skipped.len() as u64 + indexer.skipped,
+            unreadable_files: indexer.unreadable.len() as u64,
+            limit_reached: indexer.limit_reached,
             duration_ms,
         };
-        Ok((gen_dir, manifest, summary))
+        Ok((manifest, summary))
+    }
+}
+
+/// What reading, chunking and embedding one file gave.
+enum Prepared {
+    /// The file is gone since the walk saw it: it is simply not there any more.
+    Gone,
+    /// The file exists but could not be read.
+    Unreadable,
+    /// Read but not indexed (binary or minified content).
+    Skipped { hash: String },
+    /// Chunked, with one vector per chunk (`dim` values each) when there is a model;
+    /// `reused[i]` names the previous generation's row reused for chunk `i` (whose slot in
+    /// `vectors` is then left zero).
+    Chunked {
+        hash: String,
+        chunked: ChunkedFile,
+        vectors: Vec<f32>,
+        reused: Vec<Option<u32>>,
+    },
+}
+
+/// The per-file work of a build or a sync: read, hash, chunk, embed (or reuse an earlier
+/// vector), hand to the writer, and record the file for the manifest.
+pub(super) struct FileIndexer {
+    model: Option<Arc<StaticModel>>,
+    opts: ChunkOptions,
+    /// When these files' chunks were produced.
+    pub indexed_at: u64,
+    /// Chunks in the generation so far (a derived one starts with the chunks it kept).
+    pub chunks: u64,
+    pub limit_reached: bool,
+    /// Files read but not indexed (binary, minified).
+    pub skipped: u64,
+    /// Paths of files that could not be read.
+    pub unreadable: Vec<String>,
+    /// Chunks whose vector was copied from the previous generation.
+    pub reused_vectors: u64,
+    /// Chunks embedded afresh.
+    pub embedded_chunks: u64,
+}
+
+impl FileIndexer {
+    pub(super) fn new(
+        model: Option<Arc<StaticModel>>,
+        opts: ChunkOptions,
+        chunks: u64,
+    ) -> FileIndexer {
+        FileIndexer {
+            model,
+            opts,
+            indexed_at: now_ms(),
+            chunks,
+            limit_reached: false,
+            skipped: 0,
+            unreadable: Vec::new(),
+            reused_vectors: 0,
+            embedded_chunks: 0,
+        }
+    }
+
+    /// Indexes one batch of files (in parallel) into `writer`; returns their manifest
+    /// entries in batch order (none for files gone since the walk). `reuse(path, hash)`
+    /// names a previous row holding the vector of exactly that embedded text, if any.
+    pub(super) fn batch(
+        &mut self,
+        batch: &[SourceFile],
+        writer: &mut GenerationWriter<'_>,
+        reuse: &(dyn Fn(&str, &str) -> Option<u32> + Sync),
+    ) -> Result<Vec<ManifestFile>> {
+        let (model, opts) = (&self.model, &self.opts);
+        let done: Vec<_> = batch
+            .par_iter()
+            .map_init(EmbedScratch::default, |scratch, f| {
+                (f, scratch.prepare(f, model.as_deref(), opts, reuse))
+            })
+            .collect();
+        let mut entries = Vec::with_capacity(done.len());
+        for (f, prepared) in done {
+            let mut entry = ManifestFile {
+                path: f.rel_path.clone(),
+                size: f.size,
+                mtime_ms: f.mtime_ms,
+                hash: String::new(),
+                skipped: true,
+                unreadable: false,
+            };
+            match prepared {
+                Prepared::Gone => continue,
+                Prepared::Unreadable => {
+                    entry.unreadable = true;
+                    self.unreadable.push(f.rel_path.clone());
+                }
+                Prepared::Skipped { hash } => {
+                    entry.hash = hash;
+                    self.skipped += 1;
+                }
+                Prepared::Chunked { hash, chunked, .. }
+                    if self.limit_reached
+                        || self.chunks + chunked.chunks.len() as u64 > CHUNK_LIMIT =>
+                {
+                    entry.hash = hash;
+                    self.limit_reached = true;
+                }
+                Prepared::Chunked {
+                    hash,
+                    chunked,
+                    vectors,
+                    reused,
+                } => {
+                    entry.hash = hash;
+                    entry.skipped = false;
+                    self.chunks += chunked.chunks.len() as u64;
+                    let record = FileRecord {
+                        path: f.rel_path.clone(),
+                        language: f.language,
+                        size: f.size,
+                        mtime_ms: f.mtime_ms,
+                        indexed_at_ms: self.indexed_at,
+                    };
+                    let rows: Vec<Row> = match &self.model {
+                        Some(m) => vectors
+                            .chunks_exact(m.dim())
+                            .zip(&reused)
+                            .map(|(v, r)| r.map_or(Row::Embedded(v), Row::Previous))
+                            .collect(),
+                        None => Vec::new(),
+                    };
+                    let n_reused = rows
+                        .iter()
+                        .filter(|r| matches!(r, Row::Previous(_)))
+                        .count() as u64;
+                    self.reused_vectors += n_reused;
+                    self.embedded_chunks += rows.len() as u64 - n_reused;
+                    writer.add_file_rows(&record, &chunked, &rows)?;
+                }
+            }
+            entries.push(entry);
+        }
+        Ok(entries)
     }
 }
 
@@ -321,13 +440,58 @@ struct EmbedScratch {
 }
 
 impl EmbedScratch {
-    /// The vectors of a file's chunks, concatenated in chunk order.
-    fn embed_chunks(&mut self, model: &StaticModel, path: &str, chunked: &ChunkedFile) -> Vec<f32> {
+    /// Reads, chunks and embeds one file (see [`Prepared`]).
+    fn prepare(
+        &mut self,
+        f: &SourceFile,
+        model: Option<&StaticModel>,
+        opts: &ChunkOptions,
+        reuse: &(dyn Fn(&str, &str) -> Option<u32> + Sync),
+    ) -> Prepared {
+        let bytes = match std::fs::read(&f.abs_path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Gone,
+            Err(_) => return Prepared::Unreadable,
+        };
+        let hash = hash16(&bytes);
+        let Some(text) = walk::decode_text(bytes) else {
+            return Prepared::Skipped { hash };
+        };
+        let chunked = chunk_file(&f.rel_path, f.language, &text, opts);
+        let reused: Vec<Option<u32>> = chunked
+            .chunks
+            .iter()
+            .map(|c| reuse(&f.rel_path, &c.content_hash))
+            .collect();
+        let vectors = match model {
+            Some(m) => self.embed_chunks(m, &f.rel_path, &chunked, &reused),
+            None => Vec::new(),
+        };
+        Prepared::Chunked {
+            hash,
+            chunked,
+            vectors,
+            reused,
+        }
+    }
+
+    /// The vectors of a file's chunks, concatenated in chunk order; chunks with a reused
+    /// row are left zero.
+    fn embed_chunks(
+        &mut self,
+        model: &StaticModel,
+        path: &str,
+        chunked: &ChunkedFile,
+        reused: &[Option<u32>],
+    ) -> Vec<f32> {
         let dim = model.dim();
         let mut out = vec![0.0f32; chunked.chunks.len() * dim];
-        for (chunk, v) in chunked.chunks.iter().zip(out.chunks_exact_mut(dim)) {
-            chunk_text(path, &chunk.content, &mut self.text);
-            model.embed_into(&self.text, &mut self.model, v);
+        let slots = chunked.chunks.iter().zip(out.chunks_exact_mut(dim));
+        for ((chunk, v), r) in slots.zip(reused) {
+            if r.is_none() {
+                chunk_text(path, &chunk.content, &mut self.text);
+                model.embed_into(&self.text, &mut self.model, v);
+            }
         }
         out
     }

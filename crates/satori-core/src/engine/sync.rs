@@ -1,33 +1,30 @@
-//! Keeping an index in line with its working tree: the sync (compare, rebuild when anything
-//! changed) and the reindex preflight (would a rebuild do real work?).
+//! Keeping an index in line with its working tree: the sync and the reindex preflight
+//! (would a rebuild do real work?).
+//!
+//! A sync stats every file and hashes only those whose size or mtime changed. When files
+//! were added, modified or removed it *derives* a new generation from the published one:
+//! only the changed files are read, chunked and embedded (a chunk whose embedded text is
+//! unchanged keeps its vector), the rest is carried over (see `store`). It falls back to a
+//! full build when a derive would not pay (deleted documents outweigh live ones, the chunk
+//! limit) or fails for any reason other than cancellation or an incomplete scan.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::Engine;
-use super::build::{IndexOptions, Progress, ignore_signature, walk_options};
-use crate::layout::ManifestFile;
-use crate::state::IndexState;
+use super::build::{
+    BATCH_FILES, CHUNK_LIMIT, FileIndexer, IndexOptions, Progress, ignore_signature, walk_options,
+};
+use super::status::published_state;
+use crate::layout::{CodebaseDir, Manifest, ManifestFile};
+use crate::state::{IndexState, IndexStatus, Phase};
+use crate::store::GenerationWriter;
 use crate::util::{hash16, now_ms};
 use crate::walk::{self, PathFilter, SourceFile};
 use crate::{Error, Result};
-
-/// What a sync found and did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SyncSummary {
-    pub added: u64,
-    pub removed: u64,
-    pub modified: u64,
-    /// True when the index was rebuilt because something changed.
-    pub rebuilt: bool,
-    /// True when the root's ignore rules (`.gitignore`, `.satoriignore`) had changed since
-    /// the last build, so the sync reconciled the set of indexed files with them.
-    pub ignore_rules_changed: bool,
-    pub duration_ms: u64,
-}
 
 /// A progress callback that can be handed to another thread.
 pub type ProgressFn = Box<dyn Fn(&Progress) + Send + Sync>;
@@ -40,7 +37,7 @@ pub struct SyncControl {
     /// Set to stop the sync at its next safe point; it then fails with
     /// [`Error::Cancelled`] and the published generation stays in use.
     pub cancel: Option<Arc<AtomicBool>>,
-    /// Called with the progress of the rebuild, when the sync rebuilds.
+    /// Called with the progress of the sync's work (a derive or a rebuild), per batch.
     pub on_progress: Option<ProgressFn>,
 }
 
@@ -51,6 +48,36 @@ impl SyncControl {
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
     }
+
+    /// Reports `p` to the caller, if it watches.
+    fn progress(&self, p: &Progress) {
+        if let Some(f) = &self.on_progress {
+            f(p);
+        }
+    }
+}
+
+/// What a sync found and did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncSummary {
+    pub added: u64,
+    pub removed: u64,
+    pub modified: u64,
+    /// True when the index was rebuilt from scratch (a full build) because something changed.
+    pub rebuilt: bool,
+    /// True when a new generation was derived from the previous one (only changed files
+    /// re-indexed).
+    pub derived: bool,
+    /// Chunks of changed files whose vector was copied because their text was unchanged.
+    pub reused_vectors: u64,
+    /// Chunks embedded afresh.
+    pub embedded_chunks: u64,
+    /// Files that could not be read; they are retried by every sync.
+    pub unreadable_files: u64,
+    /// True when the root's ignore rules (`.gitignore`, `.satoriignore`) had changed since
+    /// the last build, so the sync reconciled the set of indexed files with them.
+    pub ignore_rules_changed: bool,
+    pub duration_ms: u64,
 }
 
 /// Outcome of the reindex preflight.
@@ -90,42 +117,85 @@ impl Engine {
         })
     }
 
-    /// Brings the index in line with the working tree. Change detection compares sizes and
-    /// modification times (then content hashes); when anything changed the index is rebuilt
-    /// as a new generation. `ctl` can cancel the sync (the published generation then stays
-    /// as it was and the result is [`Error::Cancelled`]) and watch the rebuild's progress.
+    /// Brings the index in line with the working tree (see the module docs). A cancelled
+    /// sync returns [`Error::Cancelled`] and leaves the published generation as it was; so
+    /// does a scan that could not read the whole tree ([`Error::ScanIncomplete`],
+    /// [`Error::RootVanished`]), since unread files must never count as removed.
     pub fn sync(self: &Arc<Self>, root: &Path, ctl: &SyncControl) -> Result<SyncSummary> {
         let started = Instant::now();
         let st = self
             .state(root)?
             .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
-        let m = self
-            .manifest(root)
+        let dir = self.home.codebase(root);
+        let (gen_dir, mut m) = dir
+            .current()
             .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
         let opts = IndexOptions {
             custom_extensions: st.custom_extensions.clone(),
             ignore_patterns: st.ignore_patterns.clone(),
         };
-        let report = walk::walk(root, &walk_options(&opts))?;
-        let mut summary = diff_files(&m.file_list, &report.files);
-        let ignore_changed = ignore_signature(root, &opts) != m.ignore_signature;
-        summary.ignore_rules_changed = ignore_changed;
-        if ctl.cancelled() {
-            return Err(Error::Cancelled);
-        }
-        if summary.added + summary.removed + summary.modified > 0 || ignore_changed {
-            let mut job = self.start_index(root, opts)?;
-            if let Some(cancel) = &ctl.cancel {
-                job.set_cancel_flag(Arc::clone(cancel));
+        ctl.progress(&Progress::starting());
+        let mut plan = Plan::of(root, &m, &opts)?;
+        let mut summary = SyncSummary::default();
+        if plan.has_work() {
+            if ctl.cancelled() {
+                return Err(Error::Cancelled);
             }
-            job.run(|p| {
-                if let Some(f) = &ctl.on_progress {
-                    f(p);
+            let lock = dir
+                .try_writer_lock()?
+                .ok_or_else(|| Error::Busy(root.to_path_buf()))?;
+            // Another process may have published between the comparison and the lock: the
+            // plan must describe the generation it is applied to.
+            if let Some((now_dir, now_m)) = dir.current()
+                && now_dir != gen_dir
+            {
+                m = now_m;
+                plan = Plan::of(root, &m, &opts)?;
+            }
+            if plan.has_work() {
+                let derived = if st.index_status == Some(IndexStatus::LimitReached) {
+                    None
+                } else {
+                    match self.derive(root, &dir, &m, &opts, &plan, ctl) {
+                        Ok(d) => d,
+                        Err(
+                            e @ (Error::Cancelled
+                            | Error::ScanIncomplete { .. }
+                            | Error::RootVanished(_)),
+                        ) => return Err(e),
+                        // Anything else (a damaged previous generation, an I/O error in
+                        // the copy) is repaired by building from scratch.
+                        Err(_) => None,
+                    }
+                };
+                match derived {
+                    Some(d) => {
+                        summary.derived = true;
+                        summary.reused_vectors = d.reused_vectors;
+                        summary.embedded_chunks = d.embedded_chunks;
+                    }
+                    None => {
+                        drop(lock);
+                        let mut job = self.start_index(root, opts.clone())?;
+                        if let Some(c) = &ctl.cancel {
+                            job.set_cancel_flag(Arc::clone(c));
+                        }
+                        job.run(|p| ctl.progress(p))?;
+                        summary.rebuilt = true;
+                    }
                 }
-            })?;
-            summary.rebuilt = true;
+            }
         }
+        summary.added = plan.added;
+        summary.removed = plan.removed;
+        summary.modified = plan.modified;
+        summary.ignore_rules_changed = plan.ignore_changed;
         summary.duration_ms = started.elapsed().as_millis() as u64;
+        let unreadable = self
+            .manifest(root)
+            .map(|m| m.file_list.iter().filter(|f| f.unreadable).count() as u64)
+            .unwrap_or(0);
+        summary.unreadable_files = unreadable;
         let now = now_ms();
         self.store.modify(root, |c| {
             c.state = IndexState::SyncCompleted;
@@ -156,30 +226,248 @@ impl Engine {
         self.store.modify(root, |c| c.last_sync_ms = Some(now))?;
         Ok(())
     }
-}
 
-/// Compares a manifest's file list with a fresh walk. Files whose size and mtime match are
-/// unchanged; others are hashed to tell a real modification from a touch.
-fn diff_files(old: &[ManifestFile], now: &[SourceFile]) -> SyncSummary {
-    let old_map: HashMap<&str, &ManifestFile> = old.iter().map(|f| (f.path.as_str(), f)).collect();
-    let mut s = SyncSummary::default();
-    let mut seen = 0u64;
-    for f in now {
-        match old_map.get(f.rel_path.as_str()) {
-            None => s.added += 1,
-            Some(o) => {
-                seen += 1;
-                if o.size != f.size || o.mtime_ms != f.mtime_ms {
-                    let same = std::fs::read(&f.abs_path)
-                        .map(|b| hash16(&b) == o.hash)
-                        .unwrap_or(false);
-                    if !same {
-                        s.modified += 1;
-                    }
+    /// Derives and publishes a new generation applying `plan` to the published one (whose
+    /// manifest is `m`); call with the writer lock held. `Ok(None)` when a full build
+    /// would do better.
+    fn derive(
+        self: &Arc<Self>,
+        root: &Path,
+        dir: &CodebaseDir,
+        m: &Manifest,
+        opts: &IndexOptions,
+        plan: &Plan,
+        ctl: &SyncControl,
+    ) -> Result<Option<Derived>> {
+        let index = self.generation(root)?;
+        let prev = index.generation();
+        let dropped_chunks = prev
+            .chunks()
+            .iter()
+            .filter(|c| plan.dropped.contains(&prev.files()[c.file as usize].path))
+            .count() as u64;
+        let live = prev.chunks().len() as u64 - dropped_chunks;
+        // Deleted documents cost search time and disk until tantivy merges them away; past
+        // this point a fresh build is the cheaper index.
+        if prev.deleted_docs() + dropped_chunks > live.max(1) {
+            return Ok(None);
+        }
+        let model = self.model()?;
+        let gen_dir = dir.new_generation()?;
+        let result = self.derive_into(&gen_dir, root, m, opts, plan, prev, model, live, ctl);
+        match result {
+            Ok(Some((manifest, derived))) => {
+                self.forget_open(root);
+                if let Err(e) = dir.publish(&gen_dir, &manifest) {
+                    let _ = std::fs::remove_dir_all(&gen_dir);
+                    return Err(e);
                 }
+                self.store.modify(root, |c| {
+                    *c = published_state(&manifest, c);
+                })?;
+                Ok(Some(derived))
+            }
+            other => {
+                let _ = std::fs::remove_dir_all(&gen_dir);
+                other.map(|_| None)
             }
         }
     }
-    s.removed = old.len() as u64 - seen;
-    s
+
+    /// Writes the derived generation into `gen_dir`; `Ok(None)` when it reached the chunk
+    /// limit (a full build decides which files fit).
+    #[allow(clippy::too_many_arguments)]
+    fn derive_into(
+        &self,
+        gen_dir: &Path,
+        root: &Path,
+        m: &Manifest,
+        opts: &IndexOptions,
+        plan: &Plan,
+        prev: &crate::store::Generation,
+        model: Option<Arc<crate::embed::StaticModel>>,
+        live: u64,
+        ctl: &SyncControl,
+    ) -> Result<Option<(Manifest, Derived)>> {
+        let dim = model.as_ref().map(|m| m.dim());
+        let mut writer =
+            GenerationWriter::derive(prev, gen_dir, dim, &|f| !plan.dropped.contains(&f.path))?;
+        // Vectors of the modified files' chunks, by path and content hash: a chunk whose
+        // text is unchanged embeds the same text (path + content) and keeps its vector.
+        let mut reusable: HashMap<&str, HashMap<&str, u32>> = HashMap::new();
+        for (ordinal, c) in prev.chunks().iter().enumerate() {
+            let path = prev.files()[c.file as usize].path.as_str();
+            if plan.modified_paths.contains(path) {
+                reusable
+                    .entry(path)
+                    .or_default()
+                    .insert(c.content_hash.as_str(), ordinal as u32);
+            }
+        }
+        let reuse = |path: &str, hash: &str| reusable.get(path).and_then(|h| h.get(hash)).copied();
+        let mut indexer = FileIndexer::new(model, self.chunk_options, live);
+        let mut progress = Progress {
+            phase: Phase::Chunking,
+            files_done: 0,
+            files_total: plan.changed.len() as u64,
+            chunks: live,
+            percentage: 0.0,
+        };
+        ctl.progress(&progress);
+        let mut fresh: HashMap<String, ManifestFile> = HashMap::new();
+        for batch in plan.changed.chunks(BATCH_FILES) {
+            if ctl.cancelled() {
+                return Err(Error::Cancelled);
+            }
+            for entry in indexer.batch(batch, &mut writer, &reuse)? {
+                fresh.insert(entry.path.clone(), entry);
+            }
+            if indexer.limit_reached {
+                return Ok(None);
+            }
+            progress.files_done += batch.len() as u64;
+            progress.chunks = indexer.chunks;
+            progress.percentage = 90.0 * progress.files_done as f32 / plan.changed.len() as f32;
+            ctl.progress(&progress);
+        }
+        progress.phase = Phase::Writing;
+        progress.percentage = 90.0;
+        ctl.progress(&progress);
+        let stats = writer.finish()?;
+        if !root.is_dir() {
+            return Err(Error::RootVanished(root.to_path_buf()));
+        }
+        if ctl.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        debug_assert!(indexer.chunks <= CHUNK_LIMIT);
+        let file_list = plan
+            .walked
+            .iter()
+            .filter_map(|f| match plan.kept.get(&f.rel_path) {
+                Some(old) => Some(old.clone()),
+                None => fresh.remove(&f.rel_path),
+            })
+            .collect();
+        progress.phase = Phase::Publishing;
+        progress.percentage = 99.0;
+        ctl.progress(&progress);
+        let manifest = Manifest {
+            root: root.to_path_buf(),
+            fingerprint: self.fingerprint.clone(),
+            created_at_ms: indexer.indexed_at,
+            duration_ms: m.duration_ms,
+            files: stats.files,
+            chunks: stats.chunks,
+            custom_extensions: opts.custom_extensions.clone(),
+            ignore_patterns: opts.ignore_patterns.clone(),
+            ignore_signature: plan.ignore_signature.clone(),
+            file_list,
+        };
+        let derived = Derived {
+            reused_vectors: indexer.reused_vectors,
+            embedded_chunks: indexer.embedded_chunks,
+        };
+        Ok(Some((manifest, derived)))
+    }
+}
+
+/// What a derive did.
+struct Derived {
+    reused_vectors: u64,
+    embedded_chunks: u64,
+}
+
+/// A sync's comparison of the tree with a manifest.
+struct Plan {
+    /// The walk, sorted by path.
+    walked: Vec<SourceFile>,
+    /// Files to read and index: added, modified, and unreadable ones that became readable.
+    changed: Vec<SourceFile>,
+    /// Paths whose chunks leave the index: removed, modified and retried files.
+    dropped: HashSet<String>,
+    /// Modified paths (their unchanged chunks keep their vectors).
+    modified_paths: HashSet<String>,
+    /// Manifest entries of walked files that stay as they are (a touched file with the
+    /// same content gets its new size and mtime).
+    kept: HashMap<String, ManifestFile>,
+    /// Files whose mtime changed but whose content did not: nothing to index, but the
+    /// manifest must learn the new mtime or every sync would hash them again.
+    touched: u64,
+    added: u64,
+    removed: u64,
+    modified: u64,
+    ignore_signature: String,
+    ignore_changed: bool,
+}
+
+impl Plan {
+    /// Walks `root` and compares it with `m`. Fails when the walk could not see the whole
+    /// tree: an unread directory's files are unknown, not removed.
+    fn of(root: &Path, m: &Manifest, opts: &IndexOptions) -> Result<Plan> {
+        let report = walk::walk(root, &walk_options(opts))?;
+        report.ensure_complete(root)?;
+        let ignore_signature = ignore_signature(root, opts);
+        let mut old: HashMap<&str, &ManifestFile> =
+            m.file_list.iter().map(|f| (f.path.as_str(), f)).collect();
+        let mut plan = Plan {
+            walked: Vec::new(),
+            changed: Vec::new(),
+            dropped: HashSet::new(),
+            modified_paths: HashSet::new(),
+            kept: HashMap::new(),
+            touched: 0,
+            added: 0,
+            removed: 0,
+            modified: 0,
+            ignore_changed: ignore_signature != m.ignore_signature,
+            ignore_signature,
+        };
+        for f in &report.files {
+            let Some(o) = old.remove(f.rel_path.as_str()) else {
+                plan.added += 1;
+                plan.changed.push(f.clone());
+                continue;
+            };
+            if o.unreadable {
+                // Retried on every sync; only a file that opens now is worth a new generation.
+                if std::fs::File::open(&f.abs_path).is_ok() {
+                    plan.dropped.insert(f.rel_path.clone());
+                    plan.changed.push(f.clone());
+                } else {
+                    plan.kept.insert(f.rel_path.clone(), o.clone());
+                }
+                continue;
+            }
+            if o.size == f.size && o.mtime_ms == f.mtime_ms {
+                plan.kept.insert(f.rel_path.clone(), o.clone());
+                continue;
+            }
+            match std::fs::read(&f.abs_path) {
+                Ok(bytes) if hash16(&bytes) == o.hash => {
+                    plan.touched += 1;
+                    let mut entry = o.clone();
+                    entry.size = f.size;
+                    entry.mtime_ms = f.mtime_ms;
+                    plan.kept.insert(f.rel_path.clone(), entry);
+                }
+                // Changed, or unreadable now: the indexer reads it again and records which.
+                _ => {
+                    plan.modified += 1;
+                    plan.dropped.insert(f.rel_path.clone());
+                    plan.modified_paths.insert(f.rel_path.clone());
+                    plan.changed.push(f.clone());
+                }
+            }
+        }
+        plan.removed = old.len() as u64;
+        plan.dropped.extend(old.keys().map(|p| p.to_string()));
+        plan.walked = report.files;
+        Ok(plan)
+    }
+
+    /// True when the published generation no longer describes the tree.
+    fn has_work(&self) -> bool {
+        !self.changed.is_empty() || self.removed > 0 || self.touched > 0 || self.ignore_changed
+    }
 }

@@ -10,6 +10,14 @@
 //! what is inside `<gen>/lexical/` and `<gen>/chunks*`. The dense matrix under
 //! `<gen>/vectors/` (rows in the same ordinal order) is written and opened alongside, by
 //! `crate::dense`.
+//!
+//! A generation is either written from scratch or *derived* from the previous one
+//! ([`GenerationWriter::derive`]): the previous tantivy files are hard-linked (tantivy never
+//! rewrites a file in place: new files are created exclusively, `meta.json` and
+//! `.managed.json` are replaced by atomic rename, deletes go to new `.del` files), the
+//! documents of dropped files are deleted by key, new documents are added, and the chunk
+//! table and dense matrix are rewritten compact (kept rows copied as stored). Documents are
+//! named by key in the index, by ordinal everywhere else (see `table`).
 
 pub mod table;
 pub mod tokenizer;
@@ -44,8 +52,12 @@ pub const VECTORS_DIR: &str = "vectors";
 /// repository is indexed in one flush per thread, small enough for small machines.
 const WRITER_MEMORY_BYTES: usize = 96 * 1024 * 1024;
 
-/// Name of the fast field carrying the chunk ordinal.
-const ORD_FIELD: &str = "ord";
+/// Name of the indexed fast field carrying the chunk key (indexed so that a derived
+/// generation can delete documents by key).
+const KEY_FIELD: &str = "key";
+
+/// Tantivy's lock files: they belong to the process holding them, never to a copy.
+const TANTIVY_LOCKS: &[&str] = &[".tantivy-writer.lock", ".tantivy-meta.lock"];
 
 /// The text fields of the lexical index, as readers name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +96,7 @@ pub enum LexicalQuery {
 /// The fields of the lexical index.
 #[derive(Debug, Clone, Copy)]
 struct Fields {
-    pub ord: Field,
+    pub key: Field,
     /// Chunk text; the only stored field (content is fetched for the final hits only).
     pub content: Field,
     /// Symbol name and label, defined names and breadcrumbs.
@@ -100,14 +112,17 @@ impl Fields {
             .set_tokenizer(CODE_TOKENIZER)
             .set_index_option(IndexRecordOption::WithFreqsAndPositions);
         let indexed = TextOptions::default().set_indexing_options(indexing);
-        let ord = b.add_u64_field(ORD_FIELD, NumericOptions::default().set_fast());
+        let key = b.add_u64_field(
+            KEY_FIELD,
+            NumericOptions::default().set_fast().set_indexed(),
+        );
         let content = b.add_text_field("content", indexed.clone().set_stored());
         let symbols = b.add_text_field("symbols", indexed.clone());
         let path = b.add_text_field("path", indexed);
         (
             b.build(),
             Fields {
-                ord,
+                key,
                 content,
                 symbols,
                 path,
@@ -132,12 +147,38 @@ impl Fields {
             })
         };
         Ok(Fields {
-            ord: get(ORD_FIELD)?,
+            key: get(KEY_FIELD)?,
             content: get("content")?,
             symbols: get("symbols")?,
             path: get("path")?,
         })
     }
+}
+
+/// The ordinal recorded for a deleted document.
+const DELETED: u32 = u32::MAX;
+
+/// Makes the files of the tantivy index in `from` appear in the empty directory `to`: hard
+/// links (the files are immutable), copies where linking fails (another filesystem, no
+/// link support). Lock files are left behind.
+fn link_files(from: &Path, to: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(from).map_err(|e| Error::io("read directory", from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("read directory", from, e))?;
+        let name = entry.file_name();
+        if TANTIVY_LOCKS.iter().any(|l| name == *l) {
+            continue;
+        }
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if !is_file {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).map_err(|e| Error::io("copy", &src, e))?;
+        }
+    }
+    Ok(())
 }
 
 fn register_tokenizer(index: &Index) {
@@ -165,16 +206,32 @@ pub struct GenerationStats {
     pub chunks: u64,
 }
 
+/// The vector of one chunk handed to [`GenerationWriter::add_file_rows`].
+#[derive(Debug, Clone, Copy)]
+pub enum Row<'a> {
+    /// A freshly embedded vector.
+    Embedded(&'a [f32]),
+    /// The stored row of the previous generation's chunk with this ordinal, reused because
+    /// the text it embeds is unchanged.
+    Previous(u32),
+}
+
+/// A derived generation's source: the previous generation and its vectors.
+struct Base<'a> {
+    prev: &'a Generation,
+}
+
 /// Writes a new generation into an empty directory.
-pub struct GenerationWriter {
+pub struct GenerationWriter<'a> {
     dir: PathBuf,
     writer: IndexWriter<TantivyDocument>,
     fields: Fields,
     table: ChunkTable,
     dense: Option<DenseWriter>,
+    base: Option<Base<'a>>,
 }
 
-impl GenerationWriter {
+impl<'a> GenerationWriter<'a> {
     /// Creates the writer; `dir` must exist and be empty. With `dim`, every chunk comes with
     /// a vector of that length.
     pub fn create(dir: &Path, dim: Option<usize>) -> Result<Self> {
@@ -197,6 +254,80 @@ impl GenerationWriter {
                 version: TABLE_VERSION,
                 ..ChunkTable::default()
             },
+            base: None,
+        })
+    }
+
+    /// Starts a generation in the empty directory `dir` from `prev`: every file of `prev` for
+    /// which `keep` holds is carried over (its documents by linking the tantivy files, its
+    /// table entries and vector rows by copying); the documents of the others are deleted.
+    /// Files added next get keys above every key `prev` used. `dim` must be `prev`'s.
+    pub fn derive(
+        prev: &'a Generation,
+        dir: &Path,
+        dim: Option<usize>,
+        keep: &dyn Fn(&FileEntry) -> bool,
+    ) -> Result<Self> {
+        if dim != prev.dense_dim() {
+            return Err(Error::Lexical(format!(
+                "cannot derive a generation of dimension {dim:?} from one of {:?}",
+                prev.dense_dim()
+            )));
+        }
+        let lexical = dir.join(LEXICAL_DIR);
+        std::fs::create_dir(&lexical).map_err(|e| Error::io("create directory", &lexical, e))?;
+        link_files(&prev.dir.join(LEXICAL_DIR), &lexical)?;
+        let index = Index::open_in_dir(&lexical)?;
+        register_tokenizer(&index);
+        let fields = Fields::from_schema(&index.schema(), &lexical)?;
+        // One indexing thread: a derive adds few documents, and one thread writes them into
+        // one segment instead of one small segment per thread.
+        let writer: IndexWriter<TantivyDocument> =
+            index.writer_with_num_threads(1, WRITER_MEMORY_BYTES / 4)?;
+        let mut dense = match dim {
+            Some(d) => Some(DenseWriter::create(&dir.join(VECTORS_DIR), d)?),
+            None => None,
+        };
+        let mut table = ChunkTable {
+            version: TABLE_VERSION,
+            next_key: prev.table.next_key,
+            ..ChunkTable::default()
+        };
+        let mut new_id: Vec<Option<u32>> = Vec::with_capacity(prev.table.files.len());
+        for f in &prev.table.files {
+            if keep(f) {
+                new_id.push(Some(table.files.len() as u32));
+                table.files.push(f.clone());
+            } else {
+                new_id.push(None);
+            }
+        }
+        for (ordinal, chunk) in prev.table.chunks.iter().enumerate() {
+            match new_id[chunk.file as usize] {
+                Some(file) => {
+                    if let (Some(dense), Some(old)) = (&mut dense, &prev.dense) {
+                        let (scale, row) = old.quantized(ordinal).ok_or_else(|| {
+                            Error::Lexical(format!("no vector row {ordinal} to carry over"))
+                        })?;
+                        dense.push_quantized(scale, row);
+                    }
+                    table.chunks.push(ChunkEntry {
+                        file,
+                        ..chunk.clone()
+                    });
+                }
+                None => {
+                    writer.delete_term(Term::from_field_u64(fields.key, chunk.key));
+                }
+            }
+        }
+        Ok(GenerationWriter {
+            dir: dir.to_path_buf(),
+            writer,
+            fields,
+            table,
+            dense,
+            base: Some(Base { prev }),
         })
     }
 
@@ -208,17 +339,61 @@ impl GenerationWriter {
         chunked: &ChunkedFile,
         vectors: &[f32],
     ) -> Result<()> {
+        match &self.dense {
+            Some(dense) => {
+                let dim = dense.dim();
+                if vectors.len() != chunked.chunks.len() * dim {
+                    return Err(Error::Lexical(format!(
+                        "{} vectors values for {} chunks of dimension {dim}",
+                        vectors.len(),
+                        chunked.chunks.len()
+                    )));
+                }
+                let rows: Vec<Row> = vectors.chunks_exact(dim).map(Row::Embedded).collect();
+                self.add_file_rows(file, chunked, &rows)
+            }
+            None => self.add_file_rows(file, chunked, &[]),
+        }
+    }
+
+    /// Adds one file's chunks with one [`Row`] per chunk when the generation has a dense
+    /// matrix (`rows` is ignored otherwise). [`Row::Previous`] needs a derived writer.
+    pub fn add_file_rows(
+        &mut self,
+        file: &FileRecord,
+        chunked: &ChunkedFile,
+        rows: &[Row],
+    ) -> Result<()> {
         if let Some(dense) = &mut self.dense {
             let dim = dense.dim();
-            if vectors.len() != chunked.chunks.len() * dim {
+            if rows.len() != chunked.chunks.len() {
                 return Err(Error::Lexical(format!(
-                    "{} vectors values for {} chunks of dimension {dim}",
-                    vectors.len(),
+                    "{} vectors for {} chunks",
+                    rows.len(),
                     chunked.chunks.len()
                 )));
             }
-            for v in vectors.chunks_exact(dim) {
-                dense.push(v);
+            for row in rows {
+                match *row {
+                    Row::Embedded(v) if v.len() == dim => dense.push(v),
+                    Row::Embedded(v) => {
+                        return Err(Error::Lexical(format!(
+                            "a vector of {} values in a matrix of dimension {dim}",
+                            v.len()
+                        )));
+                    }
+                    Row::Previous(ordinal) => {
+                        let stored = self
+                            .base
+                            .as_ref()
+                            .and_then(|b| b.prev.dense.as_ref())
+                            .and_then(|d| d.quantized(ordinal as usize))
+                            .ok_or_else(|| {
+                                Error::Lexical(format!("no earlier vector row {ordinal} to reuse"))
+                            })?;
+                        dense.push_quantized(stored.0, stored.1);
+                    }
+                }
             }
         }
         let file_id = u32::try_from(self.table.files.len())
@@ -231,14 +406,16 @@ impl GenerationWriter {
             indexed_at_ms: file.indexed_at_ms,
         });
         for chunk in &chunked.chunks {
-            let ordinal = self.table.chunks.len() as u64;
+            let key = self.table.next_key;
+            self.table.next_key += 1;
             let mut doc = TantivyDocument::new();
-            doc.add_u64(self.fields.ord, ordinal);
+            doc.add_u64(self.fields.key, key);
             doc.add_text(self.fields.content, &chunk.content);
             doc.add_text(self.fields.symbols, symbol_text(chunk));
             doc.add_text(self.fields.path, &file.path);
             self.writer.add_document(doc)?;
             self.table.chunks.push(ChunkEntry {
+                key,
                 file: file_id,
                 start_line: chunk.start_line,
                 end_line: chunk.end_line,
@@ -285,14 +462,18 @@ fn symbol_text(chunk: &crate::chunk::Chunk) -> String {
 
 /// A finished generation opened for reading. Cheap to share between threads.
 ///
-/// Chunks are named by their ordinal everywhere: index into [`Generation::chunks`], value of
-/// the `ord` fast field, row of the vector index.
+/// Chunks are named by their ordinal everywhere: index into [`Generation::chunks`], row of
+/// the vector index. The lexical index names them by key; `open` maps the two.
 pub struct Generation {
+    dir: PathBuf,
     table: ChunkTable,
     searcher: Searcher,
     fields: Fields,
-    /// Segment ordinal → doc id → chunk ordinal.
+    /// Segment ordinal → doc id → chunk ordinal; [`DELETED`] for deleted documents (postings
+    /// still list them until their segment is merged).
     ord_of: Vec<Vec<u32>>,
+    /// Documents deleted but still present in segments.
+    deleted_docs: u64,
     /// Chunk ordinal → where its document lives in the index.
     addr_of: Vec<DocAddress>,
     /// The dense matrix, when the generation was built with an embedding model.
@@ -319,20 +500,34 @@ impl Generation {
             reason,
         };
         let n = table.chunks.len();
+        // Small tables are common and a hash map costs more than it saves there; the table
+        // is sorted by key, so a binary search finds any key.
+        let position = |key: u64| table.chunks.binary_search_by_key(&key, |c| c.key).ok();
         let mut addr_of = vec![DocAddress::new(u32::MAX, 0); n];
         let mut ord_of = Vec::with_capacity(searcher.segment_readers().len());
+        let mut deleted_docs = 0u64;
         for (seg, reader) in searcher.segment_readers().iter().enumerate() {
-            let column = reader.fast_fields().u64(ORD_FIELD)?;
+            let column = reader.fast_fields().u64(KEY_FIELD)?;
+            let alive = reader.alive_bitset();
             let mut ords = Vec::with_capacity(reader.max_doc() as usize);
             for doc in 0..reader.max_doc() {
-                let ord = column
-                    .first(doc)
-                    .filter(|&o| (o as usize) < n)
-                    .ok_or_else(|| corrupt(format!("document {seg}/{doc} has no valid ordinal")))?;
-                if addr_of[ord as usize].segment_ord != u32::MAX {
-                    return Err(corrupt(format!("ordinal {ord} is indexed twice")));
+                if alive.is_some_and(|a| a.is_deleted(doc)) {
+                    deleted_docs += 1;
+                    ords.push(DELETED);
+                    continue;
                 }
-                addr_of[ord as usize] = DocAddress::new(seg as u32, doc);
+                let key = column
+                    .first(doc)
+                    .ok_or_else(|| corrupt(format!("document {seg}/{doc} has no key")))?;
+                let ord = position(key).ok_or_else(|| {
+                    corrupt(format!(
+                        "document {seg}/{doc} has key {key}, not in the table"
+                    ))
+                })?;
+                if addr_of[ord].segment_ord != u32::MAX {
+                    return Err(corrupt(format!("key {key} is indexed twice")));
+                }
+                addr_of[ord] = DocAddress::new(seg as u32, doc);
                 ords.push(ord as u32);
             }
             ord_of.push(ords);
@@ -356,10 +551,12 @@ impl Generation {
             None
         };
         Ok(Generation {
+            dir: dir.to_path_buf(),
             table,
             searcher,
             fields,
             ord_of,
+            deleted_docs,
             addr_of,
             dense,
         })
@@ -381,6 +578,12 @@ impl Generation {
             files: self.table.files.len() as u64,
             chunks: self.table.chunks.len() as u64,
         }
+    }
+
+    /// Documents of the lexical index that are deleted but still stored (a derived
+    /// generation's leftovers, until tantivy merges their segments away).
+    pub fn deleted_docs(&self) -> u64 {
+        self.deleted_docs
     }
 
     /// The files of the generation, in file-id order.
@@ -470,7 +673,10 @@ impl Generation {
             if let Some(mut postings) = postings {
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
-                    each(self.ord_of[seg][doc as usize]);
+                    let ord = self.ord_of[seg][doc as usize];
+                    if ord != DELETED {
+                        each(ord);
+                    }
                     doc = postings.advance();
                 }
             }
@@ -517,5 +723,91 @@ mod tests {
     #[test]
     fn generation_is_shareable() {
         assert_send_sync::<Generation>();
+    }
+
+    fn record(path: &str) -> FileRecord {
+        FileRecord {
+            path: path.to_string(),
+            language: Language::Rust,
+            size: 1,
+            mtime_ms: 1,
+            indexed_at_ms: 1,
+        }
+    }
+
+    fn chunked(path: &str, text: &str) -> ChunkedFile {
+        crate::chunk::chunk_file(path, Language::Rust, text, &Default::default())
+    }
+
+    /// Ordinals of the chunks holding `term` in their content, through postings and BM25.
+    fn holders(g: &Generation, term: &str) -> (Vec<u32>, Vec<u32>) {
+        let mut postings = Vec::new();
+        g.for_each_chunk_with(TextField::Content, term, &mut |o| postings.push(o))
+            .unwrap();
+        let q = LexicalQuery::Term {
+            field: TextField::Content,
+            text: term.to_string(),
+            boost: 1.0,
+        };
+        let bm25 = g
+            .bm25_top(&q, 10)
+            .unwrap()
+            .into_iter()
+            .map(|(_, o)| o)
+            .collect();
+        (postings, bm25)
+    }
+
+    #[test]
+    fn a_derived_generation_never_returns_deleted_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        let gens: Vec<PathBuf> = (1..=3).map(|i| dir.path().join(format!("g{i}"))).collect();
+        for g in &gens {
+            std::fs::create_dir(g).unwrap();
+        }
+        let v = [1.0, 0.0, 0.0, 0.5];
+        let mut w = GenerationWriter::create(&gens[0], Some(4)).unwrap();
+        let b = "fn beta() { keepword }";
+        w.add_file(&record("b.rs"), &chunked("b.rs", b), &v)
+            .unwrap();
+        w.finish().unwrap();
+        // A derive writes its new documents into one segment: the document deleted next
+        // shares it with a live one, so the segment (and the deleted document) stays.
+        let g1 = Generation::open(&gens[0]).unwrap();
+        let mut w = GenerationWriter::derive(&g1, &gens[1], Some(4), &|_| true).unwrap();
+        for (path, text) in [
+            ("a.rs", "fn alpha() { oldword }"),
+            ("c.rs", "fn gamma() {}"),
+        ] {
+            w.add_file(&record(path), &chunked(path, text), &v).unwrap();
+        }
+        w.finish().unwrap();
+        let g2 = Generation::open(&gens[1]).unwrap();
+        let mut w =
+            GenerationWriter::derive(&g2, &gens[2], Some(4), &|f| f.path != "a.rs").unwrap();
+        let a = "fn alpha() { newword }";
+        let row = [Row::Embedded(&[0.0, 1.0, 0.0, 0.0])];
+        w.add_file_rows(&record("a.rs"), &chunked("a.rs", a), &row)
+            .unwrap();
+        w.finish().unwrap();
+        let g = Generation::open(&gens[2]).unwrap();
+        assert_eq!(
+            g.deleted_docs(),
+            1,
+            "the old document is still in its segment"
+        );
+        assert_eq!(holders(&g, "oldword"), (vec![], vec![]));
+        let paths: Vec<&str> = g.files().iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["b.rs", "c.rs", "a.rs"]);
+        assert_eq!(holders(&g, "keepword"), (vec![0], vec![0]));
+        assert_eq!(holders(&g, "newword"), (vec![2], vec![2]));
+        assert_eq!(g.chunk_content(2).unwrap(), a);
+        // Kept rows are copied as stored, the new one written from its vector.
+        let dense = g.dense.as_ref().unwrap();
+        assert_eq!(dense.quantized(0), g1.dense.as_ref().unwrap().quantized(0));
+        assert_eq!(dense.quantized(2).unwrap().1, &[0, 127, 0, 0]);
+        // The generation derived from is untouched.
+        assert_eq!(holders(&g2, "oldword").0, vec![1]);
+        assert_eq!(Generation::open(&gens[1]).unwrap().deleted_docs(), 0);
     }
 }

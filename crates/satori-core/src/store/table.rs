@@ -2,9 +2,13 @@
 //! its candidates) never reads the document store for it.
 //!
 //! On disk it is one JSON document (`<gen>/chunks.json`). Chunk `i` of the table has ordinal
-//! `i`, which is also the value of the `ord` fast field in the lexical index and the row of
-//! the dense matrix under `<gen>/vectors/`, so per-ordinal scores from any retriever
-//! can be combined by indexing into plain vectors.
+//! `i`, which is also the row of the dense matrix under `<gen>/vectors/`, so per-ordinal
+//! scores from any retriever can be combined by indexing into plain vectors.
+//!
+//! Every chunk also has a *key*: a number given once and never reused, carried by its
+//! document in the lexical index. Keys let a derived generation keep the previous one's
+//! tantivy segments (and delete documents by key) while the table is rewritten compact:
+//! the table is sorted by key, so a reader maps a document to its ordinal by key.
 
 use std::path::Path;
 
@@ -18,7 +22,7 @@ use crate::{Error, Result};
 pub const TABLE_FILE: &str = "chunks.json";
 
 /// Bumped whenever the on-disk layout changes incompatibly.
-pub const TABLE_VERSION: u32 = 1;
+pub const TABLE_VERSION: u32 = 2;
 
 /// One file of the generation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +37,8 @@ pub struct FileEntry {
 /// One chunk of the generation, without its content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkEntry {
+    /// The chunk's key: unique in this generation and every generation derived from it.
+    pub key: u64,
     /// Index into the file table.
     pub file: u32,
     pub start_line: u32,
@@ -46,10 +52,13 @@ pub struct ChunkEntry {
     pub content_hash: String,
 }
 
-/// The whole table: files, then chunks in ordinal order.
+/// The whole table: files, then chunks in ordinal order (which is ascending key order).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChunkTable {
     pub version: u32,
+    /// The key the next new chunk gets; above every key this generation or any generation
+    /// it was derived from ever used.
+    pub next_key: u64,
     pub files: Vec<FileEntry>,
     pub chunks: Vec<ChunkEntry>,
 }
@@ -85,6 +94,12 @@ impl ChunkTable {
         let files = table.files.len();
         if let Some(bad) = table.chunks.iter().position(|c| c.file as usize >= files) {
             return Err(corrupt(format!("chunk {bad} points to a missing file")));
+        }
+        let ascending = table.chunks.windows(2).all(|w| w[0].key < w[1].key);
+        if !ascending || table.chunks.last().is_some_and(|c| c.key >= table.next_key) {
+            return Err(corrupt(
+                "chunk keys are not ascending below the next key".into(),
+            ));
         }
         Ok(table)
     }

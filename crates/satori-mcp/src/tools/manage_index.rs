@@ -471,6 +471,20 @@ fn status_envelope(
             if let Some(note) = &st.error_message {
                 e = e.warn(warnings::LAST_REBUILD_FAILED).note(note);
             }
+            if st.unreadable_files > 0 {
+                let n = st.unreadable_files;
+                e = e
+                    .warn(&warnings::with_detail(warnings::UNREADABLE_FILES, n))
+                    .note(&format!(
+                        "{n} file(s) could not be read and are retried by every sync: {}{}.",
+                        st.unreadable_sample.join(", "),
+                        if n > st.unreadable_sample.len() as u64 {
+                            ", ..."
+                        } else {
+                            ""
+                        }
+                    ));
+            }
             e
         }
         CoreIndexState::IndexFailed => Env::new(

@@ -143,6 +143,9 @@ pub mod warnings {
     pub const PREVIOUS_INDEX_SEARCHABLE: &str = "PREVIOUS_INDEX_SEARCHABLE";
     /// The last rebuild failed; the index from before it is still in use.
     pub const LAST_REBUILD_FAILED: &str = "LAST_REBUILD_FAILED";
+    /// Some files of the index could not be read (`UNREADABLE_FILES:<n>`); every sync
+    /// retries them.
+    pub const UNREADABLE_FILES: &str = "UNREADABLE_FILES";
     /// `clear` of a path that was not indexed.
     pub const NOTHING_TO_CLEAR: &str = "NOTHING_TO_CLEAR";
     /// The search ran on the previous index while a rebuild is in progress.

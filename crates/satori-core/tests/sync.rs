@@ -1,0 +1,483 @@
+//! Incremental sync against real trees, a real home and the bundled embedding model: a
+//! derived generation must hold exactly what a full index of the same tree holds, reuse
+//! what did not change, and never publish a partial view of the tree.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use satori_core::embed::hub::HubOptions;
+use satori_core::embed::{Embeddings, ModelSource};
+use satori_core::search::{SearchRequest, SearchTuning};
+use satori_core::{
+    Engine, Error, Home, IndexOptions, IndexState, Phase, StateStore, SyncControl, SyncSummary,
+};
+
+struct Repo {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    root: PathBuf,
+    engine: Arc<Engine>,
+}
+
+fn engine(home: &Home) -> Arc<Engine> {
+    let embeddings = Embeddings::new(
+        ModelSource::Bundled,
+        &home.models_dir(),
+        HubOptions::default(),
+    )
+    .unwrap();
+    Arc::new(Engine::new(
+        home.clone(),
+        Arc::new(embeddings),
+        SearchTuning::default(),
+    ))
+}
+
+/// The body of generated file `i`: a few functions with words of their own and words
+/// shared with other files, so that BM25 and the vectors both have something to rank.
+fn body(i: usize, version: usize) -> String {
+    let topics = [
+        "retry", "parse", "cache", "token", "socket", "render", "queue",
+    ];
+    let t = topics[i % topics.len()];
+    let mut s = String::new();
+    for f in 0..3 {
+        // Long enough that each function is a chunk of its own.
+        for line in 0..10 {
+            s.push_str(&format!(
+                "/// Line {line} about the {t} step {f}: it explains what the step does here.\n"
+            ));
+        }
+        s.push_str(&format!(
+            "/// Handles the {t} step {f} of module {i}.\npub fn {t}_step_{i}_{f}(input: &str) -> usize {{\n    let mut total = {version};\n    for part in input.split(',') {{\n        total += part.len() * {f};\n    }}\n    total\n}}\n\n"
+        ));
+    }
+    s
+}
+
+fn path_of(i: usize) -> String {
+    format!("src/m{}/file_{i}.rs", i % 4)
+}
+
+/// A repository of `n` generated files, indexed.
+fn repo(n: usize) -> Repo {
+    let home_dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for i in 0..n {
+        write(&root, &path_of(i), &body(i, 0));
+    }
+    let home = Home::new(home_dir.path().to_path_buf());
+    let engine = engine(&home);
+    let r = Repo {
+        _dirs: (home_dir, dir),
+        root,
+        engine,
+    };
+    index(&r.engine, &r.root).unwrap();
+    r
+}
+
+fn index(engine: &Arc<Engine>, root: &Path) -> satori_core::Result<()> {
+    let job = engine.start_index(root, IndexOptions::default())?;
+    job.run(|_| {}).map(|_| ())
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn sync(r: &Repo) -> SyncSummary {
+    r.engine.sync(&r.root, &SyncControl::default()).unwrap()
+}
+
+/// Every chunk of the published generation: path, lines, content — sorted.
+fn chunk_set(engine: &Engine, root: &Path) -> Vec<(String, u32, u32, String)> {
+    let index = engine.generation(root).unwrap();
+    let g = index.generation();
+    let mut out: Vec<_> = g
+        .chunks()
+        .iter()
+        .enumerate()
+        .map(|(ord, c)| {
+            (
+                g.files()[c.file as usize].path.clone(),
+                c.start_line,
+                c.end_line,
+                g.chunk_content(ord).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+const QUERIES: &[&str] = &[
+    "retry step",
+    "parse input split",
+    "cache_step_2_1",
+    "socket module total",
+    "how are tokens handled",
+];
+
+/// The top results of a few queries: file and lines of each hit.
+fn top_results(engine: &Engine, root: &Path) -> Vec<Vec<(String, u32, u32)>> {
+    QUERIES
+        .iter()
+        .map(|q| {
+            let req = SearchRequest {
+                query: q.to_string(),
+                limit: 5,
+                ..SearchRequest::default()
+            };
+            let out = engine.search(root, &req).unwrap();
+            out.hits
+                .into_iter()
+                .map(|h| (h.file, h.start_line, h.end_line))
+                .collect()
+        })
+        .collect()
+}
+
+/// Indexes a copy of the tree from scratch and checks the derived index holds the same
+/// chunks and answers the same top results.
+#[track_caller]
+fn assert_same_as_full_index(r: &Repo, label: &str) {
+    let home = tempfile::tempdir().unwrap();
+    let fresh = engine(&Home::new(home.path().to_path_buf()));
+    index(&fresh, &r.root).unwrap();
+    assert_eq!(
+        chunk_set(&r.engine, &r.root),
+        chunk_set(&fresh, &r.root),
+        "{label}: chunk set"
+    );
+    assert_eq!(
+        top_results(&r.engine, &r.root),
+        top_results(&fresh, &r.root),
+        "{label}: top results"
+    );
+}
+
+/// What a sync after `edit` must report.
+struct Expect {
+    added: u64,
+    removed: u64,
+    modified: u64,
+    /// Some chunk vectors must be reused (a modified file kept some chunks).
+    reuses: bool,
+}
+
+#[track_caller]
+fn check(name: &str, edit: impl Fn(&Path), expect: Expect) {
+    let r = repo(24);
+    edit(&r.root);
+    let s = sync(&r);
+    assert_eq!(
+        (s.added, s.removed, s.modified),
+        (expect.added, expect.removed, expect.modified),
+        "{name}: counts {s:?}"
+    );
+    assert!(
+        s.derived && !s.rebuilt,
+        "{name}: derived, not rebuilt: {s:?}"
+    );
+    assert_eq!(s.reused_vectors > 0, expect.reuses, "{name}: reuse {s:?}");
+    assert_same_as_full_index(&r, name);
+    let st = r.engine.state(&r.root).unwrap().unwrap();
+    assert_eq!(st.state, IndexState::SyncCompleted, "{name}");
+    assert_eq!(
+        st.chunks,
+        chunk_set(&r.engine, &r.root).len() as u64,
+        "{name}"
+    );
+    // A second sync finds nothing to do.
+    let again = sync(&r);
+    assert_eq!(
+        (
+            again.added,
+            again.removed,
+            again.modified,
+            again.derived,
+            again.rebuilt
+        ),
+        (0, 0, 0, false, false),
+        "{name}: second sync {again:?}"
+    );
+}
+
+#[test]
+fn incremental_sync_matches_a_full_index() {
+    check(
+        "added",
+        |root| write(root, "src/new/added.rs", &body(100, 0)),
+        Expect {
+            added: 1,
+            removed: 0,
+            modified: 0,
+            reuses: false,
+        },
+    );
+    check(
+        "modified_one_function",
+        |root| {
+            let p = path_of(3);
+            let text = body(3, 0).replacen("total += part.len() * 1", "total -= 7 + part.len()", 1);
+            write(root, &p, &text);
+        },
+        Expect {
+            added: 0,
+            removed: 0,
+            modified: 1,
+            reuses: true,
+        },
+    );
+    check(
+        "removed",
+        |root| std::fs::remove_file(root.join(path_of(5))).unwrap(),
+        Expect {
+            added: 0,
+            removed: 1,
+            modified: 0,
+            reuses: false,
+        },
+    );
+    check(
+        "renamed",
+        |root| {
+            std::fs::rename(root.join(path_of(6)), root.join("src/m2/renamed.rs")).unwrap();
+        },
+        Expect {
+            added: 1,
+            removed: 1,
+            modified: 0,
+            reuses: false,
+        },
+    );
+    check(
+        "mixed",
+        |root| {
+            write(root, "lib/extra.rs", &body(200, 0));
+            write(
+                root,
+                &path_of(1),
+                &format!("{}\npub fn more() {{}}\n", body(1, 0)),
+            );
+            write(root, &path_of(2), &body(2, 9));
+            std::fs::remove_file(root.join(path_of(7))).unwrap();
+        },
+        Expect {
+            added: 1,
+            removed: 1,
+            modified: 2,
+            reuses: true,
+        },
+    );
+    check(
+        "touched_only",
+        |root| {
+            // Same bytes, new mtime: nothing to index, but the manifest learns the mtime.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            write(root, &path_of(4), &body(4, 0));
+        },
+        Expect {
+            added: 0,
+            removed: 0,
+            modified: 0,
+            reuses: false,
+        },
+    );
+}
+
+#[test]
+fn twenty_derivations_in_a_row_stay_correct_and_drop_deleted_documents() {
+    let r = repo(30);
+    let mut derived = 0;
+    for round in 0..20 {
+        let i = round % 30;
+        // The old text of file `i` holds a word no later version has.
+        let gone = format!("vanishingword{round}");
+        write(
+            &r.root,
+            &path_of(i),
+            &format!("// {gone}\n{}", body(i, round + 1)),
+        );
+        let s = sync(&r);
+        derived += u64::from(s.derived);
+        write(&r.root, &path_of(i), &body(i, round + 2));
+        write(
+            &r.root,
+            &format!("extra/round_{round}.rs"),
+            &body(300 + round, 1),
+        );
+        if round % 3 == 0 {
+            let _ = std::fs::remove_file(r.root.join(format!("extra/round_{}.rs", round / 2)));
+        }
+        let s = sync(&r);
+        derived += u64::from(s.derived);
+        // The document holding the word was deleted: neither BM25 nor postings return it.
+        let req = SearchRequest {
+            query: gone.clone(),
+            limit: 50,
+            ..SearchRequest::default()
+        };
+        let hits = r.engine.search(&r.root, &req).unwrap().hits;
+        assert!(
+            hits.iter().all(|h| !h.text.contains(&gone)),
+            "round {round}: a deleted document surfaced"
+        );
+        if round % 5 == 4 {
+            assert_same_as_full_index(&r, &format!("round {round}"));
+        }
+    }
+    assert!(derived >= 30, "most syncs derive: {derived} of 40");
+}
+
+/// True when this process can read a file whose permissions forbid it (root can).
+fn permissions_are_bypassed() -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("probe");
+    std::fs::write(&p, "x").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::fs::read(&p).is_ok()
+}
+
+#[test]
+fn unreadable_files_are_counted_and_retried_until_readable() {
+    if permissions_are_bypassed() {
+        return;
+    }
+    let r = repo(6);
+    let secret = r.root.join("src/locked.rs");
+    write(
+        &r.root,
+        "src/locked.rs",
+        "pub fn locked_away_function() {}\n",
+    );
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let s = sync(&r);
+    assert_eq!((s.added, s.unreadable_files), (1, 1), "{s:?}");
+    let st = r.engine.state(&r.root).unwrap().unwrap();
+    assert_eq!(st.unreadable_files, 1);
+    assert_eq!(st.unreadable_sample, vec!["src/locked.rs".to_string()]);
+    // Still unreadable: nothing to do, and nothing forgotten.
+    let s = sync(&r);
+    assert!(!s.derived && !s.rebuilt && s.unreadable_files == 1, "{s:?}");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let s = sync(&r);
+    assert!(s.derived && s.unreadable_files == 0, "{s:?}");
+    let st = r.engine.state(&r.root).unwrap().unwrap();
+    assert_eq!(st.unreadable_files, 0);
+    assert!(
+        chunk_set(&r.engine, &r.root)
+            .iter()
+            .any(|c| c.0 == "src/locked.rs")
+    );
+}
+
+#[test]
+fn an_unreadable_directory_fails_the_sync_and_removes_nothing() {
+    if permissions_are_bypassed() {
+        return;
+    }
+    let r = repo(8);
+    let before = chunk_set(&r.engine, &r.root);
+    let dir = r.root.join("src/m1");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let err = r.engine.sync(&r.root, &SyncControl::default()).unwrap_err();
+    let fresh = tempfile::tempdir().unwrap();
+    let create_err = index(&engine(&Home::new(fresh.path().to_path_buf())), &r.root).unwrap_err();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for e in [&err, &create_err] {
+        assert!(
+            matches!(e, Error::ScanIncomplete { first, .. } if first == "src/m1"),
+            "{e}"
+        );
+    }
+    assert_eq!(chunk_set(&r.engine, &r.root), before);
+}
+
+#[test]
+fn a_root_that_vanishes_during_the_work_publishes_nothing() {
+    // During a sync: the previous generation stays.
+    let r = repo(8);
+    write(&r.root, "src/new.rs", &body(50, 0));
+    let before = r.engine.manifest(&r.root).unwrap();
+    let root = r.root.clone();
+    let moved = r.root.with_extension("moved");
+    let (root2, moved2) = (root.clone(), moved.clone());
+    let ctl = SyncControl {
+        cancel: None,
+        on_progress: Some(Box::new(move |p| {
+            if p.phase == Phase::Chunking && root2.exists() {
+                std::fs::rename(&root2, &moved2).unwrap();
+            }
+        })),
+    };
+    let err = r.engine.sync(&r.root, &ctl).unwrap_err();
+    assert!(matches!(err, Error::RootVanished(_)), "{err}");
+    assert_eq!(r.engine.manifest(&r.root).unwrap(), before);
+    std::fs::rename(&moved, &root).unwrap();
+
+    // During a first build: the codebase ends `indexfailed`, never `indexed`.
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&Home::new(home.path().to_path_buf()));
+    let job = e.start_index(&root, IndexOptions::default()).unwrap();
+    let err = job
+        .run(|p| {
+            if p.phase == Phase::Chunking && root.exists() {
+                std::fs::rename(&root, &moved).unwrap();
+            }
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::RootVanished(_)), "{err}");
+    let st = StateStore::new(Home::new(home.path().to_path_buf()))
+        .load()
+        .unwrap();
+    assert_eq!(st.codebases[&root].state, IndexState::IndexFailed);
+    assert!(e.manifest(&root).is_none());
+    std::fs::rename(&moved, &root).unwrap();
+}
+
+#[test]
+fn a_cancelled_sync_leaves_the_published_generation() {
+    let r = repo(8);
+    write(&r.root, "src/new.rs", &body(60, 0));
+    let before = r.engine.manifest(&r.root).unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let f2 = Arc::clone(&flag);
+    let ctl = SyncControl {
+        cancel: Some(Arc::clone(&flag)),
+        on_progress: Some(Box::new(move |_| f2.store(true, Ordering::Relaxed))),
+    };
+    let err = r.engine.sync(&r.root, &ctl).unwrap_err();
+    assert!(matches!(err, Error::Cancelled), "{err}");
+    assert_eq!(r.engine.manifest(&r.root).unwrap(), before);
+    let s = sync(&r);
+    assert_eq!(s.added, 1);
+}
+
+#[test]
+fn non_utf8_file_names_are_skipped_and_never_collide() {
+    let r = repo(4);
+    // Two names that a lossy conversion would both turn into `bad\u{fffd}.rs`.
+    for b in [0xffu8, 0xfe] {
+        let bytes = [b'b', b'a', b'd', b, b'.', b'r', b's'];
+        let name = std::ffi::OsStr::from_bytes(&bytes);
+        std::fs::write(r.root.join("src").join(name), body(70 + b as usize, 0)).unwrap();
+    }
+    let s = sync(&r);
+    assert!(!s.derived && !s.rebuilt, "{s:?}");
+    assert_eq!((s.added, s.modified), (0, 0));
+    let home = tempfile::tempdir().unwrap();
+    let e = engine(&Home::new(home.path().to_path_buf()));
+    let job = e.start_index(&r.root, IndexOptions::default()).unwrap();
+    let summary = job.run(|_| {}).unwrap();
+    assert_eq!(summary.skipped_files, 2, "{summary:?}");
+    assert!(chunk_set(&e, &r.root).iter().all(|c| !c.0.contains("bad")));
+    let again = e.sync(&r.root, &SyncControl::default()).unwrap();
+    assert!(!again.derived && !again.rebuilt, "{again:?}");
+}
