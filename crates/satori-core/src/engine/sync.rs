@@ -134,7 +134,6 @@ impl Engine {
             custom_extensions: st.custom_extensions.clone(),
             ignore_patterns: st.ignore_patterns.clone(),
         };
-        ctl.progress(&Progress::starting());
         let mut plan = Plan::of(root, &m, &opts)?;
         let mut summary = SyncSummary::default();
         if plan.has_work() {
@@ -253,13 +252,39 @@ impl Engine {
             return Ok(None);
         }
         let model = self.model()?;
-        let gen_dir = dir.new_generation()?;
+        // While it works the codebase says `indexing` (and stays searchable), as during a
+        // build: `status` shows a long sync's progress, and anyone who waits for the work
+        // to end can see when it did. A derive that does not publish restores the record.
+        let before = self.state(root)?;
+        self.store.modify(root, |c| {
+            c.state = IndexState::Indexing;
+            c.phase = Some(Phase::Chunking);
+            c.searchable_during_indexing = true;
+            c.percentage = 0.0;
+            c.files_done = 0;
+            c.files_total = plan.changed.len() as u64;
+        })?;
+        // Reported only now, so that a caller who sees progress also sees `indexing`.
+        ctl.progress(&Progress::starting());
+        let restore = || {
+            if let Some(b) = &before {
+                let _ = self.store.set(root, b.clone());
+            }
+        };
+        let gen_dir = match dir.new_generation() {
+            Ok(d) => d,
+            Err(e) => {
+                restore();
+                return Err(e);
+            }
+        };
         let result = self.derive_into(&gen_dir, root, m, opts, plan, prev, model, live, ctl);
         match result {
             Ok(Some((manifest, derived))) => {
                 self.forget_open(root);
                 if let Err(e) = dir.publish(&gen_dir, &manifest) {
                     let _ = std::fs::remove_dir_all(&gen_dir);
+                    restore();
                     return Err(e);
                 }
                 self.store.modify(root, |c| {
@@ -269,6 +294,7 @@ impl Engine {
             }
             other => {
                 let _ = std::fs::remove_dir_all(&gen_dir);
+                restore();
                 other.map(|_| None)
             }
         }
@@ -329,6 +355,10 @@ impl Engine {
             progress.chunks = indexer.chunks;
             progress.percentage = 90.0 * progress.files_done as f32 / plan.changed.len() as f32;
             ctl.progress(&progress);
+            let _ = self.store.modify(root, |c| {
+                c.files_done = progress.files_done;
+                c.percentage = progress.percentage;
+            });
         }
         progress.phase = Phase::Writing;
         progress.percentage = 90.0;
