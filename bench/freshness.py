@@ -353,28 +353,38 @@ def with_watcher(a, repo, home, meta, cold_ms, skip):
     editable = iter(meta["editable"][skip:])
     out = {"debounceMs": a.debounce_ms}
 
-    def until_searchable(deadline_s):
+    def until_searchable(deadline_s, retouch_s=None):
         rel = next(editable)
         token = append_token(repo, rel)
-        t0 = time.perf_counter()
-        polls = 0
+        t0 = last_touch = time.perf_counter()
+        polls, modes = 0, set()
         while True:
             hit, mode = finds(srv, repo, rel, token)
             polls += 1
-            elapsed = (time.perf_counter() - t0) * 1000
+            modes.add(mode or "none")
+            now = time.perf_counter()
+            elapsed = (now - t0) * 1000
             if hit:
                 return elapsed, polls, mode
             if elapsed > deadline_s * 1000:
-                return None, polls, mode
+                return None, polls, sorted(modes)
+            if retouch_s and now - last_touch > retouch_s:
+                # The watcher may still have been registering its watches when the file was
+                # written: a new write gives it another event (the sync it starts picks up
+                # the first edit too).
+                with open(os.path.join(repo, rel), "a", encoding="utf-8") as fh:
+                    fh.write("// touched again\n")
+                last_touch = now
             time.sleep(0.002)
 
     # The first edit also waits for the watcher to be set up on every directory; a server
     # without a watcher never makes the edit searchable, and the row is unavailable.
     warm_deadline = 30 + 2 * cold_ms / 1000
-    first, _, _ = until_searchable(warm_deadline)
+    first, polls, modes = until_searchable(warm_deadline, retouch_s=5)
     if first is None:
         out.update(available=False, reason=f"an edit was not searchable within "
-                   f"{warm_deadline:.0f} s: this server has no watcher (MCP_ENABLE_WATCHER)")
+                   f"{warm_deadline:.0f} s: this server has no watcher (MCP_ENABLE_WATCHER)",
+                   polls=polls, freshnessModesSeen=modes)
         out["peakRssMb"] = srv.peak_rss_mb()
         srv.close()
         return out
