@@ -42,6 +42,10 @@ pub enum Error {
     /// The embedding model could not be obtained or loaded.
     #[error("embedding model: {0}")]
     Model(String),
+    /// A published generation cannot be read: a file of it is damaged or missing (or the
+    /// index library panicked reading it). Only a rebuild repairs it.
+    #[error("damaged index file '{file}': {reason}")]
+    Damaged { file: PathBuf, reason: String },
     /// Indexing was cancelled (the codebase was cleared or the process is shutting down).
     #[error("indexing was cancelled")]
     Cancelled,

@@ -5,18 +5,42 @@
 //!   state.json, state.lock            index states of every tracked codebase (see `state`)
 //!   indexes/<key>/                    one codebase; key = hash of its canonical root path
 //!     root                            the canonical root path, for recovery
-//!     writer.lock                     held by the one process building a generation
+//!     writer.lock                     held by the one process building (or clearing) it
 //!     CURRENT                         name of the published generation, replaced atomically
 //!     gen-<ms>-<pid>/                 one generation: written once, then read-only
 //!       lexical/, chunks.*            the lexical index and chunk table (`lexical`)
 //!       vectors/                      reserved for the dense matrix
 //!       manifest.json                 fingerprint, options, per-file stats
 //!       COMPLETE                      written last: a generation without it never existed
+//!       RETIRED                       written when a newer generation was published
+//!   indexes/.cleared-<key>-<pid>-<ms>/  a cleared codebase on its way out
 //! ```
 //!
 //! Readers open the generation named by `CURRENT`; a builder writes a new generation beside it
 //! and switches `CURRENT` only once the new one is complete, so readers never see a half-built
 //! index and a crash at any point leaves the old index or the new one.
+//!
+//! **Readers keep their generation (a grace period, not leases).** Publishing does not delete
+//! the generation it replaces: it marks it `RETIRED`, and a retired generation is deleted only
+//! once it has been retired for [`RETIRED_GRACE_MS`], by a later publish, build start or
+//! process start holding the writer lock. A reader that has read `CURRENT` therefore finds the
+//! generation it names for at least that long — opening takes milliseconds, and an opened
+//! generation needs no path any more (its files are mapped or loaded; on Unix a deleted file
+//! stays readable while open). Should a reader be slower than the grace period anyway, the
+//! engine re-reads `CURRENT` and opens the newer generation. Leases or reference counts would
+//! need every reader to write (and a crashed reader to be detected); a grace period costs
+//! readers nothing. On Windows an open generation cannot be deleted: the deletion fails and is
+//! retried by the next sweep.
+//!
+//! A generation without `COMPLETE` that nobody is writing (the writer lock is free) is the
+//! leftover of a killed build; sweeps remove it too.
+//!
+//! **Writer lock.** `writer.lock` serialises builds and `clear`. Because `clear` removes the
+//! directory holding the lock file, a lock taken on a file that was removed meanwhile would
+//! protect nothing: [`CodebaseDir::lock`] checks after locking that the file it locked is
+//! still the one at the path, and starts over otherwise. `clear` renames the directory to
+//! `.cleared-*` before deleting it, so readers and builders see the codebase or nothing, and a
+//! deletion interrupted by a crash is finished by the next process start.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -87,6 +111,9 @@ impl Home {
             return out;
         };
         for entry in rd.flatten() {
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
             let dir = CodebaseDir { dir: entry.path() };
             if let Ok(root) = std::fs::read_to_string(dir.dir.join("root")) {
                 out.push((PathBuf::from(root.trim_end_matches('\n')), dir));
@@ -94,6 +121,23 @@ impl Home {
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// Finishes deletions of cleared codebases that a crash (or an open file on Windows)
+    /// interrupted. Their directories were renamed aside while locked, so nobody uses them.
+    pub fn sweep_cleared(&self) {
+        let Ok(rd) = std::fs::read_dir(self.indexes_dir()) else {
+            return;
+        };
+        for entry in rd.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(CLEARED_PREFIX)
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
     }
 }
 
@@ -108,6 +152,23 @@ pub struct CodebaseDir {
 pub struct WriterLock {
     _file: File,
 }
+
+/// How long a retired generation stays on disk for readers that read `CURRENT` before it
+/// was replaced (see the module documentation).
+pub const RETIRED_GRACE_MS: u64 = 60_000;
+
+/// Marker of a generation that a newer one replaced; its modification time is the time of
+/// retirement.
+const RETIRED: &str = "RETIRED";
+
+/// Marker written last into a finished generation.
+const COMPLETE: &str = "COMPLETE";
+
+/// Prefix of a cleared codebase directory that is being deleted.
+const CLEARED_PREFIX: &str = ".cleared-";
+
+/// Attempts at taking a writer lock whose file a concurrent `clear` keeps removing.
+const LOCK_ATTEMPTS: usize = 20;
 
 impl CodebaseDir {
     pub fn path(&self) -> &Path {
@@ -125,8 +186,53 @@ impl CodebaseDir {
         Ok(())
     }
 
-    /// Takes the writer lock without waiting; `None` when another process or task holds it.
-    pub fn try_writer_lock(&self) -> Result<Option<WriterLock>> {
+    /// Creates the directory if needed and takes the writer lock without waiting: `None` when
+    /// another process or task holds it. A `clear` that removes the directory meanwhile is
+    /// waited out: the lock is always taken on the directory that exists afterwards.
+    pub fn lock_for_build(&self, canonical_root: &Path) -> Result<Option<WriterLock>> {
+        let mut last = None;
+        for _ in 0..LOCK_ATTEMPTS {
+            let attempt = self.ensure(canonical_root).and_then(|()| self.try_lock());
+            match attempt {
+                Ok(Locked::Yes(lock)) => return Ok(Some(lock)),
+                Ok(Locked::Busy) => return Ok(None),
+                Ok(Locked::Gone) => {}
+                Err(e) if is_not_found(&e) => last = Some(e),
+                Err(e) => return Err(e),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Err(last.unwrap_or_else(|| {
+            Error::io(
+                "lock",
+                self.dir.join("writer.lock"),
+                std::io::Error::other("the index directory kept disappearing (cleared meanwhile)"),
+            )
+        }))
+    }
+
+    /// Takes the writer lock of an existing directory without waiting: `Busy` when another
+    /// process or task holds it, `Gone` when there is no directory (nothing to lock).
+    pub fn try_writer_lock(&self) -> Result<ExistingLock> {
+        for _ in 0..LOCK_ATTEMPTS {
+            if !self.dir.exists() {
+                return Ok(ExistingLock::Gone);
+            }
+            match self.try_lock() {
+                Ok(Locked::Yes(lock)) => return Ok(ExistingLock::Held(lock)),
+                Ok(Locked::Busy) => return Ok(ExistingLock::Busy),
+                Ok(Locked::Gone) => {}
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Removed and recreated over and over: someone is busy with it.
+        Ok(ExistingLock::Busy)
+    }
+
+    /// One attempt: lock the file at `writer.lock`, then make sure it is still the file at
+    /// that path (a `clear` may have removed the directory between our open and our lock).
+    fn try_lock(&self) -> Result<Locked> {
         let path = self.dir.join("writer.lock");
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -135,18 +241,20 @@ impl CodebaseDir {
             .open(&path)
             .map_err(|e| Error::io("open", &path, e))?;
         match file.try_lock() {
-            Ok(()) => Ok(Some(WriterLock { _file: file })),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", &path, e)),
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(Locked::Busy),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+        }
+        if same_file(&file, &path) {
+            Ok(Locked::Yes(WriterLock { _file: file }))
+        } else {
+            Ok(Locked::Gone)
         }
     }
 
     /// True when some process holds the writer lock right now.
     pub fn writer_busy(&self) -> bool {
-        if !self.dir.exists() {
-            return false;
-        }
-        matches!(self.try_writer_lock(), Ok(None))
+        matches!(self.try_writer_lock(), Ok(ExistingLock::Busy))
     }
 
     /// The published generation, if any, with its manifest. A generation named by `CURRENT`
@@ -160,9 +268,15 @@ impl CodebaseDir {
     /// The published generation's directory, without reading its manifest: what a search
     /// needs, and cheap (the manifest lists every file).
     pub fn current_dir(&self) -> Option<PathBuf> {
+        let name = self.current_name()?;
+        let gen_dir = self.dir.join(name);
+        gen_dir.join(COMPLETE).is_file().then_some(gen_dir)
+    }
+
+    /// The name `CURRENT` holds.
+    fn current_name(&self) -> Option<String> {
         let name = std::fs::read_to_string(self.dir.join("CURRENT")).ok()?;
-        let gen_dir = self.dir.join(name.trim());
-        gen_dir.join("COMPLETE").is_file().then_some(gen_dir)
+        Some(name.trim().to_owned())
     }
 
     /// Creates a fresh, empty generation directory (only call with the writer lock held).
@@ -173,45 +287,160 @@ impl CodebaseDir {
         Ok(dir)
     }
 
-    /// Marks `gen_dir` complete, points `CURRENT` at it, and removes every other generation
-    /// (only call with the writer lock held). Old generations that a reader still has open
-    /// stay readable until closed on Unix; elsewhere their removal is retried next time.
+    /// Marks `gen_dir` complete, points `CURRENT` at it, retires the generation it replaces
+    /// and sweeps (only call with the writer lock held). The replaced generation stays
+    /// readable for [`RETIRED_GRACE_MS`].
     pub fn publish(&self, gen_dir: &Path, manifest: &Manifest) -> Result<()> {
         manifest.write(gen_dir)?;
         write_atomic(
-            &gen_dir.join("COMPLETE"),
+            &gen_dir.join(COMPLETE),
             manifest.completion_line().as_bytes(),
         )?;
         let name = gen_dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let previous = self.current_name();
         write_atomic(&self.dir.join("CURRENT"), name.as_bytes())?;
-        self.remove_generations_except(Some(&name));
+        if let Some(previous) = previous.filter(|p| *p != name) {
+            retire(&self.dir.join(previous));
+        }
+        self.sweep(now_ms());
         Ok(())
     }
 
-    /// Deletes generations other than `keep` (unfinished ones included); best effort.
-    pub fn remove_generations_except(&self, keep: Option<&str>) {
+    /// Removes what no reader can need any more (only call with the writer lock held):
+    /// generations without `COMPLETE` (killed or failed builds), generations retired more
+    /// than [`RETIRED_GRACE_MS`] before `now`. A complete generation that is neither current
+    /// nor retired (a crash between its completion and the switch of `CURRENT`) is retired
+    /// now. Best effort: what cannot be removed (a file still open on Windows) is retried by
+    /// the next sweep.
+    pub fn sweep(&self, now: u64) {
+        let current = self.current_name();
         let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return;
         };
         for entry in rd.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with("gen-") && Some(name.as_str()) != keep {
-                let _ = std::fs::remove_dir_all(entry.path());
+            if !name.starts_with("gen-") || Some(&name) == current.as_ref() {
+                continue;
+            }
+            let path = entry.path();
+            if !path.join(COMPLETE).is_file() {
+                let _ = std::fs::remove_dir_all(&path);
+                continue;
+            }
+            match retired_at(&path) {
+                Some(at) if now.saturating_sub(at) >= RETIRED_GRACE_MS => {
+                    let _ = std::fs::remove_dir_all(&path);
+                }
+                Some(_) => {}
+                None => retire(&path),
             }
         }
     }
 
-    /// Removes the whole codebase directory.
+    /// The names of the generation directories present, sorted.
+    pub fn generations(&self) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(&self.dir)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("gen-"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    /// Removes the whole codebase directory (only call with the writer lock held): renamed
+    /// aside first, so that it disappears at once for everyone, then deleted. What cannot be
+    /// deleted now is finished by [`Home::sweep_cleared`].
     pub fn remove(&self) -> Result<()> {
-        match std::fs::remove_dir_all(&self.dir) {
+        if !self.dir.exists() {
+            return Ok(());
+        }
+        let key = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let aside = self.dir.with_file_name(format!(
+            "{CLEARED_PREFIX}{key}-{}-{}",
+            std::process::id(),
+            now_ms()
+        ));
+        // Renaming a directory with open files fails on Windows: delete it in place there.
+        let target = match std::fs::rename(&self.dir, &aside) {
+            Ok(()) => aside,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) => self.dir.clone(),
+        };
+        match std::fs::remove_dir_all(&target) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            // Out of sight already: the next process start finishes the deletion.
+            Err(_) if target != self.dir => Ok(()),
             Err(e) => Err(Error::io("remove", &self.dir, e)),
         }
     }
+}
+
+/// The outcome of [`CodebaseDir::try_writer_lock`].
+#[derive(Debug)]
+pub enum ExistingLock {
+    /// The lock is ours until dropped.
+    Held(WriterLock),
+    /// Another process or task holds it.
+    Busy,
+    /// The codebase directory does not exist.
+    Gone,
+}
+
+/// One attempt at the lock file.
+enum Locked {
+    Yes(WriterLock),
+    Busy,
+    /// The file locked is no longer the one at the path (its directory was removed).
+    Gone,
+}
+
+fn is_not_found(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// Whether the open `file` is the file at `path` now.
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Whether the open `file` is the file at `path` now. Windows cannot delete a file that is
+/// open (the lock file is opened without delete sharing), so it is always the same file.
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.is_file()
+}
+
+/// Marks a generation retired now (best effort: an unmarked complete generation is retired
+/// by the next sweep).
+fn retire(gen_dir: &Path) {
+    if gen_dir.is_dir() && !gen_dir.join(RETIRED).exists() {
+        let _ = std::fs::write(gen_dir.join(RETIRED), now_ms().to_string());
+    }
+}
+
+/// When a generation was retired, if it was.
+fn retired_at(gen_dir: &Path) -> Option<u64> {
+    let modified = std::fs::metadata(gen_dir.join(RETIRED))
+        .and_then(|m| m.modified())
+        .ok()?;
+    Some(crate::util::system_time_ms(modified))
 }
 
 /// The identity of what an index was built with. Searching an index with another identity
@@ -330,18 +559,35 @@ mod tests {
         }
     }
 
-    #[test]
-    fn publish_switches_and_cleans() {
-        let home = tempfile::tempdir().unwrap();
-        let home = Home::new(home.path().to_path_buf());
+    fn home() -> (tempfile::TempDir, Home, CodebaseDir) {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path().to_path_buf());
         let cb = home.codebase(Path::new("/repo"));
-        cb.ensure(Path::new("/repo")).unwrap();
+        (tmp, home, cb)
+    }
+
+    /// A generation directory with its completion marker, as a finished build leaves it.
+    fn generation(cb: &CodebaseDir, name: &str) -> PathBuf {
+        let g = cb.dir.join(name);
+        std::fs::create_dir_all(&g).unwrap();
+        std::fs::write(g.join(COMPLETE), "").unwrap();
+        g
+    }
+
+    #[test]
+    fn publish_switches_and_retires_the_previous_generation() {
+        let (_tmp, home, cb) = home();
         assert!(cb.current().is_none());
-        let lock = cb.try_writer_lock().unwrap().unwrap();
-        assert!(cb.try_writer_lock().unwrap().is_none(), "lock is exclusive");
+        let lock = cb.lock_for_build(Path::new("/repo")).unwrap().unwrap();
+        assert!(
+            matches!(cb.try_writer_lock().unwrap(), ExistingLock::Busy),
+            "lock is exclusive"
+        );
         let g1 = cb.new_generation().unwrap();
         cb.publish(&g1, &manifest(Path::new("/repo"))).unwrap();
         assert_eq!(cb.current().unwrap().0, g1);
+        // A reader that read CURRENT just before the next publish still finds g1.
+        let read_by_a_reader = cb.current_dir().unwrap();
         // An unfinished generation never becomes current, and is removed by the next publish.
         let unfinished = cb.dir.join("gen-0-0");
         std::fs::create_dir_all(&unfinished).unwrap();
@@ -349,10 +595,81 @@ mod tests {
         let g2 = cb.new_generation().unwrap();
         cb.publish(&g2, &manifest(Path::new("/repo"))).unwrap();
         assert_eq!(cb.current().unwrap().0, g2);
-        assert!(!g1.exists() && !unfinished.exists());
+        assert!(!unfinished.exists());
+        assert_eq!(read_by_a_reader, g1);
+        assert!(g1.join(COMPLETE).is_file() && g1.join("manifest.json").is_file());
+        assert!(g1.join(RETIRED).is_file());
         drop(lock);
         assert!(!cb.writer_busy());
         assert_eq!(home.codebases().len(), 1);
+    }
+
+    #[test]
+    fn sweep_removes_what_no_reader_needs() {
+        let (_tmp, _home, cb) = home();
+        cb.ensure(Path::new("/repo")).unwrap();
+        let current = generation(&cb, "gen-3-1");
+        write_atomic(&cb.dir.join("CURRENT"), b"gen-3-1").unwrap();
+        let retired_long_ago = generation(&cb, "gen-1-1");
+        retire(&retired_long_ago);
+        let retired_recently = generation(&cb, "gen-2-1");
+        retire(&retired_recently);
+        let complete_unpublished = generation(&cb, "gen-4-1");
+        let unfinished = cb.dir.join("gen-5-1");
+        std::fs::create_dir_all(&unfinished).unwrap();
+        let at = retired_at(&retired_recently).unwrap();
+        // "Now" is just past the grace of the first retirement, not of the second.
+        std::fs::write(retired_long_ago.join(RETIRED), "").unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(retired_long_ago.join(RETIRED))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        cb.sweep(at + 1);
+        assert_eq!(cb.generations(), ["gen-2-1", "gen-3-1", "gen-4-1"]);
+        assert!(current.join(COMPLETE).is_file() && !current.join(RETIRED).exists());
+        assert!(complete_unpublished.join(RETIRED).is_file(), "retired now");
+        cb.sweep(at + RETIRED_GRACE_MS + 1);
+        let left = cb.generations();
+        assert!(!left.contains(&"gen-2-1".to_owned()), "{left:?}");
+        assert!(left.contains(&"gen-3-1".to_owned()), "{left:?}");
+    }
+
+    #[test]
+    fn a_lock_on_a_cleared_directory_is_not_taken() {
+        let (_tmp, home, cb) = home();
+        cb.ensure(Path::new("/repo")).unwrap();
+        // A builder opened the lock file, then a clear removed the directory.
+        let stale = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(cb.dir.join("writer.lock"))
+            .unwrap();
+        let ExistingLock::Held(clear_lock) = cb.try_writer_lock().unwrap() else {
+            panic!("the lock is free");
+        };
+        cb.remove().unwrap();
+        drop(clear_lock);
+        assert!(!cb.dir.exists());
+        stale.try_lock().unwrap();
+        assert!(
+            !same_file(&stale, &cb.dir.join("writer.lock")),
+            "the stale lock protects nothing"
+        );
+        // The builder starts over on a fresh directory and gets a real lock.
+        let lock = cb.lock_for_build(Path::new("/repo")).unwrap().unwrap();
+        assert!(cb.writer_busy());
+        drop(lock);
+        assert!(matches!(
+            cb.try_writer_lock().unwrap(),
+            ExistingLock::Held(_)
+        ));
+        home.sweep_cleared();
+        let left: Vec<_> = std::fs::read_dir(home.indexes_dir()).unwrap().collect();
+        assert_eq!(left.len(), 1, "only the recreated codebase directory");
     }
 
     #[test]

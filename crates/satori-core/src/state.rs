@@ -100,6 +100,9 @@ pub enum ReindexReason {
     MissingFingerprint,
     /// Same model, older on-disk schema: the index predates the current layout.
     LegacyUnverifiedFingerprint,
+    /// A file of the published generation is damaged or missing (found by verification or
+    /// by a read that failed).
+    IndexDamaged,
 }
 
 impl ReindexReason {
@@ -109,6 +112,7 @@ impl ReindexReason {
             ReindexReason::FingerprintMismatch => "fingerprint_mismatch",
             ReindexReason::MissingFingerprint => "missing_fingerprint",
             ReindexReason::LegacyUnverifiedFingerprint => "legacy_unverified_fingerprint",
+            ReindexReason::IndexDamaged => "index_damaged",
         }
     }
 }

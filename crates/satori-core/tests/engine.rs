@@ -233,9 +233,11 @@ fn a_fingerprint_mismatch_refuses_search_and_is_recorded() {
             root,
             reason,
             indexed,
+            detail,
         }) => {
             assert_eq!(root, f.root);
             assert_eq!(reason, ReindexReason::FingerprintMismatch);
+            assert_eq!(detail, None, "only a damaged index has details");
             assert_eq!(indexed.unwrap().embedding_model, "another-model");
         }
         other => panic!("{other:?}"),

@@ -48,6 +48,8 @@ impl SatoriServer {
         .map_err(|e| format!("embedding model: {e}"))?;
         let engine = Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning));
         engine.preload_model();
+        // Leftovers of killed builds and interrupted clears go now, not at the next publish.
+        engine.tidy();
         let log = Log::default();
         let roots_changed = Arc::new(tokio::sync::Notify::new());
         Ok(SatoriServer {

@@ -80,6 +80,7 @@ pub(crate) fn reindex_reason(reason: CoreReindexReason) -> ReindexReason {
         CoreReindexReason::LegacyUnverifiedFingerprint => {
             ReindexReason::LegacyUnverifiedFingerprint
         }
+        CoreReindexReason::IndexDamaged => ReindexReason::IndexDamaged,
     }
 }
 

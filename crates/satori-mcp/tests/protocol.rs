@@ -156,6 +156,22 @@ impl Harness {
         let home = tempfile::tempdir().unwrap();
         let repo_dir = tempfile::tempdir().unwrap();
         fixture_repo(repo_dir.path());
+        Harness::start(home, repo_dir).await
+    }
+
+    /// A new server process (nothing open, nothing cached) over the same home and repo.
+    async fn restarted(self) -> Harness {
+        let Harness {
+            client,
+            _home,
+            repo_dir,
+            ..
+        } = self;
+        let _ = client.cancel().await;
+        Harness::start(_home, repo_dir).await
+    }
+
+    async fn start(home: tempfile::TempDir, repo_dir: tempfile::TempDir) -> Harness {
         let home_path = home.path().canonicalize().unwrap();
         let config = support::config(&home_path);
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
@@ -591,6 +607,75 @@ async fn fingerprint_mismatch_requires_reindex() {
     insta::assert_json_snapshot!(out);
 }
 
+/// A damaged file of the published index (here the lexical term dictionary) is found by
+/// `status` and by `search_codebase`, named, and answered as `requires_reindex` with a
+/// reindex hint; a reindex repairs it.
+#[tokio::test]
+async fn damaged_index_requires_reindex() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    h.create_and_wait().await;
+    let dir = satori_core::Home::new(h.home_path.clone()).codebase(&h.repo());
+    let current = std::fs::read_to_string(dir.path().join("CURRENT")).unwrap();
+    let lexical = dir.path().join(current.trim()).join("lexical");
+    let term = std::fs::read_dir(&lexical)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "term"))
+        .unwrap();
+    let mut bytes = std::fs::read(&term).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&term, bytes).unwrap();
+    let term_name = term.file_name().unwrap().to_string_lossy().into_owned();
+    let h = h.restarted().await;
+    let search = json!({"path": repo, "query": "token"});
+    let mut out = vec![
+        h.check("search_codebase", search.clone()).await,
+        h.check("manage_index", json!({"action": "status", "path": repo}))
+            .await,
+    ];
+    // A fresh process finds it at status time too.
+    let h = h.restarted().await;
+    let state_path = h.home_path.join("state.json");
+    let mut state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    state["codebases"][&repo]["state"] = json!("indexed");
+    std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
+    out.push(
+        h.check("manage_index", json!({"action": "status", "path": repo}))
+            .await,
+    );
+    let key = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let text = serde_json::to_string(&out)
+        .unwrap()
+        .replace(&term_name, "<segment>.term")
+        .replace(current.trim(), "<gen>")
+        .replace(&key, "<key>");
+    let out: Value = serde_json::from_str(&text).unwrap();
+    insta::assert_json_snapshot!(out);
+    let r = h
+        .check("manage_index", json!({"action": "reindex", "path": repo}))
+        .await;
+    assert_eq!(r["structuredContent"]["status"], "ok", "{r}");
+    for _ in 0..400 {
+        let s = h
+            .check("manage_index", json!({"action": "status", "path": repo}))
+            .await;
+        if support::build_over(&s) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let r = h.check("search_codebase", search).await;
+    assert_eq!(r["structuredContent"]["status"], "ok", "{r}");
+}
+
 /// A build whose process died leaves `indexing` behind with no writer; it reads as failed.
 #[tokio::test]
 async fn interrupted_build_is_reported_as_failed() {
@@ -652,7 +737,7 @@ async fn search_during_first_index_is_not_ready() {
     let home = satori_core::Home::new(h.home_path.clone());
     let dir = home.codebase(&h.repo());
     dir.ensure(&h.repo()).unwrap();
-    let _lock = dir.try_writer_lock().unwrap().unwrap();
+    let _lock = dir.lock_for_build(&h.repo()).unwrap().unwrap();
     let store = satori_core::StateStore::new(home);
     let mut st = satori_core::CodebaseState::new(satori_core::IndexState::Indexing);
     st.percentage = 12.0;

@@ -74,18 +74,20 @@ impl Engine {
     /// job does the work when [`IndexJob::run`] is called (typically on a background thread).
     pub fn start_index(self: &Arc<Self>, root: &Path, opts: IndexOptions) -> Result<IndexJob> {
         let dir = self.home.codebase(root);
-        dir.ensure(root)?;
         let lock = dir
-            .try_writer_lock()?
+            .lock_for_build(root)?
             .ok_or_else(|| Error::Busy(root.to_path_buf()))?;
+        // Leftovers of killed builds and long-retired generations go before the new one.
+        dir.sweep(now_ms());
         let previous = self.store.load()?.codebases.get(root).cloned();
         let mut st = CodebaseState::new(IndexState::Indexing);
         st.phase = Some(Phase::Scanning);
+        // A damaged index (requires_reindex with the runtime fingerprint) is not searchable.
         st.searchable_during_indexing = dir.current().is_some()
-            && previous
-                .as_ref()
-                .and_then(|p| p.fingerprint.as_ref())
-                .is_some_and(|f| *f == self.fingerprint);
+            && previous.as_ref().is_some_and(|p| {
+                p.state != IndexState::RequiresReindex
+                    && p.fingerprint.as_ref() == Some(&self.fingerprint)
+            });
         if let Some(p) = &previous {
             st.files = p.files;
             st.chunks = p.chunks;
@@ -197,9 +199,8 @@ impl IndexJob {
                     c.percentage = last_pct;
                 }
             });
-            let keep =
-                fallback.and_then(|(d, _)| d.file_name().map(|n| n.to_string_lossy().into_owned()));
-            self.dir.remove_generations_except(keep.as_deref());
+            // The unfinished generation goes; the published one stays.
+            self.dir.sweep(now_ms());
         }
         drop(lock);
         outcome

@@ -3,13 +3,15 @@
 //! benches) use the engine and the types re-exported at the crate root.
 //!
 //! Split by job: `build` (the index job), `sync` (sync and reindex preflight), `status`
-//! (state repair and fingerprint checks), `target` (the gate of searches and reads); this
-//! module holds the [`Engine`] itself and its small queries.
+//! (state repair, fingerprint and integrity checks), `target` (the gate of searches and
+//! reads), `verify` (opening a generation without trusting its bytes: checksums, caught
+//! panics, damage reports); this module holds the [`Engine`] itself and its small queries.
 
 mod build;
 mod status;
 mod sync;
 mod target;
+mod verify;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,11 +24,15 @@ pub use self::target::{Purpose, Refusal, Target};
 use crate::chunk::{ChunkOptions, Symbol, chunk_file};
 use crate::embed::{Embeddings, StaticModel};
 use crate::lang::Language;
-use crate::layout::{Fingerprint, Home, Manifest};
+use crate::layout::{ExistingLock, Fingerprint, Home, Manifest};
 use crate::search::{self, SearchContext, SearchOutcome, SearchRequest, SearchTuning};
-use crate::state::StateStore;
-use crate::store::Generation;
+use crate::state::{IndexState, ReindexReason, StateStore};
+use crate::util::now_ms;
 use crate::{Error, Result};
+
+/// Attempts at opening the published generation when it is replaced (and the one read
+/// removed) between reading `CURRENT` and opening it.
+const OPEN_ATTEMPTS: usize = 5;
 
 /// The engine, shared by every request of a process.
 pub struct Engine {
@@ -104,20 +110,65 @@ impl Engine {
         Ok(canon)
     }
 
-    /// Opens (or reuses) the published generation of a codebase, prepared for search.
+    /// Opens (or reuses) the published generation of a codebase, prepared for search. A
+    /// generation is verified when this process first opens it (see `verify`); the verdict
+    /// is kept with the open generation. A damaged generation is recorded as
+    /// `requires_reindex` and answered with [`Error::Damaged`].
     pub fn generation(&self, root: &Path) -> Result<Arc<search::Index>> {
+        self.open_current(root).map(|(_, index)| index)
+    }
+
+    /// [`Engine::generation`] with the directory of the generation opened.
+    fn open_current(&self, root: &Path) -> Result<(PathBuf, Arc<search::Index>)> {
         let dir = self.home.codebase(root);
-        let gen_dir = dir
-            .current_dir()
-            .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(g) = open.get(&gen_dir) {
-            return Ok(Arc::clone(g));
+        let mut attempt = 1;
+        loop {
+            let gen_dir = dir
+                .current_dir()
+                .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
+            let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(g) = open.get(&gen_dir) {
+                return Ok((gen_dir, Arc::clone(g)));
+            }
+            match verify::open(&gen_dir) {
+                Ok(index) => {
+                    let g = Arc::new(index);
+                    open.retain(|k, _| !k.starts_with(dir.path()));
+                    open.insert(gen_dir.clone(), Arc::clone(&g));
+                    return Ok((gen_dir, g));
+                }
+                // Replaced and removed between our read of CURRENT and the open (a reader
+                // slower than the retirement grace period): open the newer one.
+                Err(_)
+                    if attempt < OPEN_ATTEMPTS && dir.current_dir().as_ref() != Some(&gen_dir) =>
+                {
+                    attempt += 1;
+                }
+                Err(e) => {
+                    drop(open);
+                    return Err(self.note_damage(root, &gen_dir, e));
+                }
+            }
         }
-        let g = Arc::new(search::Index::new(Generation::open(&gen_dir)?));
-        open.retain(|k, _| !k.starts_with(dir.path()));
-        open.insert(gen_dir, Arc::clone(&g));
-        Ok(g)
+    }
+
+    /// Records a damaged generation as `requires_reindex` (when it is still the published
+    /// one and no build is replacing it), and passes the error on.
+    fn note_damage(&self, root: &Path, gen_dir: &Path, e: Error) -> Error {
+        if let Error::Damaged { .. } = &e
+            && self.home.codebase(root).current_dir().as_deref() == Some(gen_dir)
+        {
+            let message = e.to_string();
+            let _ = self.store.modify(root, |c| {
+                if c.state != IndexState::Indexing {
+                    c.state = IndexState::RequiresReindex;
+                    c.reason = Some(ReindexReason::IndexDamaged);
+                    c.error_message = Some(message);
+                }
+            });
+            self.forget_open(root);
+        }
+        e
     }
 
     /// Drops the open generations of a codebase (its index changed or went away).
@@ -128,20 +179,20 @@ impl Engine {
     }
 
     /// Searches the published generation of a codebase.
+    /// A panic of the index library while searching (a damaged file it reads lazily) is
+    /// caught and answered with [`Error::Damaged`].
     pub fn search(&self, root: &Path, req: &SearchRequest) -> Result<SearchOutcome> {
-        let index = self.generation(root)?;
+        let (gen_dir, index) = self.open_current(root)?;
         let model = match index.generation().dense_dim() {
             Some(_) if self.tuning.dense => self.model()?,
             _ => None,
         };
-        search::search(
-            &index,
-            req,
-            SearchContext {
-                model: model.as_deref(),
-                tuning: self.tuning,
-            },
-        )
+        let ctx = SearchContext {
+            model: model.as_deref(),
+            tuning: self.tuning,
+        };
+        verify::guarded(&gen_dir, || search::search(&index, req, ctx))
+            .map_err(|e| self.note_damage(root, &gen_dir, e))
     }
 
     /// The outline of a file: every definition in `text`, sorted by position, with ids
@@ -160,21 +211,41 @@ impl Engine {
         self.home.codebase(root).current().map(|(_, m)| m)
     }
 
-    /// Removes a codebase's index and state. Fails with `Busy` while a build runs.
+    /// Removes a codebase's index and state. Fails with `Busy` while a build runs; holds
+    /// the writer lock throughout, so a build starting meanwhile waits for it and then builds
+    /// on a fresh directory.
     pub fn clear(&self, root: &Path) -> Result<bool> {
         let dir = self.home.codebase(root);
-        let _lock = if dir.path().exists() {
-            Some(
-                dir.try_writer_lock()?
-                    .ok_or_else(|| Error::Busy(root.to_path_buf()))?,
-            )
-        } else {
-            None
+        let _lock = match dir.try_writer_lock()? {
+            ExistingLock::Held(lock) => lock,
+            ExistingLock::Busy => return Err(Error::Busy(root.to_path_buf())),
+            // Nothing on disk: only a state record may be left. A build may create the
+            // directory any moment, so the lock is taken all the same (on a directory made
+            // for it) to order this clear before or after that build, never inside it.
+            ExistingLock::Gone => {
+                if self.state(root)?.is_none() {
+                    return Ok(false);
+                }
+                dir.lock_for_build(root)?
+                    .ok_or_else(|| Error::Busy(root.to_path_buf()))?
+            }
         };
         self.forget_open(root);
         let tracked = self.store.remove(root)?;
         let existed = dir.path().exists();
         dir.remove()?;
         Ok(tracked || existed)
+    }
+
+    /// Removes what killed processes left behind, for every codebase whose writer lock is
+    /// free: unfinished generations, generations retired past their grace period, and
+    /// cleared directories whose deletion was interrupted. Run at process start.
+    pub fn tidy(&self) {
+        self.home.sweep_cleared();
+        for (_, dir) in self.home.codebases() {
+            if let Ok(ExistingLock::Held(_lock)) = dir.try_writer_lock() {
+                dir.sweep(now_ms());
+            }
+        }
     }
 }

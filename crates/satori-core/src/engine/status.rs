@@ -1,14 +1,14 @@
 //! What the state file says about tracked codebases, corrected by what is on disk: stale
 //! `indexing` records of dead builds are repaired, and an index built with another
-//! configuration is moved to `requires_reindex`.
+//! configuration, or whose files are damaged, is moved to `requires_reindex`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Engine;
-use crate::Result;
 use crate::layout::Manifest;
 use crate::state::{CodebaseState, IndexState, ReindexReason};
+use crate::{Error, Result};
 
 impl Engine {
     /// Every tracked codebase with its state (stale `indexing` records repaired).
@@ -109,6 +109,26 @@ impl Engine {
             self.forget_open(root);
         }
         Ok(reason)
+    }
+}
+
+impl Engine {
+    /// Verifies the published generation of a searchable codebase (checksums, manifest,
+    /// chunk table and vectors; see `verify`). Each generation is verified once per process:
+    /// the verdict stays with the open generation, which searches then reuse. A damaged one
+    /// moves the codebase to `requires_reindex` (persisted, with the damaged file in its
+    /// message), which is returned.
+    pub fn check_index(&self, root: &Path) -> Result<Option<String>> {
+        let Some(st) = self.state(root)? else {
+            return Ok(None);
+        };
+        if !st.state.is_searchable() {
+            return Ok(None);
+        }
+        match self.generation(root) {
+            Err(e @ Error::Damaged { .. }) => Ok(Some(e.to_string())),
+            _ => Ok(None),
+        }
     }
 }
 

@@ -141,7 +141,7 @@ impl Engine {
                 return Err(Error::Cancelled);
             }
             let lock = dir
-                .try_writer_lock()?
+                .lock_for_build(root)?
                 .ok_or_else(|| Error::Busy(root.to_path_buf()))?;
             // Another process may have published between the comparison and the lock: the
             // plan must describe the generation it is applied to.

@@ -57,6 +57,8 @@ pub enum Refusal {
         /// The fingerprint the index was built with, if recorded (boxed: it is rare and
         /// large, and every refusal is moved around by value).
         indexed: Option<Box<Fingerprint>>,
+        /// What is wrong, when the index is damaged (the damaged file and why).
+        detail: Option<String>,
     },
     /// The state file could not be read.
     State(Error),
@@ -102,10 +104,14 @@ impl Engine {
             // A state file that cannot be updated does not stop a search; the verdict is
             // found again by the next check.
             if let Ok(Some(reason)) = self.settle_fingerprint(&root, &st) {
+                let detail = (reason == ReindexReason::IndexDamaged)
+                    .then_some(st.error_message)
+                    .flatten();
                 return Err(Refusal::RequiresReindex {
                     root,
                     reason,
                     indexed: st.fingerprint.map(Box::new),
+                    detail,
                 });
             }
         }

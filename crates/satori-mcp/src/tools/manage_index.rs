@@ -188,30 +188,57 @@ fn start(
     }
 }
 
+/// How long `create` keeps trying when the writer lock is taken but no build is recorded
+/// yet (another process between taking the lock and recording `indexing`, or a `clear`).
+const CREATE_BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// Parallel `create` calls on one path must all end with the one index: a caller that finds
+/// another build running joins it (answers its `indexing` status, which a client waits on),
+/// and one that finds the lock held with no build recorded yet tries again shortly.
 fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
     let root = match existing_dir(ManageAction::Create, abs, shown_in) {
         Ok(r) => r,
         Err(e) => return e,
     };
     let shown = display(&root);
-    let current = match ctx.engine.state(&root) {
+    let deadline = Instant::now() + CREATE_BUSY_WAIT;
+    loop {
+        let env = create_once(ctx, p, &root, &shown);
+        let busy = env.envelope.status == Status::NotReady;
+        if !busy || Instant::now() >= deadline {
+            return env;
+        }
+        // A build that recorded itself meanwhile is joined.
+        if let Ok(Some(st)) = ctx.engine.state(&root)
+            && st.state == CoreIndexState::Indexing
+        {
+            return status_envelope(ctx, ManageAction::Create, &root, &shown, &st)
+                .warn(warnings::INDEXING_ALREADY_RUNNING);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One attempt at `create` on the canonical `root`.
+fn create_once(ctx: &Ctx, p: &ManageIndexParams, root: &Path, shown: &str) -> Env {
+    let current = match ctx.engine.state(root) {
         Ok(s) => s,
-        Err(e) => return engine_error(ManageAction::Create, &shown, &e),
+        Err(e) => return engine_error(ManageAction::Create, shown, &e),
     };
     if let Some(st) = &current
         && !p.force()
     {
         match st.state {
             CoreIndexState::Indexing => {
-                return status_envelope(ctx, ManageAction::Create, &root, &shown, st)
+                return status_envelope(ctx, ManageAction::Create, root, shown, st)
                     .warn(warnings::INDEXING_ALREADY_RUNNING);
             }
             CoreIndexState::Indexed | CoreIndexState::SyncCompleted
-                if ctx.engine.check_fingerprint(&root).ok().flatten().is_none() =>
+                if ctx.engine.check_fingerprint(root).ok().flatten().is_none() =>
             {
                 return Env::new(
                         ManageAction::Create,
-                        &shown,
+                        shown,
                         Status::Ok,
                         format!("'{shown}' is already indexed ({} files, {} chunks). Search it, run sync to pick up changes, or create with force=true to rebuild.", st.files, st.chunks),
                     )
@@ -233,7 +260,7 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
         custom_extensions: p.custom_extensions().to_vec(),
         ignore_patterns: p.ignore_patterns().to_vec(),
     };
-    start(ctx, ManageAction::Create, &root, &shown, opts, "Indexing")
+    start(ctx, ManageAction::Create, root, shown, opts, "Indexing")
 }
 
 fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
@@ -273,7 +300,11 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
         confidence,
         probe_failed: None,
     };
-    if outcome == PreflightOutcome::ReindexUnnecessaryIgnoreOnly && !p.allow_unnecessary_reindex() {
+    // An index that must be rebuilt anyway (damaged, other configuration) is never blocked.
+    if outcome == PreflightOutcome::ReindexUnnecessaryIgnoreOnly
+        && !p.allow_unnecessary_reindex()
+        && st.state != CoreIndexState::RequiresReindex
+    {
         return Env::new(
             ManageAction::Reindex,
             &shown,
@@ -328,6 +359,10 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
     }
     if let Ok(Some(reason)) = ctx.engine.check_fingerprint(&root) {
         let reason = to_proto::reindex_reason(reason);
+        let why = match (reason, &st.error_message) {
+            (ReindexReason::IndexDamaged, Some(message)) => format!("is damaged ({message})"),
+            _ => format!("was built with a different engine configuration ({reason})"),
+        };
         return requires_reindex(
             ctx,
             ManageAction::Sync,
@@ -335,7 +370,7 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
             &shown,
             reason,
             format!(
-                "The index of '{shown}' was built with a different engine configuration ({reason}); rebuild it with action=reindex before using it."
+                "The index of '{shown}' {why}; rebuild it with action=reindex before using it."
             ),
         );
     }
@@ -502,13 +537,18 @@ fn status_envelope(
         .with(|e| e.progress = Some(to_proto::failed_progress(st))),
         CoreIndexState::RequiresReindex => {
             let reason = to_proto::recorded_reindex_reason(st);
+            // A damaged index says which file is damaged.
+            let why = match (reason, &st.error_message) {
+                (ReindexReason::IndexDamaged, Some(message)) => message.clone(),
+                _ => reason.to_string(),
+            };
             requires_reindex(
                 ctx,
                 action,
                 root,
                 shown,
                 reason,
-                format!("The index of '{shown}' must be rebuilt ({reason})."),
+                format!("The index of '{shown}' must be rebuilt ({why})."),
             )
         }
     }
@@ -517,8 +557,10 @@ fn status_envelope(
 fn status(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
     let root = canonical_or_normal(abs);
     let shown = display(&root);
-    // Gate on the fingerprint first: it may move the codebase to requires_reindex.
+    // Gate on the fingerprint and the integrity of the index first: either may move the
+    // codebase to requires_reindex.
     let _ = ctx.engine.check_fingerprint(&root);
+    let _ = ctx.engine.check_index(&root);
     match ctx.engine.state(&root) {
         Ok(Some(st)) => {
             let env = status_envelope(ctx, ManageAction::Status, &root, &shown, &st);

@@ -98,14 +98,15 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
             root,
             reason,
             indexed,
+            detail,
         }) => {
             let root_shown = display(&root);
+            let why = detail.unwrap_or_else(|| reason.id().to_owned());
             let mut v = answer(
                 Status::RequiresReindex,
                 Some(reasons::REQUIRES_REINDEX),
                 format!(
-                    "The index of '{root_shown}' must be rebuilt ({}) before it can be searched.",
-                    reason.id()
+                    "The index of '{root_shown}' must be rebuilt ({why}) before it can be searched."
                 ),
             );
             v.freshness_decision = Some(FreshnessDecision::new(
@@ -154,6 +155,25 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     let req = to_proto::search_request(&p, changed, t.prefix);
     let outcome = match ctx.engine.search(&root, &req) {
         Ok(o) => o,
+        Err(e @ satori_core::Error::Damaged { .. }) => {
+            // Recorded as requires_reindex by the engine: answer as the gate would have.
+            let mut v = answer(
+                Status::RequiresReindex,
+                Some(reasons::REQUIRES_REINDEX),
+                format!(
+                    "The index of '{root_shown}' must be rebuilt ({e}) before it can be searched."
+                ),
+            );
+            v.freshness_decision = Some(freshness);
+            v.hints.reindex = Some(manage_hint(ManageAction::Reindex, &root_shown));
+            v.compatibility = Some(to_proto::incompatible(
+                ctx.engine.fingerprint(),
+                t.state.fingerprint.as_ref(),
+                satori_protocol::envelope::ReindexReason::IndexDamaged,
+            ));
+            telemetry(ctx, &p, &root, None, started, Some(&e.to_string()));
+            return reply(&v, false);
+        }
         Err(e) => {
             let mut v = answer(
                 Status::Error,

@@ -85,6 +85,7 @@ string_enum! {
         FingerprintMismatch = "fingerprint_mismatch",
         MissingFingerprint = "missing_fingerprint",
         LegacyUnverifiedFingerprint = "legacy_unverified_fingerprint",
+        IndexDamaged = "index_damaged",
     }
 }
 
