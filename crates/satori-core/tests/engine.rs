@@ -214,6 +214,43 @@ fn a_sync_cancelled_before_it_starts_changes_nothing() {
     assert_eq!(t.state.error_message, None);
 }
 
+/// A build writes its final state before it releases the writer lock: a call in that window
+/// must wait for the lock, not answer busy. A build recorded as running is busy at once.
+#[test]
+fn a_lock_held_after_the_build_finished_is_waited_for() {
+    let f = fixture();
+    index(&f);
+    std::fs::write(f.root.join("src/extra.rs"), "pub fn extra() {}\n").unwrap();
+    let check = |state: IndexState, expect_busy: bool| {
+        store(&f).modify(&f.root, |c| c.state = state).unwrap();
+        let lock = f
+            .home
+            .codebase(&f.root)
+            .lock_for_build(&f.root)
+            .unwrap()
+            .unwrap();
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(lock);
+        });
+        let sync = f.engine.sync(&f.root, &SyncControl::default());
+        let build = f.engine.start_index(&f.root, IndexOptions::default());
+        holder.join().unwrap();
+        if expect_busy {
+            assert!(matches!(sync, Err(Error::Busy(_))), "{state:?}: {sync:?}");
+            assert!(matches!(build, Err(Error::Busy(_))), "{state:?}");
+            store(&f)
+                .modify(&f.root, |c| c.state = IndexState::Indexed)
+                .unwrap();
+        } else {
+            assert_eq!(sync.unwrap().added, 1, "{state:?}");
+            build.unwrap().run(|_| {}).unwrap();
+        }
+    };
+    check(IndexState::Indexing, true);
+    check(IndexState::Indexed, false);
+}
+
 #[test]
 fn a_fingerprint_mismatch_refuses_search_and_is_recorded() {
     let f = fixture();

@@ -74,9 +74,7 @@ impl Engine {
     /// job does the work when [`IndexJob::run`] is called (typically on a background thread).
     pub fn start_index(self: &Arc<Self>, root: &Path, opts: IndexOptions) -> Result<IndexJob> {
         let dir = self.home.codebase(root);
-        let lock = dir
-            .lock_for_build(root)?
-            .ok_or_else(|| Error::Busy(root.to_path_buf()))?;
+        let lock = self.lock_for_work(&dir, root)?;
         // Leftovers of killed builds and long-retired generations go before the new one.
         dir.sweep(now_ms());
         let previous = self.store.load()?.codebases.get(root).cloned();

@@ -16,6 +16,7 @@ mod verify;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub use self::build::{IndexJob, IndexOptions, IndexSummary, Progress};
 pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
@@ -24,7 +25,7 @@ pub use self::target::{Purpose, Refusal, Target};
 use crate::chunk::{ChunkOptions, Symbol, chunk_file};
 use crate::embed::{Embeddings, StaticModel};
 use crate::lang::Language;
-use crate::layout::{ExistingLock, Fingerprint, Home, Manifest};
+use crate::layout::{CodebaseDir, ExistingLock, Fingerprint, Home, Manifest, WriterLock};
 use crate::search::{self, SearchContext, SearchOutcome, SearchRequest, SearchTuning};
 use crate::state::{IndexState, ReindexReason, StateStore};
 use crate::util::now_ms;
@@ -33,6 +34,12 @@ use crate::{Error, Result};
 /// Attempts at opening the published generation when it is replaced (and the one read
 /// removed) between reading `CURRENT` and opening it.
 const OPEN_ATTEMPTS: usize = 5;
+
+/// How long a build or sync waits for a writer lock whose holder has already recorded the
+/// end of its work. A build writes its final state before it releases the lock (and may
+/// still be removing long-retired generations), so in that window the index is not busy,
+/// only finishing.
+const FINISHING_WAIT: Duration = Duration::from_secs(5);
 
 /// The engine, shared by every request of a process.
 pub struct Engine {
@@ -235,6 +242,28 @@ impl Engine {
         let existed = dir.path().exists();
         dir.remove()?;
         Ok(tracked || existed)
+    }
+
+    /// Takes the writer lock for a build or a sync of `root`. `Busy` when another build is
+    /// recorded as running; a holder that has recorded the end of its work is waited for
+    /// (briefly), so a call that follows a finished build never sees it as busy.
+    pub(super) fn lock_for_work(&self, dir: &CodebaseDir, root: &Path) -> Result<WriterLock> {
+        let deadline = Instant::now() + FINISHING_WAIT;
+        loop {
+            if let Some(lock) = dir.lock_for_build(root)? {
+                return Ok(lock);
+            }
+            let building = self
+                .store
+                .load()?
+                .codebases
+                .get(root)
+                .is_some_and(|c| c.state == IndexState::Indexing);
+            if building || Instant::now() >= deadline {
+                return Err(Error::Busy(root.to_path_buf()));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Removes what killed processes left behind, for every codebase whose writer lock is

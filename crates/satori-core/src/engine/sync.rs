@@ -140,9 +140,7 @@ impl Engine {
             if ctl.cancelled() {
                 return Err(Error::Cancelled);
             }
-            let lock = dir
-                .lock_for_build(root)?
-                .ok_or_else(|| Error::Busy(root.to_path_buf()))?;
+            let lock = self.lock_for_work(&dir, root)?;
             // Another process may have published between the comparison and the lock: the
             // plan must describe the generation it is applied to.
             if let Some((now_dir, now_m)) = dir.current()
