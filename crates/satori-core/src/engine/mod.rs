@@ -253,13 +253,15 @@ impl Engine {
             if let Some(lock) = dir.lock_for_build(root)? {
                 return Ok(lock);
             }
-            let building = self
+            // Only a recorded, finished build is waited for: no record means a `clear` holds
+            // the lock (or a build that has not recorded itself yet), busy either way.
+            let finishing = self
                 .store
                 .load()?
                 .codebases
                 .get(root)
-                .is_some_and(|c| c.state == IndexState::Indexing);
-            if building || Instant::now() >= deadline {
+                .is_some_and(|c| c.state != IndexState::Indexing);
+            if !finishing || Instant::now() >= deadline {
                 return Err(Error::Busy(root.to_path_buf()));
             }
             std::thread::sleep(Duration::from_millis(20));
