@@ -1,9 +1,9 @@
 //! Cost of a search as its query grows: the query planner must stay linear in the query's
 //! length, so a long pasted snippet costs in proportion to its size. Searches this
 //! workspace's own Rust sources (chunked and embedded as a build would, with the bundled
-//! model) with queries cut from those sources at 1k, 10k and 100k characters, and prints one
-//! JSON line: the median time of each and its ratio to the previous length (linear is about
-//! 10x per step, quadratic 100x).
+//! model) with queries cut from those sources at 1k, 10k, 100k and 1M characters, and prints
+//! one JSON line: the median time of each, its ratio to the previous length (linear is about
+//! 10x per step, quadratic 100x), and the time at the longest query the server accepts.
 //!
 //! `cargo bench -p satori-core --bench query`
 
@@ -74,7 +74,8 @@ fn main() {
     // Real code as the query, as an agent pasting a snippet would send it.
     let all: String = files.iter().map(|(_, t)| t.as_str()).collect();
     let mut figures = Vec::new();
-    for chars in [1_000usize, 10_000, 100_000] {
+    // The last length is `QUERY_MAX_CHARS` of the protocol, the longest query a client can send.
+    for chars in [1_000usize, 10_000, 100_000, 1_000_000, 32_768] {
         let query: String = all.chars().take(chars).collect();
         let request = SearchRequest {
             query,
@@ -96,6 +97,7 @@ fn main() {
         );
         figures.push((chars, ms));
     }
+    let at_limit = figures.pop().expect("the limit was measured");
     let times: Vec<String> = figures
         .iter()
         .map(|(c, ms)| format!("\"{c}\": {ms:.2}"))
@@ -107,11 +109,13 @@ fn main() {
     // The figures are this binary's output: JSON on stdout.
     writeln!(
         std::io::stdout().lock(),
-        "{{\"files\": {}, \"chunks\": {}, \"searchMsByQueryChars\": {{{}}}, \"ratios\": {{{}}}}}",
+        "{{\"files\": {}, \"chunks\": {}, \"searchMsByQueryChars\": {{{}}}, \"ratios\": {{{}}}, \"msAtQueryLimit\": {{\"{}\": {:.2}}}}}",
         stats.files,
         stats.chunks,
         times.join(", "),
-        ratios.join(", ")
+        ratios.join(", "),
+        at_limit.0,
+        at_limit.1
     )
     .unwrap();
 }
