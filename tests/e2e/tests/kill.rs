@@ -19,6 +19,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use satori_e2e::binary;
+use satori_protocol::env;
 use serde_json::{Value, json};
 
 /// Kills in one run; every one of them is checked.
@@ -64,7 +65,11 @@ impl Server {
     /// Starts a server over `home` and completes the handshake: it must start cleanly.
     fn start(home: &Path) -> Server {
         let mut child = Command::new(binary("satori"))
-            .env("SATORI_HOME", home)
+            .env(env::HOME, home)
+            // On-demand mode and no freshness sync from searches: nothing but the operation
+            // under test builds, so every generation on disk is one the test accounts for.
+            .env(env::RUN_MODE, "cli")
+            .env(env::SYNC_THRESHOLD_MS, "86400000")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -427,7 +432,7 @@ fn check_after_kill(
             );
             let found = server.call(
                 "search_codebase",
-                json!({"path": root, "query": "fn new", "limit": 3}),
+                json!({"path": root, "query": "fn new", "scope": "mixed", "limit": 3}),
             );
             assert_eq!(
                 found["status"], "ok",
