@@ -234,10 +234,8 @@ fn phase_of(rec: &Value) -> Option<String> {
 /// Runs `op` to completion on `server` while watching `state.json`; returns its timeline.
 fn run_to_completion(server: &mut Server, home: &Path, root: &str, op: Op) -> Timeline {
     let started = Instant::now();
-    let id = server.send(
-        "tools/call",
-        Server::call_args("manage_index", op.args(root)),
-    );
+    let call = Server::call_args("manage_index", op.args(root));
+    let mut id = server.send("tools/call", call.clone());
     let mut t = Timeline::default();
     let mut answered = None;
     loop {
@@ -254,6 +252,14 @@ fn run_to_completion(server: &mut Server, home: &Path, root: &str, op: Op) -> Ti
         }
         if let Some(a) = &answered {
             let env = &a["result"]["structuredContent"];
+            // The record of the previous build may say it is done a moment before that
+            // build lets go of the writer lock: ask again.
+            if env["status"] == "not_ready" && env["reason"] == "indexing" {
+                std::thread::sleep(Duration::from_millis(20));
+                id = server.send("tools/call", call.clone());
+                answered = None;
+                continue;
+            }
             assert_eq!(env["status"], "ok", "{op:?}: {a}");
             let done = record(home, root).is_some_and(|r| r["state"] != "indexing");
             if done {
