@@ -25,11 +25,11 @@ use serde_json::{Value, json};
 /// Kills in one run; every one of them is checked.
 const KILLS: usize = 52;
 /// Every this many kills, one operation runs to completion and the index is checked whole.
-const KILLS_PER_COMPLETION: usize = 13;
+const KILLS_PER_COMPLETION: usize = 17;
 /// Generous bound on any one wait (a debug build on busy cores).
 const WAIT: Duration = Duration::from_secs(120);
 /// Corpus size: enough files for every phase to take a measurable time in a debug build.
-const CORPUS_FILES: usize = 24;
+const CORPUS_FILES: usize = 16;
 const CORPUS_MAX_FILE_BYTES: u64 = 64 * 1024;
 
 /// A small deterministic generator (64-bit LCG): the seed decides every choice of the run.
@@ -562,16 +562,20 @@ fn killed_builds_never_leave_a_partial_index() {
     let tree_files = |trees: &Trees| if trees.on_b { files_b } else { files_a };
     let mut published: Option<u64> = Some(files_b);
     let mut landed: Vec<(Op, String)> = Vec::new();
-    for kill in 0..KILLS + KILLS / KILLS_PER_COMPLETION {
-        let completes = kill % (KILLS_PER_COMPLETION + 1) == KILLS_PER_COMPLETION;
-        // Sync and reindex need an index to work on; without one only create can run.
+    let mut since_completion = 0;
+    let mut round = 0;
+    while landed.len() < KILLS {
+        round += 1;
+        // A kill that left no index is followed by a create that must complete; so is every
+        // run of kills. Sync and reindex need an index to work on.
+        let completes = published.is_none() || since_completion == KILLS_PER_COMPLETION;
         let op = match (published, rng.below(3)) {
             (None, _) | (_, 0) => Op::Create,
             (_, 1) => Op::Reindex,
             _ => Op::Sync,
         };
         let mut server = Server::start(home.path());
-        if op == Op::Create && rng.below(2) == 0 {
+        if op == Op::Create && !completes && rng.below(4) == 0 {
             let cleared = server.call("manage_index", json!({"action": "clear", "path": root}));
             assert_eq!(cleared["status"], "ok", "{cleared}");
             published = None;
@@ -584,13 +588,16 @@ fn killed_builds_never_leave_a_partial_index() {
             after: tree_files(&trees),
         };
         if completes {
-            let what = format!("completed {op:?} #{kill}");
+            let what = format!("completed {op:?} in round {round}, seed {seed}");
             run_to_completion(&mut server, home.path(), &root, op);
             check_complete(&mut server, home.path(), &root, expect.after, &what);
             published = Some(expect.after);
+            since_completion = 0;
             server.stop();
             continue;
         }
+        since_completion += 1;
+        let kill = landed.len();
 
         // The kill point: a phase of the calibrated run (or the instant the call is sent),
         // and a share of that phase's length.
