@@ -46,6 +46,12 @@ pub enum Error {
     /// index library panicked reading it). Only a rebuild repairs it.
     #[error("damaged index file '{file}': {reason}")]
     Damaged { file: PathBuf, reason: String },
+    /// The directory cannot be tracked as a codebase (see [`crate::Policy`]).
+    #[error("'{root}' cannot be indexed: {refusal}")]
+    RefusedRoot {
+        root: PathBuf,
+        refusal: crate::policy::RootRefusal,
+    },
     /// Indexing was cancelled (the codebase was cleared or the process is shutting down).
     #[error("indexing was cancelled")]
     Cancelled,

@@ -17,6 +17,7 @@ mod engine;
 mod error;
 mod lang;
 mod layout;
+mod policy;
 pub mod search;
 mod state;
 mod store;
@@ -31,6 +32,7 @@ pub use engine::{
 pub use error::{Error, Result};
 pub use lang::Language;
 pub use layout::{Fingerprint, Home};
+pub use policy::{Policy, RootRefusal, Rule, SecretKind};
 pub use state::{
     CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, StateFile, StateStore,
 };

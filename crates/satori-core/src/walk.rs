@@ -1,8 +1,8 @@
 //! File discovery: which files of a codebase get indexed.
 //!
 //! Honours `.gitignore` (also outside git repositories), `.satoriignore`, the user's
-//! `ignorePatterns`, and a built-in list of things no one wants in a code index (VCS
-//! directories, dependencies, build outputs, lockfiles, minified bundles, binaries, huge files).
+//! `ignorePatterns`, and the built-in lists of `policy` (VCS directories, dependencies, build
+//! outputs, lockfiles, secrets), plus minified bundles, binaries and huge files.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -12,58 +12,9 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 
 use crate::lang::Language;
+use crate::policy::{DEPENDENCY_DIRS, GENERATED_DIRS, NOISE_FILES, Policy, VCS_DIRS};
 use crate::util::system_time_ms;
 use crate::{Error, Result};
-
-/// Directory names never descended into.
-pub const DEFAULT_EXCLUDED_DIRS: &[&str] = &[
-    ".git",
-    ".hg",
-    ".svn",
-    ".satori",
-    "node_modules",
-    "bower_components",
-    "target",
-    "dist",
-    "build",
-    "out",
-    "coverage",
-    ".nyc_output",
-    ".next",
-    ".nuxt",
-    ".cache",
-    "__pycache__",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".tox",
-    ".venv",
-    "venv",
-    ".gradle",
-    ".idea",
-    ".vscode",
-];
-
-/// File patterns never indexed (gitignore syntax).
-pub const DEFAULT_EXCLUDED_FILES: &[&str] = &[
-    "*.min.js",
-    "*.min.css",
-    "*.map",
-    "*.bundle.js",
-    "*.chunk.js",
-    "package-lock.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "Cargo.lock",
-    "poetry.lock",
-    "Pipfile.lock",
-    "composer.lock",
-    "Gemfile.lock",
-    "go.sum",
-    "*.lock",
-    ".env",
-    ".env.*",
-    "*.log",
-];
 
 /// Files larger than this are skipped (generated data, vendored bundles).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -77,6 +28,8 @@ pub struct WalkOptions {
     pub ignore_patterns: Vec<String>,
     /// Size cap in bytes; `0` means [`DEFAULT_MAX_FILE_BYTES`].
     pub max_file_bytes: u64,
+    /// The secrets rules and the state directory to keep out.
+    pub policy: Policy,
 }
 
 /// A file chosen for indexing.
@@ -162,6 +115,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
         let found = &found;
         let custom = &custom;
         let user_ignore = &user_ignore;
+        let policy = &opts.policy;
         Box::new(move |entry| {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -202,7 +156,17 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
                     WalkState::Continue
                 };
             }
-            if !ft.is_file() {
+            if ft.is_dir() {
+                // Credential directories, and the state directory when it lies inside a
+                // codebase: the index must never hold Satori's own files.
+                let own_state = policy.state_dir().is_some_and(|s| path == s);
+                return if own_state || policy.skips_dir(&rel_path) {
+                    WalkState::Skip
+                } else {
+                    WalkState::Continue
+                };
+            }
+            if !ft.is_file() || policy.path_rule(&rel_path).is_some() {
                 return WalkState::Continue;
             }
             let Some(language) = detect_language(&rel_path, custom) else {
@@ -287,14 +251,15 @@ fn normalized_extensions(extensions: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The built-in excludes ([`DEFAULT_EXCLUDED_DIRS`], [`DEFAULT_EXCLUDED_FILES`]) as walk
+/// The built-in excludes (the policy's VCS, dependency and generated directories, and its
+/// noise files) as walk
 /// overrides.
 fn default_excludes(root: &Path) -> Result<Override> {
     let mut overrides = OverrideBuilder::new(root);
-    for dir in DEFAULT_EXCLUDED_DIRS {
+    for dir in VCS_DIRS.iter().chain(DEPENDENCY_DIRS).chain(GENERATED_DIRS) {
         add_override(&mut overrides, &format!("!**/{dir}/"))?;
     }
-    for file in DEFAULT_EXCLUDED_FILES {
+    for file in NOISE_FILES {
         add_override(&mut overrides, &format!("!{file}"))?;
     }
     overrides.build().map_err(|e| Error::Pattern {
@@ -318,6 +283,7 @@ pub struct PathFilter {
     root_ignores: Vec<Gitignore>,
     user_ignore: Gitignore,
     custom: Vec<String>,
+    policy: Policy,
 }
 
 impl PathFilter {
@@ -338,6 +304,7 @@ impl PathFilter {
             root_ignores,
             user_ignore: user_ignore_matcher(root, &opts.ignore_patterns)?,
             custom: normalized_extensions(&opts.custom_extensions),
+            policy: opts.policy.clone(),
         })
     }
 
@@ -373,6 +340,10 @@ impl PathFilter {
         let exists = path.symlink_metadata().ok();
         let is_dir = exists.as_ref().is_some_and(|m| m.is_dir());
         let rel_path = to_slash(rel);
+        // Secrets by name are never walked either.
+        if self.policy.path_rule(&rel_path).is_some() || self.policy.skips_dir(&rel_path) {
+            return false;
+        }
         let language = detect_language(&rel_path, &self.custom);
         // A gone path with an extension was a file; without one it may have been a
         // directory.

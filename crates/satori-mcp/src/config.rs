@@ -25,6 +25,12 @@ pub struct Config {
     pub home: PathBuf,
     /// `READ_FILE_MAX_LINES` (default 1000).
     pub read_max_lines: usize,
+    /// `READ_FILE_MAX_BYTES` (default 1 MiB): the most `read_file` returns in one call.
+    pub read_max_bytes: usize,
+    /// `SATORI_ALLOW_SECRETS=true` lifts the secrets rules of the indexer and `read_file`.
+    pub allow_secrets: bool,
+    /// The user's home directory (`HOME`, `USERPROFILE`), refused as a codebase root.
+    pub user_home: Option<PathBuf>,
     /// `SATORI_READ_ANY_FILE=true` lifts the confinement of `read_file` to tracked roots.
     pub read_any_file: bool,
     /// `SATORI_SYNC_THRESHOLD_MS`: a search re-checks the tree when the last check is older
@@ -99,6 +105,27 @@ impl Config {
                     expected: "expected a positive integer".into(),
                 })?,
         };
+        let read_max_bytes = match var(env::READ_FILE_MAX_BYTES) {
+            None => 1024 * 1024,
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(ConfigError {
+                    name: env::READ_FILE_MAX_BYTES,
+                    value: v,
+                    expected: "expected a positive integer (bytes)".into(),
+                })?,
+        };
+        let allow_secrets = var(env::ALLOW_SECRETS).is_some_and(|v| {
+            matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
+        });
+        // The operating system's names for the user's home, not Satori settings.
+        let user_home = ["HOME", "USERPROFILE"]
+            .iter()
+            .find_map(|n| std::env::var_os(n).filter(|v| !v.is_empty()))
+            .map(PathBuf::from);
         let sync_threshold_ms = match var(env::SYNC_THRESHOLD_MS) {
             None => 180_000,
             Some(v) => v.trim().parse::<u64>().map_err(|_| ConfigError {
@@ -181,6 +208,9 @@ impl Config {
                 None => satori_core::Home::default_location().root().to_path_buf(),
             },
             read_max_lines,
+            read_max_bytes,
+            allow_secrets,
+            user_home,
             read_any_file,
             sync_threshold_ms,
             watch,

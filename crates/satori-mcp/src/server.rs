@@ -17,7 +17,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use satori_core::embed::Embeddings;
-use satori_core::{Engine, Home, Progress};
+use satori_core::{Engine, Home, Policy, Progress};
 
 use crate::config::Config;
 use crate::ctx::Ctx;
@@ -46,7 +46,9 @@ impl SatoriServer {
             config.hub.clone(),
         )
         .map_err(|e| format!("embedding model: {e}"))?;
-        let engine = Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning));
+        let policy = Policy::new(config.user_home.as_deref(), config.allow_secrets);
+        let engine =
+            Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning).with_policy(policy));
         engine.preload_model();
         // Leftovers of killed builds and interrupted clears go now, not at the next publish.
         engine.tidy();

@@ -15,6 +15,11 @@ pub const CLI_GUARD_RECOVERY: &str = "SATORI_CLI_GUARD_RECOVERY";
 pub const SERVER_BIN: &str = "SATORI_SERVER_BIN";
 /// Lines `read_file` returns without an explicit range.
 pub const READ_FILE_MAX_LINES: &str = "READ_FILE_MAX_LINES";
+/// Bytes `read_file` returns at most in one call (default 1 MiB); files larger than this are
+/// streamed, never loaded whole.
+pub const READ_FILE_MAX_BYTES: &str = "READ_FILE_MAX_BYTES";
+/// `true` lifts the secrets rules: files named or holding secrets are indexed and read.
+pub const ALLOW_SECRETS: &str = "SATORI_ALLOW_SECRETS";
 /// `true` lets `read_file` read outside indexed codebases.
 pub const READ_ANY_FILE: &str = "SATORI_READ_ANY_FILE";
 /// A search re-checks the working tree when the last check is older than this (ms).

@@ -14,6 +14,7 @@ use super::status::published_state;
 use crate::chunk::{ChunkOptions, ChunkedFile, chunk_file};
 use crate::embed::{Scratch, StaticModel, chunk_text};
 use crate::layout::{CodebaseDir, Manifest, ManifestFile, WriterLock};
+use crate::policy::Policy;
 use crate::state::{CodebaseState, IndexState, IndexStatus, Phase};
 use crate::store::{FileRecord, GenerationWriter, Row};
 use crate::util::{hash_parts, hash16, now_ms};
@@ -73,6 +74,12 @@ impl Engine {
     /// Starts a build: takes the writer lock and marks the codebase `indexing`. The returned
     /// job does the work when [`IndexJob::run`] is called (typically on a background thread).
     pub fn start_index(self: &Arc<Self>, root: &Path, opts: IndexOptions) -> Result<IndexJob> {
+        if let Some(refusal) = self.refuse_root(root) {
+            return Err(Error::RefusedRoot {
+                root: root.to_path_buf(),
+                refusal,
+            });
+        }
         let dir = self.home.codebase(root);
         let lock = self.lock_for_work(&dir, root)?;
         // Leftovers of killed builds and long-retired generations go before the new one.
@@ -211,7 +218,7 @@ impl IndexJob {
     ) -> Result<(PathBuf, Manifest, IndexSummary)> {
         let mut progress = Progress::starting();
         report(&progress, true);
-        let walked = walk::walk(&self.root, &walk_options(&self.opts))?;
+        let walked = walk::walk(&self.root, &walk_options(&self.opts, &self.engine.policy))?;
         walked.ensure_complete(&self.root)?;
         progress.files_total = walked.files.len() as u64;
         progress.phase = Phase::Chunking;
@@ -241,7 +248,8 @@ impl IndexJob {
         report: &mut impl FnMut(&Progress, bool),
     ) -> Result<(Manifest, IndexSummary)> {
         let mut writer = GenerationWriter::create(gen_dir, model.as_ref().map(|m| m.dim()))?;
-        let mut indexer = FileIndexer::new(model, self.engine.chunk_options, 0);
+        let mut indexer =
+            FileIndexer::new(model, self.engine.chunk_options, &self.engine.policy, 0);
         let mut file_list = Vec::with_capacity(walked.files.len());
         let total = walked.files.len() as u64;
         for batch in walked.files.chunks(BATCH_FILES) {
@@ -315,6 +323,8 @@ enum Prepared {
 pub(super) struct FileIndexer {
     model: Option<Arc<StaticModel>>,
     opts: ChunkOptions,
+    /// Files whose text holds a secret are skipped.
+    policy: Policy,
     /// When these files' chunks were produced.
     pub indexed_at: u64,
     /// Chunks in the generation so far (a derived one starts with the chunks it kept).
@@ -334,11 +344,13 @@ impl FileIndexer {
     pub(super) fn new(
         model: Option<Arc<StaticModel>>,
         opts: ChunkOptions,
+        policy: &Policy,
         chunks: u64,
     ) -> FileIndexer {
         FileIndexer {
             model,
             opts,
+            policy: policy.clone(),
             indexed_at: now_ms(),
             chunks,
             limit_reached: false,
@@ -358,11 +370,11 @@ impl FileIndexer {
         writer: &mut GenerationWriter<'_>,
         reuse: &(dyn Fn(&str, &str) -> Option<u32> + Sync),
     ) -> Result<Vec<ManifestFile>> {
-        let (model, opts) = (&self.model, &self.opts);
+        let (model, opts, policy) = (&self.model, &self.opts, &self.policy);
         let done: Vec<_> = batch
             .par_iter()
             .map_init(EmbedScratch::default, |scratch, f| {
-                (f, scratch.prepare(f, model.as_deref(), opts, reuse))
+                (f, scratch.prepare(f, model.as_deref(), opts, policy, reuse))
             })
             .collect();
         let mut entries = Vec::with_capacity(done.len());
@@ -445,6 +457,7 @@ impl EmbedScratch {
         f: &SourceFile,
         model: Option<&StaticModel>,
         opts: &ChunkOptions,
+        policy: &Policy,
         reuse: &(dyn Fn(&str, &str) -> Option<u32> + Sync),
     ) -> Prepared {
         let bytes = match std::fs::read(&f.abs_path) {
@@ -453,7 +466,7 @@ impl EmbedScratch {
             Err(_) => return Prepared::Unreadable,
         };
         let hash = hash16(&bytes);
-        let Some(text) = walk::decode_text(bytes) else {
+        let Some(text) = walk::decode_text(bytes).filter(|t| policy.admits(t)) else {
             return Prepared::Skipped { hash };
         };
         let chunked = chunk_file(&f.rel_path, f.language, &text, opts);
@@ -497,11 +510,12 @@ impl EmbedScratch {
 }
 
 /// The walk a build (or a sync's comparison) makes with `opts`.
-pub(super) fn walk_options(opts: &IndexOptions) -> WalkOptions {
+pub(super) fn walk_options(opts: &IndexOptions, policy: &Policy) -> WalkOptions {
     WalkOptions {
         custom_extensions: opts.custom_extensions.clone(),
         ignore_patterns: opts.ignore_patterns.clone(),
         max_file_bytes: 0,
+        policy: policy.clone(),
     }
 }
 

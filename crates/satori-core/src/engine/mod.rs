@@ -26,6 +26,7 @@ use crate::chunk::{ChunkOptions, Symbol, chunk_file};
 use crate::embed::{Embeddings, StaticModel};
 use crate::lang::Language;
 use crate::layout::{CodebaseDir, ExistingLock, Fingerprint, Home, Manifest, WriterLock};
+use crate::policy::{Policy, RootRefusal};
 use crate::search::{self, SearchContext, SearchOutcome, SearchRequest, SearchTuning};
 use crate::state::{IndexState, ReindexReason, StateStore};
 use crate::util::now_ms;
@@ -50,6 +51,7 @@ pub struct Engine {
     tuning: SearchTuning,
     open: Mutex<HashMap<PathBuf, Arc<search::Index>>>,
     chunk_options: ChunkOptions,
+    policy: Policy,
 }
 
 impl Engine {
@@ -59,12 +61,29 @@ impl Engine {
         Engine {
             store: StateStore::new(home.clone()),
             fingerprint: Fingerprint::of(embeddings.info()),
-            home,
             embeddings,
             tuning,
             open: Mutex::new(HashMap::new()),
             chunk_options: ChunkOptions::default(),
+            policy: Policy::default().with_state_dir(home.root()),
+            home,
         }
+    }
+
+    /// The same engine applying `policy` (its state directory is this engine's home).
+    pub fn with_policy(mut self, policy: Policy) -> Engine {
+        self.policy = policy.with_state_dir(self.home.root());
+        self
+    }
+
+    /// What may be tracked, indexed and read.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Why `root` (canonical) cannot be tracked as a codebase, if it cannot.
+    pub fn refuse_root(&self, root: &Path) -> Option<RootRefusal> {
+        self.policy.refuse_root(root)
     }
 
     /// Loads the embedding model on a background thread, so that the first search of a

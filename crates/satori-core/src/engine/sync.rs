@@ -20,6 +20,7 @@ use super::build::{
 };
 use super::status::published_state;
 use crate::layout::{CodebaseDir, Manifest, ManifestFile};
+use crate::policy::Policy;
 use crate::state::{IndexState, IndexStatus, Phase};
 use crate::store::GenerationWriter;
 use crate::util::{hash16, now_ms};
@@ -102,7 +103,7 @@ impl Engine {
         if ignore_signature(root, &opts) == m.ignore_signature {
             return Ok(Preflight::ReindexRequired);
         }
-        let report = walk::walk(root, &walk_options(&opts))?;
+        let report = walk::walk(root, &walk_options(&opts, &self.policy))?;
         let old: HashMap<&str, &ManifestFile> =
             m.file_list.iter().map(|f| (f.path.as_str(), f)).collect();
         // Only ignore rules changed when no file present both before and now has changed.
@@ -123,6 +124,12 @@ impl Engine {
     /// [`Error::RootVanished`]), since unread files must never count as removed.
     pub fn sync(self: &Arc<Self>, root: &Path, ctl: &SyncControl) -> Result<SyncSummary> {
         let started = Instant::now();
+        if let Some(refusal) = self.refuse_root(root) {
+            return Err(Error::RefusedRoot {
+                root: root.to_path_buf(),
+                refusal,
+            });
+        }
         let st = self
             .state(root)?
             .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
@@ -134,7 +141,7 @@ impl Engine {
             custom_extensions: st.custom_extensions.clone(),
             ignore_patterns: st.ignore_patterns.clone(),
         };
-        let mut plan = Plan::of(root, &m, &opts)?;
+        let mut plan = Plan::of(root, &m, &opts, &self.policy)?;
         let mut summary = SyncSummary::default();
         if plan.has_work() {
             if ctl.cancelled() {
@@ -147,7 +154,7 @@ impl Engine {
                 && now_dir != gen_dir
             {
                 m = now_m;
-                plan = Plan::of(root, &m, &opts)?;
+                plan = Plan::of(root, &m, &opts, &self.policy)?;
             }
             if plan.has_work() {
                 let derived = if st.index_status == Some(IndexStatus::LimitReached) {
@@ -214,7 +221,7 @@ impl Engine {
             custom_extensions: st.custom_extensions,
             ignore_patterns: st.ignore_patterns,
         };
-        PathFilter::new(root, &walk_options(&opts))
+        PathFilter::new(root, &walk_options(&opts, &self.policy))
     }
 
     /// Records that the index was just checked against the tree (nothing to do).
@@ -329,7 +336,7 @@ impl Engine {
             }
         }
         let reuse = |path: &str, hash: &str| reusable.get(path).and_then(|h| h.get(hash)).copied();
-        let mut indexer = FileIndexer::new(model, self.chunk_options, live);
+        let mut indexer = FileIndexer::new(model, self.chunk_options, &self.policy, live);
         let mut progress = Progress {
             phase: Phase::Chunking,
             files_done: 0,
@@ -432,8 +439,8 @@ struct Plan {
 impl Plan {
     /// Walks `root` and compares it with `m`. Fails when the walk could not see the whole
     /// tree: an unread directory's files are unknown, not removed.
-    fn of(root: &Path, m: &Manifest, opts: &IndexOptions) -> Result<Plan> {
-        let report = walk::walk(root, &walk_options(opts))?;
+    fn of(root: &Path, m: &Manifest, opts: &IndexOptions, policy: &Policy) -> Result<Plan> {
+        let report = walk::walk(root, &walk_options(opts, policy))?;
         report.ensure_complete(root)?;
         let ignore_signature = ignore_signature(root, opts);
         let mut old: HashMap<&str, &ManifestFile> =

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::Engine;
 use crate::Error;
 use crate::layout::Fingerprint;
+use crate::policy::RootRefusal;
 use crate::state::{CodebaseState, IndexState, Phase, ReindexReason};
 use crate::walk::to_slash;
 
@@ -60,6 +61,9 @@ pub enum Refusal {
         /// What is wrong, when the index is damaged (the damaged file and why).
         detail: Option<String>,
     },
+    /// The codebase is tracked at a root that may not be tracked (it was indexed before
+    /// the policy refused such roots): nothing inside it is searched or read.
+    Blocked { root: PathBuf, refusal: RootRefusal },
     /// The state file could not be read.
     State(Error),
 }
@@ -84,6 +88,9 @@ impl Engine {
         let Some((root, st)) = best else {
             return Err(Refusal::NotTracked);
         };
+        if let Some(refusal) = self.refuse_root(&root) {
+            return Err(Refusal::Blocked { root, refusal });
+        }
         let st = self.repair_if_stale(&root, st).map_err(Refusal::State)?;
         let searchable_while_indexing =
             st.state == IndexState::Indexing && st.searchable_during_indexing;

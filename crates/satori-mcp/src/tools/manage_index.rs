@@ -135,6 +135,24 @@ fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf
     })
 }
 
+/// The `blocked` answer for a directory that may not be tracked. It names the rule and,
+/// deliberately, offers no hint: there is no next step that would index this directory.
+fn refused_root(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str) -> Option<Env> {
+    let refusal = ctx.engine.refuse_root(root)?;
+    Some(
+        Env::new(
+            action,
+            shown,
+            Status::Blocked,
+            format!(
+                "Satori does not index '{shown}': {refusal}. Give the root directory of a project."
+            ),
+        )
+        .reason(reasons::ROOT_REFUSED)
+        .warn(&format!("{}:{}", warnings::ROOT_REFUSED, refusal.id())),
+    )
+}
+
 fn engine_error(action: ManageAction, shown: &str, e: &CoreError) -> Env {
     match e {
         CoreError::Busy(_) => Env::new(
@@ -201,6 +219,9 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
         Err(e) => return e,
     };
     let shown = display(&root);
+    if let Some(refused) = refused_root(ctx, ManageAction::Create, &root, &shown) {
+        return refused;
+    }
     let deadline = Instant::now() + CREATE_BUSY_WAIT;
     loop {
         let env = create_once(ctx, p, &root, &shown);
@@ -269,6 +290,9 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
         Err(e) => return e,
     };
     let shown = display(&root);
+    if let Some(refused) = refused_root(ctx, ManageAction::Reindex, &root, &shown) {
+        return refused;
+    }
     let st = match ctx.engine.state(&root) {
         Ok(Some(st)) => st,
         Ok(None) => return not_indexed(ManageAction::Reindex, &shown),
@@ -332,6 +356,9 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
 fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
     let root = canonical_or_normal(abs);
     let shown = display(&root);
+    if let Some(refused) = refused_root(ctx, ManageAction::Sync, &root, &shown) {
+        return refused;
+    }
     let st = match ctx.engine.state(&root) {
         Ok(Some(st)) => st,
         Ok(None) => return not_indexed(ManageAction::Sync, shown_in),
@@ -597,7 +624,12 @@ fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
             format!("The index of '{shown}' was removed."),
         )
         .state(IndexState::NotIndexed)
-        .hint(ManageAction::Create),
+        // A root that may not be tracked (cleared from an older state) is not offered again.
+        .with(|e| {
+            if ctx.engine.refuse_root(&root).is_none() {
+                e.hints.create = Some(manage_hint(ManageAction::Create, &shown));
+            }
+        }),
         Ok(false) => Env::new(
             ManageAction::Clear,
             shown_in,

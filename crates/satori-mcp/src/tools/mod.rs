@@ -2,6 +2,7 @@
 //! one-line invalid-arguments error), asks the engine, and answers with an envelope type of
 //! `satori-protocol`, filled through `to_proto`.
 
+mod lines;
 mod list_codebases;
 mod manage_index;
 mod read_file;

@@ -1,16 +1,20 @@
 //! `read_file`: line ranges with a truncation hint, symbol opening, an annotated mode with
-//! the file's outline, confinement to tracked codebases, and binary refusal.
+//! the file's outline, confinement to tracked codebases, the path and secrets policy of
+//! `satori_core::Policy`, binary refusal, and a byte cap (larger files are streamed).
+
+use std::io::Read;
+use std::path::Path;
 
 use rmcp::model::CallToolResult;
 
-use satori_core::{Purpose, Refusal, Symbol};
+use satori_core::{Purpose, Refusal, Rule, Symbol};
 use satori_protocol::envelope::{
     AnnotatedRead, Hint, IndexingProgress, OpenSymbolFailure, Outline, PlainRead, ReadFileNotReady,
     ReadHints, ReadWindow, Status,
 };
-use satori_protocol::{ManageAction, READ_FILE, ReadFileParams, ReadMode};
+use satori_protocol::{ManageAction, READ_FILE, ReadFileParams, ReadMode, env};
 
-use super::text;
+use super::{lines, text};
 use super::{reply, require_absolute};
 use crate::ctx::Ctx;
 use crate::to_proto::{self, display, manage_hint};
@@ -27,6 +31,8 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     if !abs.is_file() {
         return text(format!("Error: '{shown}' is not a file."), true);
     }
+    // Every check below is made on the resolved file: a link inside a codebase to a key
+    // elsewhere is judged as that key.
     let real = abs.canonicalize().unwrap_or_else(|_| abs.clone());
     let owner = match ctx.engine.target(&real, Purpose::Read) {
         Ok(t) => Some(t),
@@ -54,39 +60,81 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             );
             return reply(&answer, false);
         }
+        Err(Refusal::Blocked { root, refusal }) => {
+            return text(
+                format!(
+                    "Error: read_file refuses '{shown}': it is inside '{}', which Satori does not serve ({refusal}).",
+                    display(&root)
+                ),
+                true,
+            );
+        }
         // An unreadable state file confines reading as an untracked path does.
         Err(_) => None,
     };
     if owner.is_none() && !ctx.config.read_any_file {
-        return text(
-            format!(
-                "Error: '{shown}' is outside every indexed codebase, and read_file only reads inside them. Index its codebase with manage_index create, or start the server with SATORI_READ_ANY_FILE=true to read any file."
-            ),
-            true,
-        );
+        return text(outside_message(ctx, &real, &shown), true);
     }
-    let bytes = match std::fs::read(&real) {
-        Ok(b) => b,
+    // The path rules, on the name asked for and on the resolved path (relative to its
+    // codebase, so that a codebase inside a directory named like a rule still reads).
+    let resolved_rel = owner
+        .as_ref()
+        .and_then(|t| t.prefix.clone())
+        .unwrap_or_else(|| satori_core::to_slash(&real));
+    let asked_name = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let policy = ctx.engine.policy();
+    if let Some(rule) = policy
+        .path_rule(&resolved_rel)
+        .or_else(|| policy.path_rule(&asked_name))
+    {
+        return refused(&shown, &rule);
+    }
+    let file = match std::fs::File::open(&real) {
+        Ok(f) => f,
         Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
     };
-    if satori_core::looks_binary(&bytes) {
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    if let Err(e) = (&file).take(HEAD_BYTES as u64).read_to_end(&mut head) {
+        return text(format!("Error: cannot read '{shown}': {e}."), true);
+    }
+    if satori_core::looks_binary(&head) {
         return text(
             format!(
-                "Error: '{shown}' is a binary file ({} bytes); read_file returns text only.",
-                bytes.len()
+                "Error: '{shown}' is a binary file ({size} bytes); read_file returns text only."
             ),
             true,
         );
     }
-    let content = String::from_utf8_lossy(&bytes);
-    let lines = split_lines(&content);
     let rel = owner
         .and_then(|t| t.prefix)
         .unwrap_or_else(|| shown.clone());
+    let max_bytes = ctx.config.read_max_bytes;
+    // A file within the byte cap is read whole (its outline needs all of it); a larger one
+    // is streamed, and has no outline.
+    let whole = if size <= max_bytes as u64 {
+        let mut bytes = head;
+        if let Err(e) = (&file).read_to_end(&mut bytes) {
+            return text(format!("Error: cannot read '{shown}': {e}."), true);
+        }
+        let content = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some(rule) = policy.content_rule(&content) {
+            return refused(&shown, &rule);
+        }
+        Some(content)
+    } else {
+        None
+    };
+    let lines = whole.as_deref().map(split_lines);
 
     // The file's outline, computed on the spot from its current text.
-    let symbols: Option<Vec<Symbol>> =
-        Some(ctx.engine.outline(&rel, &content)).filter(|s| !s.is_empty());
+    let symbols: Option<Vec<Symbol>> = whole
+        .as_deref()
+        .map(|content| ctx.engine.outline(&rel, content))
+        .filter(|s| !s.is_empty());
 
     let (mut start, mut end) = (p.start_line, p.end_line);
     if let Some(open) = &p.open_symbol {
@@ -110,11 +158,18 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                     end = Some(one.end_line);
                 }
                 [] => {
+                    let message = if whole.is_some() {
+                        "No symbol in this file matches open_symbol; its id may be stale after an edit. Search again (or read with annotated mode) to get a fresh handle.".to_owned()
+                    } else {
+                        format!(
+                            "The file is larger than {max_bytes} bytes, so it has no outline to resolve open_symbol against; pass open_symbol.start_line or a line range instead."
+                        )
+                    };
                     let answer = OpenSymbolFailure {
                         status: Status::NotFound,
                         path: shown,
                         file: rel,
-                        message: "No symbol in this file matches open_symbol; its id may be stale after an edit. Search again (or read with annotated mode) to get a fresh handle.".to_owned(),
+                        message,
                         matches: Vec::new(),
                         warnings: Vec::new(),
                         hints: ReadHints::default(),
@@ -137,18 +192,57 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         }
     }
 
-    let total = lines.len();
     let max = ctx.config.read_max_lines;
-    let (from, to, truncated) = window(total, start, end, max);
-    let mut body = lines
-        .get(from.saturating_sub(1)..to.min(total))
-        .map(|l| l.join("\n"))
-        .unwrap_or_default();
-    if truncated {
-        body.push_str(&format!(
-            "\n\n(File truncated at line {to}. To read more, call read_file with path=\"{shown}\" and start_line={}.)",
-            to + 1
-        ));
+    let (total, from, to, truncated, mut body, cut) = match &lines {
+        Some(lines) => {
+            let total = lines.len();
+            let (from, to, truncated) = window(total, start, end, max);
+            let body = lines
+                .get(from.saturating_sub(1)..to.min(total))
+                .map(|l| l.join("\n"))
+                .unwrap_or_default();
+            (total, from, to, truncated, body, None)
+        }
+        None => {
+            let counted = std::fs::File::open(&real).and_then(lines::count_lines);
+            let total = match counted {
+                Ok(n) => n,
+                Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
+            };
+            let (from, to, truncated) = window(total, start, end, max);
+            let streamed =
+                std::fs::File::open(&real).and_then(|f| lines::window(f, from, to, max_bytes));
+            let w = match streamed {
+                Ok(w) => w,
+                Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
+            };
+            if let Some(rule) = policy.content_rule(&w.text) {
+                return refused(&shown, &rule);
+            }
+            let cut = (w.capped).then_some(w.line_cut);
+            (total, from, w.to.min(to), truncated, w.text, cut)
+        }
+    };
+    match cut {
+        Some(true) => {
+            body.push_str(&format!(
+                "\n\n(Line {to} is longer than READ_FILE_MAX_BYTES ({max_bytes} bytes); only its start is shown. To read on, call read_file with path=\"{shown}\" and start_line={}.)",
+                to + 1
+            ));
+        }
+        Some(false) => {
+            body.push_str(&format!(
+                "\n\n(File truncated at line {to}: READ_FILE_MAX_BYTES ({max_bytes} bytes) reached. To read more, call read_file with path=\"{shown}\" and start_line={}.)",
+                to + 1
+            ));
+        }
+        None if truncated => {
+            body.push_str(&format!(
+                "\n\n(File truncated at line {to}. To read more, call read_file with path=\"{shown}\" and start_line={}.)",
+                to + 1
+            ));
+        }
+        None => {}
     }
     let span = ReadWindow {
         start_line: u32::try_from(from).unwrap_or(u32::MAX),
@@ -201,6 +295,42 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             reply(&answer, false)
         }
     }
+}
+
+/// Bytes read first to tell text from binary (the heuristic looks at the first 8 KiB).
+const HEAD_BYTES: usize = 8192;
+
+/// The refusal of a file the policy keeps out, naming the rule; secrets rules name the
+/// opt-out the user (not the caller) can set.
+fn refused(shown: &str, rule: &Rule) -> CallToolResult {
+    let lift = if rule.is_secret() {
+        format!(
+            " Files that look like secrets are never returned; the user can start the server with {}=true to lift this rule.",
+            env::ALLOW_SECRETS
+        )
+    } else {
+        String::new()
+    };
+    text(
+        format!("Error: read_file refuses '{shown}': {rule}.{lift}"),
+        true,
+    )
+}
+
+/// Why a file outside every tracked codebase is not read. Indexing is suggested only when
+/// the file's directory could be indexed: never for `/etc/shadow` or `~/.bashrc`.
+fn outside_message(ctx: &Ctx, real: &Path, shown: &str) -> String {
+    let base = format!(
+        "Error: '{shown}' is outside every indexed codebase, and read_file only reads inside them."
+    );
+    let dir = real.parent().unwrap_or(real);
+    if ctx.engine.refuse_root(dir).is_some() {
+        return base;
+    }
+    format!(
+        "{base} Index its codebase with manage_index create, or start the server with {}=true to read any file.",
+        env::READ_ANY_FILE
+    )
 }
 
 /// Lines split on `\n` or `\r\n`, a trailing empty line dropped.

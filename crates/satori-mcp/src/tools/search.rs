@@ -53,6 +53,17 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
         Err(Refusal::State(e)) => {
             return reply(&answer(Status::Error, None, e.to_string()), true);
         }
+        Err(Refusal::Blocked { root, refusal }) => {
+            let v = answer(
+                Status::Blocked,
+                Some(reasons::ROOT_REFUSED),
+                format!(
+                    "'{}' is tracked, but Satori no longer serves it: {refusal}. Remove its index with manage_index clear.",
+                    display(&root)
+                ),
+            );
+            return reply(&v, false);
+        }
         Err(Refusal::NotTracked) => {
             let mut v = answer(
                 Status::NotIndexed,

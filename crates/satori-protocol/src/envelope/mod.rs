@@ -116,10 +116,18 @@ pub mod reasons {
     pub const SEARCH_FAILED: &str = "search_failed";
     /// The request was cancelled (or the server is shutting down) before it finished.
     pub const CANCELLED: &str = "cancelled";
+    /// The directory may not be tracked as a codebase (the filesystem root, a system
+    /// directory, the home directory itself, Satori's state directory).
+    pub const ROOT_REFUSED: &str = "root_refused";
+    /// The path lies outside every root the MCP client declared.
+    pub const OUTSIDE_CLIENT_ROOTS: &str = "outside_client_roots";
 }
 
 /// Stable warning codes (`CODE` or `CODE:detail`).
 pub mod warnings {
+    /// The directory may not be tracked (`ROOT_REFUSED:<rule>`, the rule being
+    /// `filesystem_root`, `system_directory`, `home_directory` or `satori_home`).
+    pub const ROOT_REFUSED: &str = "ROOT_REFUSED";
     /// A reindex was refused: only ignore rules changed.
     pub const REINDEX_UNNECESSARY_IGNORE_ONLY: &str = "REINDEX_UNNECESSARY_IGNORE_ONLY";
     /// The reindex preflight could not decide; the reindex went ahead.

@@ -24,7 +24,10 @@ pub const DESCRIPTION: &str = concat!(
     "mode=\"plain\" (default) returns the text itself; mode=\"annotated\" returns JSON ",
     "{path, mode, content, outlineStatus, outline, hasMore} where outline lists the symbols of the ",
     "file. open_symbol opens one symbol by the symbolId/symbolLabel of a search result instead of ",
-    "a line range. Only files inside tracked codebases can be read. While a codebase is being ",
+    "a line range. Only files inside tracked codebases can be read, and never secrets (.env, ",
+    "private keys, credential files, files holding tokens), VCS internals or dependency ",
+    "directories: those answer with an error naming the rule. Long windows are also cut at a ",
+    "byte cap, with the same continuation note. While a codebase is being ",
     "indexed for the first time the answer is JSON with status \"not_ready\" and a hint to poll ",
     "manage_index status."
 );
