@@ -1,6 +1,7 @@
 //! The shared state every request reaches: the engine, the configuration, background jobs,
-//! syncs in flight, diagnostics and the changed-files cache. Its own module so that the router (`server`) and
-//! the handlers (`tools`) both depend on it and not on each other.
+//! syncs in flight, diagnostics, the changed-files cache and the client's roots. Its own
+//! module so that the router (`server`) and the handlers (`tools`) both depend on it and not
+//! on each other.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use crate::changed::ChangedCache;
 use crate::config::Config;
 use crate::jobs::Jobs;
 use crate::logging::Log;
+use crate::roots::ClientRoots;
 use crate::syncs::Syncs;
 
 /// Shared state of every request.
@@ -27,6 +29,8 @@ pub(crate) struct Ctx {
     /// Signalled when the set of indexed codebases may have changed (a build ended, an
     /// index was cleared), so the watcher revisits what it watches.
     pub roots_changed: Arc<tokio::sync::Notify>,
+    /// The directories the client allows, when it declares the `roots` capability.
+    pub client_roots: ClientRoots,
 }
 
 impl Ctx {

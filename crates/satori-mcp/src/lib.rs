@@ -15,6 +15,7 @@ mod ctx;
 pub mod guard;
 mod jobs;
 mod logging;
+mod roots;
 pub mod server;
 mod syncs;
 mod to_proto;

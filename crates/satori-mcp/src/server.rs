@@ -14,7 +14,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
     ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use satori_core::embed::Embeddings;
 use satori_core::{Engine, Home, Policy, Progress};
@@ -23,6 +23,7 @@ use crate::config::Config;
 use crate::ctx::Ctx;
 use crate::jobs::Jobs;
 use crate::logging::{Log, RequestLog};
+use crate::roots;
 use crate::syncs::{Caller, Syncs};
 use crate::tools;
 use crate::watch::{self, Background};
@@ -63,9 +64,25 @@ impl SatoriServer {
                 log,
                 changed_cache: Default::default(),
                 roots_changed,
+                client_roots: Default::default(),
             }),
             tools: Arc::new(advertised_tools()),
         })
+    }
+
+    /// Asks the client for its roots when it declared the capability: once (`again` false),
+    /// or again because the client said they changed. The answer arrives on its own task,
+    /// so the notification that triggered it is not held up.
+    fn learn_roots(&self, peer: &Peer<RoleServer>, again: bool) {
+        if !roots::declared(peer) {
+            return;
+        }
+        if !self.ctx.client_roots.expect() && !again {
+            return;
+        }
+        let ctx = Arc::clone(&self.ctx);
+        let peer = peer.clone();
+        tokio::spawn(async move { roots::refresh(&ctx.client_roots, &peer).await });
     }
 
     /// The server's diagnostics sink.
@@ -210,11 +227,21 @@ impl ServerHandler for SatoriServer {
         self.tools.iter().find(|t| t.name == name).cloned()
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.learn_roots(&context.peer, false);
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.learn_roots(&context.peer, true);
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // A call can overtake the `initialized` notification: ask for the roots here too.
+        self.learn_roots(&context.peer, false);
         let request_log = RequestLog::asked_by(&context);
         let (caller, forwarder) = caller_of(&context);
         let result = self

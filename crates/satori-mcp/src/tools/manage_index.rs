@@ -135,9 +135,21 @@ fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf
     })
 }
 
-/// The `blocked` answer for a directory that may not be tracked. It names the rule and,
-/// deliberately, offers no hint: there is no next step that would index this directory.
+/// The `blocked` answer for a directory that may not be tracked (outside the client's roots,
+/// or refused by the policy). It names the rule and, deliberately, offers no hint: there is
+/// no next step that would index this directory.
 fn refused_root(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str) -> Option<Env> {
+    if let Err(outside) = ctx.client_roots.check(root) {
+        return Some(
+            Env::new(
+                action,
+                shown,
+                Status::Blocked,
+                format!("Satori does not index here: {}.", outside.describe(shown)),
+            )
+            .reason(reasons::OUTSIDE_CLIENT_ROOTS),
+        );
+    }
     let refusal = ctx.engine.refuse_root(root)?;
     Some(
         Env::new(

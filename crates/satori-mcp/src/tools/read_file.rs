@@ -34,6 +34,15 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     // Every check below is made on the resolved file: a link inside a codebase to a key
     // elsewhere is judged as that key.
     let real = abs.canonicalize().unwrap_or_else(|_| abs.clone());
+    if let Err(outside) = ctx.client_roots.check(&real) {
+        return text(
+            format!(
+                "Error: read_file refuses '{shown}': {}.",
+                outside.describe(&shown)
+            ),
+            true,
+        );
+    }
     let owner = match ctx.engine.target(&real, Purpose::Read) {
         Ok(t) => Some(t),
         Err(Refusal::Indexing {

@@ -48,6 +48,17 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
         hints: SearchHints::default(),
         compatibility: None,
     };
+    if let Err(outside) = ctx.client_roots.check(&target) {
+        let v = answer(
+            Status::Blocked,
+            Some(reasons::OUTSIDE_CLIENT_ROOTS),
+            format!(
+                "Satori does not search here: {}.",
+                outside.describe(&p.path)
+            ),
+        );
+        return reply(&v, false);
+    }
     let t = match ctx.engine.target(&target, Purpose::Search) {
         Ok(t) => t,
         Err(Refusal::State(e)) => {
