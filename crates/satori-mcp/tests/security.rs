@@ -347,6 +347,27 @@ async fn the_opt_out_lifts_secrets_rules_only() {
     assert!(!files.iter().any(|f| f.starts_with(".git/")), "{v}");
 }
 
+#[tokio::test]
+async fn satori_s_own_files_are_never_read() {
+    // Even with reads unconfined, the state directory stays closed.
+    let h = Harness::new(|c| c.read_any_file = true).await;
+    h.create_and_wait().await;
+    let state = h.state_home.join("state.json");
+    assert!(state.is_file());
+    let (is_error, text) = h.read(&state).await;
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("inside Satori's own state directory"),
+        "{text}"
+    );
+    // Reads outside codebases are what the opt-in allows; the secrets rules still hold.
+    let (is_error, text) = h.read(&h.repo.join("src/app.py")).await;
+    assert!(!is_error, "{text}");
+    let (is_error, text) = h.read(&h.user_home.join(".ssh/id_rsa")).await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("'.ssh/**'"), "{text}");
+}
+
 /// Writes `lines` numbered lines (`line 1`, ...) to `path`.
 fn numbered(path: &Path, lines: usize) {
     let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());

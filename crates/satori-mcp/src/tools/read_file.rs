@@ -95,8 +95,12 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let policy = ctx.engine.policy();
-    if let Some(rule) = policy
-        .path_rule(&resolved_rel)
+    // Satori's own files (indexes, state) are never content to return, even when
+    // `SATORI_HOME` lies inside a codebase or reads are not confined.
+    let own_state = policy.state_dir().is_some_and(|s| real.starts_with(s));
+    if let Some(rule) = own_state
+        .then_some(Rule::StateDirectory)
+        .or_else(|| policy.path_rule(&resolved_rel))
         .or_else(|| policy.path_rule(&asked_name))
     {
         return refused(&shown, &rule);
