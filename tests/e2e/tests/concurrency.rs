@@ -14,6 +14,8 @@ struct Outcome {
     code: i32,
     status: String,
     state: String,
+    /// The envelope's message: shown when an outcome is not allowed, never compared.
+    message: String,
 }
 
 fn cli(home: &Path, tool: &str, args: &Value) -> Outcome {
@@ -38,6 +40,7 @@ fn cli(home: &Path, tool: &str, args: &Value) -> Outcome {
         code: out.status.code().unwrap_or(-1),
         status: text("status"),
         state: text("state"),
+        message: text("message"),
     }
 }
 

@@ -123,6 +123,21 @@ impl Engine {
     /// does a scan that could not read the whole tree ([`Error::ScanIncomplete`],
     /// [`Error::RootVanished`]), since unread files must never count as removed.
     pub fn sync(self: &Arc<Self>, root: &Path, ctl: &SyncControl) -> Result<SyncSummary> {
+        let outcome = self.sync_tracked(root, ctl);
+        // A `clear` that removed the index while the sync read it leaves io errors about
+        // vanished files: what happened is that there is no index any more.
+        match outcome {
+            Err(Error::Io { .. } | Error::Corrupt { .. })
+                if !self.home.codebase(root).path().exists()
+                    || !self.store.load()?.codebases.contains_key(root) =>
+            {
+                Err(Error::IndexMissing(root.to_path_buf()))
+            }
+            other => other,
+        }
+    }
+
+    fn sync_tracked(self: &Arc<Self>, root: &Path, ctl: &SyncControl) -> Result<SyncSummary> {
         let started = Instant::now();
         if let Some(refusal) = self.refuse_root(root) {
             return Err(Error::RefusedRoot {

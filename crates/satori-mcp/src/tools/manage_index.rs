@@ -176,6 +176,8 @@ fn engine_error(action: ManageAction, shown: &str, e: &CoreError) -> Env {
         .state(IndexState::Indexing)
         .reason(reasons::INDEXING)
         .hint(ManageAction::Status),
+        // Cleared (by another call or process) while this one ran.
+        CoreError::IndexMissing(_) => not_indexed(action, shown),
         other => Env::new(action, shown, Status::Error, format!("{other}"))
             .reason(reasons::ENGINE_ERROR)
             .error(),

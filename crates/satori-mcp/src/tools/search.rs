@@ -196,6 +196,19 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
             telemetry(ctx, &p, &root, None, started, Some(&e.to_string()));
             return reply(&v, false);
         }
+        Err(satori_core::Error::IndexMissing(_)) => {
+            // Cleared (by another call or process) between the gate and the search.
+            let mut v = answer(
+                Status::NotIndexed,
+                Some(reasons::NOT_INDEXED),
+                format!(
+                    "'{root_shown}' has no index any more (it was cleared while this search ran). Index it again with manage_index create."
+                ),
+            );
+            v.hints.create = Some(manage_hint(ManageAction::Create, &root_shown));
+            telemetry(ctx, &p, &root, None, started, Some("index cleared"));
+            return reply(&v, false);
+        }
         Err(e) => {
             let mut v = answer(
                 Status::Error,
