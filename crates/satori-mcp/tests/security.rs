@@ -1,6 +1,7 @@
 //! Confinement and secrets through the server, in memory: roots that may not be tracked,
 //! files that are never read or indexed (VCS internals, dependencies, secrets by name and by
-//! content, links to them), roots tracked before the policy, and reads of huge files.
+//! content, links to them), roots tracked before the policy, reads of huge files, and files
+//! that are not regular or read on past their size.
 //!
 //! Token-shaped strings are assembled at run time so that this file holds none itself.
 
@@ -462,4 +463,85 @@ async fn huge_files_are_streamed_with_a_byte_cap() {
         &text[text.len() - 300..]
     );
     assert!(text.contains("start_line=2.)"));
+}
+
+/// Files whose size at the check says nothing of what a read returns: a named pipe (with a
+/// writer pouring far more than the cap into it, or with no writer at all) is refused at
+/// once, and a file that reports a size of 0 yet reads on stays within the byte cap — as any
+/// file that grows between the size check and the read must.
+#[cfg(unix)]
+#[tokio::test]
+async fn reads_stay_bounded_whatever_the_file_does() {
+    let cap = 64;
+    let h = Harness::new(|c| {
+        c.read_max_bytes = cap;
+        c.read_any_file = true;
+    })
+    .await;
+    h.create_and_wait().await;
+
+    #[track_caller]
+    fn check(label: &str, r: &CallToolResult, cap: usize, refusal: Option<&str>) {
+        let text = &r.content[0].as_text().unwrap().text;
+        match refusal {
+            Some(words) => {
+                assert_eq!(r.is_error, Some(true), "{label}: {text}");
+                assert!(text.contains(words), "{label}: {text}");
+            }
+            None => {
+                assert_ne!(r.is_error, Some(true), "{label}: {text}");
+                // The file's lines, then the notice of the cap.
+                let (lines, notice) = text.rsplit_once("\n\n(").unwrap();
+                assert!(lines.len() <= cap, "{label}: {} bytes: {text}", lines.len());
+                assert!(
+                    notice.contains(&format!("READ_FILE_MAX_BYTES ({cap} bytes) reached")),
+                    "{label}: {text}"
+                );
+                let v = r.structured_content.as_ref().unwrap();
+                assert_eq!(v["hasMore"], true, "{label}: {v}");
+            }
+        }
+    }
+
+    let pipe = |name: &str| {
+        let path = h.repo.join(name);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        path
+    };
+    let refused = "is a named pipe (FIFO), not a regular file";
+    let silent = pipe("silent.fifo");
+    let r = h.call("read_file", json!({"path": silent})).await;
+    check("a pipe with no writer", &r, cap, Some(refused));
+
+    let pouring = pipe("pouring.fifo");
+    let writer = {
+        let path = pouring.clone();
+        std::thread::spawn(move || {
+            // Blocks until a reader opens the pipe, then writes far more than the cap.
+            let mut w = std::fs::OpenOptions::new().write(true).open(path)?;
+            let block = vec![b'x'; 64 * 1024];
+            for _ in 0..256 {
+                w.write_all(&block)?;
+            }
+            std::io::Result::Ok(())
+        })
+    };
+    let r = h.call("read_file", json!({"path": pouring})).await;
+    check("a pipe with a writer", &r, cap, Some(refused));
+    // Let the writer go: meet it at the pipe and hang up, so its next write fails.
+    drop(std::fs::File::open(&pouring));
+    let _ = writer.join();
+
+    // Linux reports a size of 0 for its process files, which read on for kilobytes.
+    #[cfg(target_os = "linux")]
+    {
+        let r = h
+            .call("read_file", json!({"path": "/proc/self/status"}))
+            .await;
+        check("a file larger than its size", &r, cap, None);
+    }
 }

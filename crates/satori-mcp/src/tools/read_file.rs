@@ -2,7 +2,8 @@
 //! the file's outline, confinement to tracked codebases, the path and secrets policy of
 //! `satori_core::Policy`, binary refusal, and a byte cap (larger files are streamed).
 
-use std::io::Read;
+use std::fs::{File, Metadata};
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use rmcp::model::CallToolResult;
@@ -28,8 +29,11 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     if !abs.exists() {
         return text(format!("Error: File '{shown}' not found."), true);
     }
-    if !abs.is_file() {
-        return text(format!("Error: '{shown}' is not a file."), true);
+    if let Some(refusal) = std::fs::metadata(&abs)
+        .ok()
+        .and_then(|m| not_regular(&shown, &m))
+    {
+        return refusal;
     }
     // Every check below is made on the resolved file: a link inside a codebase to a key
     // elsewhere is judged as that key.
@@ -105,11 +109,19 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     {
         return refused(&shown, &rule);
     }
-    let file = match std::fs::File::open(&real) {
+    let file = match open_regular(&real) {
         Ok(f) => f,
         Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
     };
-    let size = file.metadata().map_or(0, |m| m.len());
+    // The path may have been replaced since it was checked: what counts is what is open.
+    let meta = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
+    };
+    if let Some(refusal) = not_regular(&shown, &meta) {
+        return refusal;
+    }
+    let size = meta.len();
     let mut head = Vec::with_capacity(HEAD_BYTES);
     if let Err(e) = (&file).take(HEAD_BYTES as u64).read_to_end(&mut head) {
         return text(format!("Error: cannot read '{shown}': {e}."), true);
@@ -127,17 +139,24 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         .unwrap_or_else(|| shown.clone());
     let max_bytes = ctx.config.read_max_bytes;
     // A file within the byte cap is read whole (its outline needs all of it); a larger one
-    // is streamed, and has no outline.
-    let whole = if size <= max_bytes as u64 {
+    // is streamed, and has no outline. The size is only what the file said when asked: the
+    // read itself stops one byte past the cap, so a file that grew since (or that reports
+    // no size, as `/proc` files do) is streamed too, and memory stays bounded.
+    let whole = if size <= max_bytes as u64 && head.len() <= max_bytes {
         let mut bytes = head;
-        if let Err(e) = (&file).read_to_end(&mut bytes) {
+        let room = (max_bytes + 1 - bytes.len()) as u64;
+        if let Err(e) = (&file).take(room).read_to_end(&mut bytes) {
             return text(format!("Error: cannot read '{shown}': {e}."), true);
         }
-        let content = String::from_utf8_lossy(&bytes).into_owned();
-        if let Some(rule) = policy.content_rule(&content) {
-            return refused(&shown, &rule);
+        if bytes.len() <= max_bytes {
+            let content = String::from_utf8_lossy(&bytes).into_owned();
+            if let Some(rule) = policy.content_rule(&content) {
+                return refused(&shown, &rule);
+            }
+            Some(content)
+        } else {
+            None
         }
-        Some(content)
     } else {
         None
     };
@@ -217,14 +236,16 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             (total, from, to, truncated, body, None)
         }
         None => {
-            let counted = std::fs::File::open(&real).and_then(lines::count_lines);
+            // Both passes read the file already open and checked, never the path again.
+            let counted = (&file).rewind().and_then(|()| lines::count_lines(&file));
             let total = match counted {
                 Ok(n) => n,
                 Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
             };
             let (from, to, truncated) = window(total, start, end, max);
-            let streamed =
-                std::fs::File::open(&real).and_then(|f| lines::window(f, from, to, max_bytes));
+            let streamed = (&file)
+                .rewind()
+                .and_then(|()| lines::window(&file, from, to, max_bytes));
             let w = match streamed {
                 Ok(w) => w,
                 Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
@@ -308,6 +329,50 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             reply(&answer, false)
         }
     }
+}
+
+/// Opens `path` for reading without waiting: a path replaced by a named pipe after it was
+/// checked must not hold the call until some writer appears (the open file is checked
+/// again, and only a regular file is read).
+fn open_regular(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// The refusal of anything but a regular file, naming what it is: a named pipe, a socket or
+/// a device has no size to cap and may never end (or never start) its data.
+fn not_regular(shown: &str, meta: &Metadata) -> Option<CallToolResult> {
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return None;
+    }
+    if ft.is_dir() {
+        return Some(text(format!("Error: '{shown}' is not a file."), true));
+    }
+    let mut kind = "a special file";
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            kind = "a named pipe (FIFO)";
+        } else if ft.is_socket() {
+            kind = "a socket";
+        } else if ft.is_block_device() || ft.is_char_device() {
+            kind = "a device";
+        }
+    }
+    Some(text(
+        format!(
+            "Error: '{shown}' is {kind}, not a regular file; read_file reads regular files only."
+        ),
+        true,
+    ))
 }
 
 /// Bytes read first to tell text from binary (the heuristic looks at the first 8 KiB).
