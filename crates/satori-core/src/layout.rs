@@ -500,6 +500,10 @@ pub struct Manifest {
     pub ignore_patterns: Vec<String>,
     /// Hash of the ignore rules in force (`.gitignore`, `.satoriignore`, patterns).
     pub ignore_signature: String,
+    /// The policy the index was built under ([`crate::Policy::signature`]); empty in indexes
+    /// built before the policy existed, which therefore never match it.
+    #[serde(default)]
+    pub policy: String,
     pub file_list: Vec<ManifestFile>,
 }
 
@@ -550,6 +554,7 @@ mod tests {
             custom_extensions: vec![],
             ignore_patterns: vec![],
             ignore_signature: String::new(),
+            policy: String::new(),
             file_list: vec![],
         }
     }

@@ -1,14 +1,15 @@
 //! The engine façade against a real home and a real (lexical-only) index: the gate that
-//! answers whether a path can be searched or read, and the outline of a file.
+//! answers whether a path can be searched or read, the outline of a file, and the full
+//! rebuild of an index built under other policy rules.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use satori_core::embed::Embeddings;
-use satori_core::search::SearchTuning;
+use satori_core::search::{Scope, SearchRequest, SearchTuning};
 use satori_core::{
-    Engine, Error, Home, IndexOptions, IndexState, Phase, Purpose, Refusal, ReindexReason,
+    Engine, Error, Home, IndexOptions, IndexState, Phase, Policy, Purpose, Refusal, ReindexReason,
     StateStore, SymbolKind, SyncControl,
 };
 
@@ -326,4 +327,122 @@ fn outline_lists_the_definitions_with_ids_of_the_given_path() {
             .outline(Path::new("src/empty.rs").to_str().unwrap(), "")
             .is_empty()
     );
+}
+
+/// An engine over the fixture's home whose policy allows secrets or not.
+fn engine_with_secrets(f: &Fixture, allow_secrets: bool) -> Arc<Engine> {
+    Arc::new(
+        Engine::new(
+            f.home.clone(),
+            Arc::new(Embeddings::disabled()),
+            SearchTuning::default(),
+        )
+        .with_policy(Policy::new(None, allow_secrets)),
+    )
+}
+
+/// The files a search for `word` finds, in every kind of file.
+fn found(engine: &Engine, root: &Path, word: &str) -> Vec<String> {
+    let req = SearchRequest {
+        query: word.to_owned(),
+        scope: Scope::Mixed,
+        limit: 20,
+        ..SearchRequest::default()
+    };
+    let mut files: Vec<String> = engine
+        .search(root, &req)
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.file)
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+#[test]
+fn an_index_built_under_other_policy_rules_is_rebuilt_by_its_next_sync() {
+    /// How the index was built, and how it is synced.
+    struct Case {
+        label: &'static str,
+        built_allowing_secrets: bool,
+        /// The manifest lacks the policy, as a version before the policy wrote it.
+        before_the_policy: bool,
+        synced_allowing_secrets: bool,
+    }
+    #[track_caller]
+    fn check(case: Case) {
+        let label = case.label;
+        let f = fixture();
+        // A secret by content only: the walk lists it under every policy, so only the policy
+        // recorded with the index can tell the sync that the index holds it (or lacks it).
+        let armour = "-----";
+        let material = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
+        std::fs::write(
+            f.root.join("notes.txt"),
+            format!("zebracorn\n{armour}BEGIN PRIVATE KEY{armour}\n{material}\n{material}\n"),
+        )
+        .unwrap();
+        std::fs::write(f.root.join("src/zebra.rs"), "pub fn zebracorn() {}\n").unwrap();
+        let built = engine_with_secrets(&f, case.built_allowing_secrets);
+        built
+            .start_index(&f.root, IndexOptions::default())
+            .unwrap()
+            .run(|_| {})
+            .unwrap();
+        if case.before_the_policy {
+            let (gen_dir, _) = f.home.codebase(&f.root).current().unwrap();
+            let path = gen_dir.join("manifest.json");
+            let mut m: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            assert!(
+                m.as_object_mut().unwrap().remove("policy").is_some(),
+                "{label}: the manifest records its policy"
+            );
+            std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+        }
+        let synced = engine_with_secrets(&f, case.synced_allowing_secrets);
+        let rules_changed =
+            case.before_the_policy || case.built_allowing_secrets != case.synced_allowing_secrets;
+        let summary = synced.sync(&f.root, &SyncControl::default()).unwrap();
+        assert_eq!(summary.rebuilt, rules_changed, "{label}: {summary:?}");
+        assert!(!summary.derived, "{label}: {summary:?}");
+        let mut expected = vec!["src/zebra.rs".to_owned()];
+        if case.synced_allowing_secrets {
+            expected.insert(0, "notes.txt".to_owned());
+        }
+        assert_eq!(found(&synced, &f.root, "zebracorn"), expected, "{label}");
+        // The rebuilt index records the rules it was built under: nothing more to do.
+        let again = synced.sync(&f.root, &SyncControl::default()).unwrap();
+        assert!(!again.rebuilt && !again.derived, "{label}: {again:?}");
+    }
+    for case in [
+        Case {
+            label: "built before the policy",
+            built_allowing_secrets: true,
+            before_the_policy: true,
+            synced_allowing_secrets: false,
+        },
+        Case {
+            label: "built with the opt-out, synced without",
+            built_allowing_secrets: true,
+            before_the_policy: false,
+            synced_allowing_secrets: false,
+        },
+        Case {
+            label: "the opt-out turned on",
+            built_allowing_secrets: false,
+            before_the_policy: false,
+            synced_allowing_secrets: true,
+        },
+        Case {
+            label: "the same rules",
+            built_allowing_secrets: false,
+            before_the_policy: false,
+            synced_allowing_secrets: false,
+        },
+    ] {
+        check(case);
+    }
 }

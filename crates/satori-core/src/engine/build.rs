@@ -285,6 +285,7 @@ impl IndexJob {
             custom_extensions: self.opts.custom_extensions.clone(),
             ignore_patterns: self.opts.ignore_patterns.clone(),
             ignore_signature: ignore_signature(&self.root, &self.opts),
+            policy: self.engine.policy.signature(),
             file_list,
         };
         let summary = IndexSummary {

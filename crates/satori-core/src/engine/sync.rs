@@ -100,7 +100,9 @@ impl Engine {
             custom_extensions: m.custom_extensions.clone(),
             ignore_patterns: m.ignore_patterns.clone(),
         };
-        if ignore_signature(root, &opts) == m.ignore_signature {
+        if m.policy != self.policy.signature()
+            || ignore_signature(root, &opts) == m.ignore_signature
+        {
             return Ok(Preflight::ReindexRequired);
         }
         let report = walk::walk(root, &walk_options(&opts, &self.policy))?;
@@ -172,7 +174,12 @@ impl Engine {
                 plan = Plan::of(root, &m, &opts, &self.policy)?;
             }
             if plan.has_work() {
-                let derived = if st.index_status == Some(IndexStatus::LimitReached) {
+                // An index built under other policy rules may hold files the rules now keep
+                // out by their content (or lack ones they now let in), which a derive, reading
+                // only changed files, would never notice: it is rebuilt in full.
+                let full =
+                    st.index_status == Some(IndexStatus::LimitReached) || plan.policy_changed;
+                let derived = if full {
                     None
                 } else {
                     match self.derive(root, &dir, &m, &opts, &plan, ctl) {
@@ -412,6 +419,7 @@ impl Engine {
             custom_extensions: opts.custom_extensions.clone(),
             ignore_patterns: opts.ignore_patterns.clone(),
             ignore_signature: plan.ignore_signature.clone(),
+            policy: m.policy.clone(),
             file_list,
         };
         let derived = Derived {
@@ -449,6 +457,8 @@ struct Plan {
     modified: u64,
     ignore_signature: String,
     ignore_changed: bool,
+    /// The index was built under other policy rules (see [`Policy::signature`]).
+    policy_changed: bool,
 }
 
 impl Plan {
@@ -472,6 +482,7 @@ impl Plan {
             modified: 0,
             ignore_changed: ignore_signature != m.ignore_signature,
             ignore_signature,
+            policy_changed: m.policy != policy.signature(),
         };
         for f in &report.files {
             let Some(o) = old.remove(f.rel_path.as_str()) else {
@@ -518,6 +529,10 @@ impl Plan {
 
     /// True when the published generation no longer describes the tree.
     fn has_work(&self) -> bool {
-        !self.changed.is_empty() || self.removed > 0 || self.touched > 0 || self.ignore_changed
+        !self.changed.is_empty()
+            || self.removed > 0
+            || self.touched > 0
+            || self.ignore_changed
+            || self.policy_changed
     }
 }

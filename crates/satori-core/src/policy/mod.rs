@@ -23,6 +23,10 @@ use globset::{GlobSet, GlobSetBuilder};
 pub use content::{SecretKind, find_secret};
 pub use roots::RootRefusal;
 
+/// Version of the rules below: raised whenever they change what is indexed, so that indexes
+/// built under older rules are rebuilt by their next sync (see [`Policy::signature`]).
+pub const POLICY_VERSION: u32 = 1;
+
 /// Version-control internals: never indexed, never read (`.git/config` holds tokens).
 pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
 
@@ -232,6 +236,18 @@ impl Policy {
     pub fn with_state_dir(mut self, state_dir: &Path) -> Policy {
         self.state_dir = Some(canonical(state_dir));
         self
+    }
+
+    /// What an index built under this policy depends on: the version of the rules and the
+    /// opt-out. Recorded in every manifest; a sync that finds another one rebuilds the index
+    /// in full, since a derive would re-read only the files that changed.
+    pub fn signature(&self) -> String {
+        let secrets = if self.allow_secrets {
+            "allowed"
+        } else {
+            "refused"
+        };
+        format!("v{POLICY_VERSION};secrets={secrets}")
     }
 
     /// Whether the secrets rules are lifted.
