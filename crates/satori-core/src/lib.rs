@@ -38,4 +38,4 @@ pub use state::{
 };
 pub use store::{FileRecord, Generation, GenerationStats, GenerationWriter};
 pub use util::{hash_parts, hash16, iso8601, now_ms};
-pub use walk::{IGNORE_CONTROL_FILES, PathFilter, looks_binary, to_slash};
+pub use walk::{IGNORE_CONTROL_FILES, PathFilter, TreeStamp, looks_binary, to_slash};

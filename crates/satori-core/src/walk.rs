@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
 
 use ignore::WalkState;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -54,6 +55,14 @@ pub struct WalkReport {
     /// `(path, reason)` for what the walk could not read at all (a directory it may not
     /// list, a root that vanished): files below it are unknown, not absent.
     pub errors: Vec<(String, String)>,
+    /// Every directory the walk listed, with its modification time as seen before listing
+    /// it, and the files it passed over for their size, with their size and modification
+    /// time: with the files, what a later sync stats to learn that nothing changed without
+    /// walking again (see [`TreeStamp`]).
+    pub dirs: Vec<(PathBuf, Option<SystemTime>)>,
+    pub oversized: Vec<(PathBuf, u64, Option<SystemTime>)>,
+    /// When the walk started.
+    pub started: Option<SystemTime>,
 }
 
 impl WalkReport {
@@ -110,7 +119,10 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
                 .min(8),
         );
 
-    let found: Mutex<WalkReport> = Mutex::new(WalkReport::default());
+    let found: Mutex<WalkReport> = Mutex::new(WalkReport {
+        started: Some(SystemTime::now()),
+        ..WalkReport::default()
+    });
     builder.build_parallel().run(|| {
         let found = &found;
         let custom = &custom;
@@ -144,6 +156,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
                 };
             };
             if rel_path.is_empty() {
+                push_dir(found, path, &entry);
                 return WalkState::Continue;
             }
             if user_ignore
@@ -160,11 +173,11 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
                 // Credential directories, and the state directory when it lies inside a
                 // codebase: the index must never hold Satori's own files.
                 let own_state = policy.state_dir().is_some_and(|s| path == s);
-                return if own_state || policy.skips_dir(&rel_path) {
-                    WalkState::Skip
-                } else {
-                    WalkState::Continue
-                };
+                if own_state || policy.skips_dir(&rel_path) {
+                    return WalkState::Skip;
+                }
+                push_dir(found, path, &entry);
+                return WalkState::Continue;
             }
             if !ft.is_file() || policy.path_rule(&rel_path).is_some() {
                 return WalkState::Continue;
@@ -181,6 +194,10 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
             };
             if meta.len() > max_bytes {
                 push_skip(found, rel_path, format!("larger than {max_bytes} bytes"));
+                if let Ok(mut f) = found.lock() {
+                    f.oversized
+                        .push((path.to_path_buf(), meta.len(), meta.modified().ok()));
+                }
                 return WalkState::Continue;
             }
             let file = SourceFile {
@@ -201,6 +218,180 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
     report.skipped.sort();
     report.errors.sort();
     Ok(report)
+}
+
+/// A directory whose modification time lies this close to the start of the walk may have
+/// changed again, right after it was listed, without its time moving (file times are
+/// coarse): a stamp holding one is never trusted.
+const RACY: Duration = Duration::from_secs(2);
+
+/// The repository's exclude file, read at the root. Like the ignore files the walk reads in
+/// every directory it lists ([`IGNORE_CONTROL_FILES`]), editing it changes what the walk
+/// finds without touching any directory's time, so a stamp records it.
+const GIT_EXCLUDE: &str = ".git/info/exclude";
+
+/// What a complete walk saw, reduced to what `stat` can confirm: every directory it listed
+/// (a file added, removed or renamed changes its directory's time), the ignore files in
+/// them, every file it chose and every file it passed over for its size. While all of them
+/// still have the times and sizes recorded, a new walk would find exactly the same files:
+/// a sync of an unchanged tree stats instead of listing and matching ignore rules again.
+#[derive(Debug, Clone)]
+pub struct TreeStamp {
+    dirs: Vec<DirStamp>,
+    /// The repository's exclude file and what it was (absent: `None`).
+    exclude: (PathBuf, Option<(u64, SystemTime)>),
+}
+
+/// One listed directory: its time and what the stamp stats in it (names relative to it,
+/// so a check resolves each directory's path once, not every file's).
+#[derive(Debug, Clone)]
+struct DirStamp {
+    path: PathBuf,
+    mtime: SystemTime,
+    entries: Vec<(std::ffi::OsString, u64, SystemTime)>,
+}
+
+impl TreeStamp {
+    /// The stamp of a complete walk of `root`; `None` when it could not be trusted later (an
+    /// incomplete walk, a directory without a readable time or changed just now).
+    pub fn of(root: &Path, report: &WalkReport) -> Option<TreeStamp> {
+        if !report.errors.is_empty() {
+            return None;
+        }
+        let recent = report.started?.checked_sub(RACY)?;
+        let mut dirs = Vec::with_capacity(report.dirs.len());
+        let mut by_path = std::collections::HashMap::with_capacity(report.dirs.len());
+        for (dir, mtime) in &report.dirs {
+            let mtime = (*mtime)?;
+            if mtime >= recent {
+                return None;
+            }
+            by_path.insert(dir.as_path(), dirs.len());
+            dirs.push(DirStamp {
+                path: dir.clone(),
+                mtime,
+                entries: Vec::new(),
+            });
+        }
+        let mut add = |p: &Path, len: u64, t: SystemTime| -> Option<()> {
+            let at = *by_path.get(p.parent()?)?;
+            dirs[at].entries.push((p.file_name()?.to_owned(), len, t));
+            Some(())
+        };
+        for f in &report.files {
+            let t = SystemTime::UNIX_EPOCH + Duration::from_millis(f.mtime_ms);
+            add(&f.abs_path, f.size, t)?;
+        }
+        for (p, len, t) in &report.oversized {
+            add(p, *len, (*t)?)?;
+        }
+        for d in &mut dirs {
+            for name in IGNORE_CONTROL_FILES {
+                if let Ok(m) = std::fs::symlink_metadata(d.path.join(name)) {
+                    d.entries.push((name.into(), m.len(), m.modified().ok()?));
+                }
+            }
+        }
+        let exclude = root.join(GIT_EXCLUDE);
+        let seen = std::fs::symlink_metadata(&exclude)
+            .ok()
+            .map(|m| m.modified().map(|t| (m.len(), t)))
+            .transpose()
+            .ok()?;
+        Some(TreeStamp {
+            dirs,
+            exclude: (exclude, seen),
+        })
+    }
+
+    /// True when every directory, ignore file and file still has the time and size the
+    /// stamp recorded: a walk now would find the files it found, unchanged. (File times are
+    /// compared at the precision the manifest keeps, milliseconds.)
+    pub fn holds(&self) -> bool {
+        let (exclude, seen) = &self.exclude;
+        let now = std::fs::symlink_metadata(exclude)
+            .ok()
+            .and_then(|m| Some((m.len(), m.modified().ok()?)));
+        if now != *seen {
+            return false;
+        }
+        // Stat calls are most of the work: two threads halve it on a machine with two cores.
+        let (a, b) = self.dirs.split_at(self.dirs.len() / 2);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| a.iter().all(DirStamp::holds));
+            let mine = b.iter().all(DirStamp::holds);
+            other.join().unwrap_or(false) && mine
+        })
+    }
+}
+
+impl DirStamp {
+    #[cfg(target_os = "linux")]
+    fn holds(&self) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        // Resolve the directory once, then stat its entries relative to it: a path lookup
+        // per file is what a stat of a deep tree spends most of its time on.
+        let Ok(dir) = std::ffi::CString::new(self.path.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `dir` is a valid C string; the descriptor is closed below.
+        let fd = unsafe {
+            libc::open(
+                dir.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            )
+        };
+        if fd < 0 {
+            return false;
+        }
+        let stat_at = |name: &std::ffi::CStr, flags: libc::c_int| {
+            // SAFETY: `st` is written by the call before it is read; `fd` is open.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::fstatat(fd, name.as_ptr(), &mut st, flags) };
+            (r == 0).then_some(st)
+        };
+        let time = |st: &libc::stat| {
+            let (secs, nanos) = (st.st_mtime, st.st_mtime_nsec);
+            (secs >= 0).then(|| SystemTime::UNIX_EPOCH + Duration::new(secs as u64, nanos as u32))
+        };
+        let same = || {
+            let Some(st) = stat_at(c"", libc::AT_EMPTY_PATH) else {
+                return false;
+            };
+            if st.st_mode & libc::S_IFMT != libc::S_IFDIR || time(&st) != Some(self.mtime) {
+                return false;
+            }
+            self.entries.iter().all(|(name, len, t)| {
+                let Ok(name) = std::ffi::CString::new(name.as_bytes()) else {
+                    return false;
+                };
+                stat_at(&name, libc::AT_SYMLINK_NOFOLLOW).is_some_and(|st| {
+                    st.st_mode & libc::S_IFMT == libc::S_IFREG
+                        && st.st_size as u64 == *len
+                        && time(&st).map(system_time_ms) == Some(system_time_ms(*t))
+                })
+            })
+        };
+        let holds = same();
+        // SAFETY: `fd` was opened above and is closed once.
+        unsafe { libc::close(fd) };
+        holds
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn holds(&self) -> bool {
+        let stat = |p: &Path| {
+            std::fs::symlink_metadata(p)
+                .ok()
+                .and_then(|m| Some((m.len(), m.modified().ok()?, m.file_type())))
+        };
+        stat(&self.path).is_some_and(|(_, t, ft)| ft.is_dir() && t == self.mtime)
+            && self.entries.iter().all(|(name, len, t)| {
+                stat(&self.path.join(name)).is_some_and(|(l, now, ft)| {
+                    ft.is_file() && l == *len && system_time_ms(now) == system_time_ms(*t)
+                })
+            })
+    }
 }
 
 /// The text of a file chosen by [`walk`], from its bytes; `None` for binary or minified
@@ -421,6 +612,13 @@ fn push_error(found: &Mutex<WalkReport>, root: &Path, e: &ignore::Error) {
     };
     if let Ok(mut f) = found.lock() {
         f.errors.push((shown, inner.to_string()));
+    }
+}
+
+fn push_dir(found: &Mutex<WalkReport>, path: &Path, entry: &ignore::DirEntry) {
+    let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+    if let Ok(mut f) = found.lock() {
+        f.dirs.push((path.to_path_buf(), mtime));
     }
 }
 

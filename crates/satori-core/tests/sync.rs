@@ -481,3 +481,127 @@ fn non_utf8_file_names_are_skipped_and_never_collide() {
     let again = e.sync(&r.root, &SyncControl::default()).unwrap();
     assert!(!again.derived && !again.rebuilt, "{again:?}");
 }
+
+/// Sets the modification time of everything under `dir` (and `dir`) an hour back, as if
+/// the tree had been checked out long ago.
+fn age(dir: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            age(&p);
+        } else {
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+    }
+    std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
+}
+
+/// After two idle syncs (the second confirms by `stat` alone), `edit` changes the tree in
+/// a way a walk would see; the next sync must notice it and report `expect` (added,
+/// removed, modified), and then be stat-only again once the tree is old.
+#[track_caller]
+fn check_stamp(name: &str, setup: impl Fn(&Path), edit: impl Fn(&Path), expect: (u64, u64, u64)) {
+    let home_dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for i in 0..6 {
+        write(&root, &path_of(i), &body(i, 0));
+    }
+    setup(&root);
+    age(&root);
+    let r = Repo {
+        engine: engine(&Home::new(home_dir.path().to_path_buf())),
+        _dirs: (home_dir, dir),
+        root,
+    };
+    index(&r.engine, &r.root).unwrap();
+    let first = sync(&r);
+    assert!(!first.stat_only, "{name}: the first sync walks: {first:?}");
+    let second = sync(&r);
+    assert!(
+        second.stat_only,
+        "{name}: an old, unchanged tree is confirmed by stat: {second:?}"
+    );
+    edit(&r.root);
+    let s = sync(&r);
+    assert!(!s.stat_only, "{name}: the change was noticed: {s:?}");
+    assert_eq!((s.added, s.removed, s.modified), expect, "{name}: {s:?}");
+    // The chunks are those of a full index (rankings of a six-file tree tie too easily to
+    // compare: deleted documents still count in BM25's statistics).
+    let home = tempfile::tempdir().unwrap();
+    let fresh = engine(&Home::new(home.path().to_path_buf()));
+    index(&fresh, &r.root).unwrap();
+    assert_eq!(
+        chunk_set(&r.engine, &r.root),
+        chunk_set(&fresh, &r.root),
+        "{name}: chunk set"
+    );
+    // Ageing the tree touches every file: one sync records the times, one walks and stamps.
+    age(&r.root);
+    sync(&r);
+    sync(&r);
+    let idle = sync(&r);
+    assert!(
+        idle.stat_only && !idle.derived,
+        "{name}: idle again: {idle:?}"
+    );
+}
+
+#[test]
+fn a_stat_only_sync_notices_every_change_a_walk_would_see() {
+    let none = |_: &Path| {};
+    // Same length, new time: only the file's own stat shows it.
+    check_stamp(
+        "modified_same_size",
+        none,
+        |root| {
+            let p = path_of(1);
+            write(root, &p, &body(1, 7));
+        },
+        (0, 0, 1),
+    );
+    check_stamp(
+        "added",
+        none,
+        |root| write(root, "src/m0/new.rs", &body(50, 0)),
+        (1, 0, 0),
+    );
+    check_stamp(
+        "added_in_new_directory",
+        none,
+        |root| write(root, "src/m3/deeper/new.rs", &body(51, 0)),
+        (1, 0, 0),
+    );
+    check_stamp(
+        "removed",
+        none,
+        |root| std::fs::remove_file(root.join(path_of(2))).unwrap(),
+        (0, 1, 0),
+    );
+    // An ignore file edited in place changes no directory's time.
+    check_stamp(
+        "nested_gitignore_edited",
+        |root| write(root, "src/m1/.gitignore", "nothing.rs\n"),
+        |root| write(root, "src/m1/.gitignore", "file_1.rs\n"),
+        (0, 1, 0),
+    );
+    check_stamp(
+        "git_exclude_edited",
+        |root| write(root, ".git/info/exclude", "# none\n"),
+        |root| write(root, ".git/info/exclude", "src/m2/file_2.rs\n"),
+        (0, 1, 0),
+    );
+    // A file passed over for its size becomes indexable when it shrinks.
+    check_stamp(
+        "oversized_shrinks",
+        |root| write(root, "src/m0/big.rs", &"// filler line\n".repeat(80_000)),
+        |root| write(root, "src/m0/big.rs", &body(52, 0)),
+        (1, 0, 0),
+    );
+}

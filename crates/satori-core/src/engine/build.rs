@@ -28,7 +28,7 @@ pub(super) const CHUNK_LIMIT: u64 = 450_000;
 pub(super) const BATCH_FILES: usize = 512;
 
 /// Options of an index build.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IndexOptions {
     pub custom_extensions: Vec<String>,
     pub ignore_patterns: Vec<String>,

@@ -50,6 +50,11 @@ pub struct Engine {
     embeddings: Arc<Embeddings>,
     tuning: SearchTuning,
     open: Mutex<HashMap<PathBuf, Arc<search::Index>>>,
+    /// Per codebase, what the last sync that found nothing to do saw (see `sync`).
+    stamps: Mutex<HashMap<PathBuf, Arc<sync::Stamped>>>,
+    /// Per codebase, when a sync of this process last found nothing to do (newer than the
+    /// state file's `last_sync_ms` when the check was not worth a durable write).
+    checked: Mutex<HashMap<PathBuf, u64>>,
     chunk_options: ChunkOptions,
     policy: Policy,
 }
@@ -64,6 +69,8 @@ impl Engine {
             embeddings,
             tuning,
             open: Mutex::new(HashMap::new()),
+            stamps: Mutex::new(HashMap::new()),
+            checked: Mutex::new(HashMap::new()),
             chunk_options: ChunkOptions::default(),
             policy: Policy::default().with_state_dir(home.root()),
             home,

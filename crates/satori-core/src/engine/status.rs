@@ -16,17 +16,30 @@ impl Engine {
         let file = self.store.load()?;
         let mut out = BTreeMap::new();
         for (root, st) in file.codebases {
-            let st = self.repair_if_stale(&root, st)?;
+            let st = self.with_last_check(&root, self.repair_if_stale(&root, st)?);
             out.insert(root, st);
         }
         Ok(out)
+    }
+
+    /// `st` with the time of this process's last idle sync of `root`, when that is newer.
+    fn with_last_check(&self, root: &Path, mut st: CodebaseState) -> CodebaseState {
+        let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&t) = checked.get(root)
+            && st.last_sync_ms.is_some_and(|last| last < t)
+        {
+            st.last_sync_ms = Some(t);
+        }
+        st
     }
 
     /// The state of one tracked codebase (`None` when untracked).
     pub fn state(&self, root: &Path) -> Result<Option<CodebaseState>> {
         let file = self.store.load()?;
         match file.codebases.get(root).cloned() {
-            Some(st) => Ok(Some(self.repair_if_stale(root, st)?)),
+            Some(st) => Ok(Some(
+                self.with_last_check(root, self.repair_if_stale(root, st)?),
+            )),
             None => Ok(None),
         }
     }

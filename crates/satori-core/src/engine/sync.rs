@@ -24,7 +24,7 @@ use crate::policy::Policy;
 use crate::state::{IndexState, IndexStatus, Phase};
 use crate::store::GenerationWriter;
 use crate::util::{hash16, now_ms};
-use crate::walk::{self, PathFilter, SourceFile};
+use crate::walk::{self, PathFilter, SourceFile, TreeStamp};
 use crate::{Error, Result};
 
 /// A progress callback that can be handed to another thread.
@@ -78,6 +78,9 @@ pub struct SyncSummary {
     /// True when the root's ignore rules (`.gitignore`, `.satoriignore`) had changed since
     /// the last build, so the sync reconciled the set of indexed files with them.
     pub ignore_rules_changed: bool,
+    /// True when the sync learned that nothing changed from a `stat` of what the last idle
+    /// sync saw, without walking the tree (see `walk::TreeStamp`).
+    pub stat_only: bool,
     pub duration_ms: u64,
 }
 
@@ -151,14 +154,24 @@ impl Engine {
             .state(root)?
             .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
         let dir = self.home.codebase(root);
-        let (gen_dir, mut m) = dir
-            .current()
-            .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
         let opts = IndexOptions {
             custom_extensions: st.custom_extensions.clone(),
             ignore_patterns: st.ignore_patterns.clone(),
         };
+        if let Some(unreadable) = self.unchanged_since_stamp(root, &dir, &opts) {
+            let summary = SyncSummary {
+                stat_only: true,
+                ..SyncSummary::default()
+            };
+            return self.record_sync(root, summary, started, unreadable);
+        }
+        let (gen_dir, mut m) = dir
+            .current()
+            .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
         let mut plan = Plan::of(root, &m, &opts, &self.policy)?;
+        if !plan.has_work() {
+            self.keep_stamp(root, &gen_dir, &m, &opts, plan.stamp.take());
+        }
         let mut summary = SyncSummary::default();
         if plan.has_work() {
             if ctl.cancelled() {
@@ -216,13 +229,48 @@ impl Engine {
         summary.removed = plan.removed;
         summary.modified = plan.modified;
         summary.ignore_rules_changed = plan.ignore_changed;
+        let unreadable = if plan.has_work() {
+            self.manifest(root)
+                .map(|m| m.file_list.iter().filter(|f| f.unreadable).count() as u64)
+                .unwrap_or(0)
+        } else {
+            m.file_list.iter().filter(|f| f.unreadable).count() as u64
+        };
+        self.record_sync(root, summary, started, unreadable)
+    }
+
+    /// Finishes a sync's summary and records it in the codebase's state.
+    fn record_sync(
+        &self,
+        root: &Path,
+        mut summary: SyncSummary,
+        started: Instant,
+        unreadable: u64,
+    ) -> Result<SyncSummary> {
         summary.duration_ms = started.elapsed().as_millis() as u64;
-        let unreadable = self
-            .manifest(root)
-            .map(|m| m.file_list.iter().filter(|f| f.unreadable).count() as u64)
-            .unwrap_or(0);
         summary.unreadable_files = unreadable;
         let now = now_ms();
+        let idle = summary.added + summary.removed + summary.modified == 0
+            && !summary.derived
+            && !summary.rebuilt;
+        if idle {
+            let settled = self.store.load()?.codebases.get(root).is_some_and(|c| {
+                c.state == IndexState::SyncCompleted
+                    && c.added + c.removed + c.modified == 0
+                    && c.last_sync_ms.is_some()
+            });
+            if settled {
+                // Only the time of the check is new: a durable write of the state file (an
+                // fsync, ~10 ms on a slow disk) would cost more than the check itself. This
+                // process remembers it (see `Engine::state`); a restart falls back to the
+                // last written time, which only makes the next search check again.
+                self.checked
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(root.to_path_buf(), now);
+                return Ok(summary);
+            }
+        }
         self.store.modify(root, |c| {
             c.state = IndexState::SyncCompleted;
             c.added = summary.added;
@@ -231,6 +279,58 @@ impl Engine {
             c.last_sync_ms = Some(now);
         })?;
         Ok(summary)
+    }
+
+    /// `Some(unreadable files)` when the stamp the last idle sync of `root` left still holds
+    /// for the generation published now under the same options: the tree is as that sync
+    /// saw it and nothing needs doing, known from a `stat` of every directory and file
+    /// instead of a walk.
+    fn unchanged_since_stamp(
+        &self,
+        root: &Path,
+        dir: &CodebaseDir,
+        opts: &IndexOptions,
+    ) -> Option<u64> {
+        let stamped = self
+            .stamps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(root)
+            .cloned()?;
+        let current = dir.current_dir()?;
+        (stamped.gen_dir == current && stamped.opts == *opts && stamped.stamp.holds())
+            .then_some(stamped.unreadable)
+    }
+
+    /// Remembers what an idle sync of `root` saw against the generation in `gen_dir`
+    /// (manifest `m`), so the next one can stat instead of walking. Not when files were
+    /// unreadable: making a file readable changes no time a stat shows, and every sync must
+    /// retry them.
+    fn keep_stamp(
+        &self,
+        root: &Path,
+        gen_dir: &Path,
+        m: &Manifest,
+        opts: &IndexOptions,
+        stamp: Option<TreeStamp>,
+    ) {
+        let mut stamps = self.stamps.lock().unwrap_or_else(|p| p.into_inner());
+        match stamp {
+            Some(stamp) if !m.file_list.iter().any(|f| f.unreadable) => {
+                stamps.insert(
+                    root.to_path_buf(),
+                    Arc::new(Stamped {
+                        gen_dir: gen_dir.to_path_buf(),
+                        opts: opts.clone(),
+                        stamp,
+                        unreadable: 0,
+                    }),
+                );
+            }
+            _ => {
+                stamps.remove(root);
+            }
+        }
     }
 
     /// The walker's rules for `root` as its last build used them, for telling which changed
@@ -430,6 +530,14 @@ impl Engine {
     }
 }
 
+/// The stamp of a sync that found the tree as the generation in `gen_dir` describes it.
+pub(super) struct Stamped {
+    gen_dir: std::path::PathBuf,
+    opts: IndexOptions,
+    stamp: TreeStamp,
+    unreadable: u64,
+}
+
 /// What a derive did.
 struct Derived {
     reused_vectors: u64,
@@ -459,6 +567,8 @@ struct Plan {
     ignore_changed: bool,
     /// The index was built under other policy rules (see [`Policy::signature`]).
     policy_changed: bool,
+    /// What the walk saw, for the next sync to confirm by `stat` (see [`TreeStamp`]).
+    stamp: Option<TreeStamp>,
 }
 
 impl Plan {
@@ -483,6 +593,7 @@ impl Plan {
             ignore_changed: ignore_signature != m.ignore_signature,
             ignore_signature,
             policy_changed: m.policy != policy.signature(),
+            stamp: None,
         };
         for f in &report.files {
             let Some(o) = old.remove(f.rel_path.as_str()) else {
@@ -523,6 +634,9 @@ impl Plan {
         }
         plan.removed = old.len() as u64;
         plan.dropped.extend(old.keys().map(|p| p.to_string()));
+        if !plan.has_work() {
+            plan.stamp = TreeStamp::of(root, &report);
+        }
         plan.walked = report.files;
         Ok(plan)
     }
