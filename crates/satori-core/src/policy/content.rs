@@ -90,92 +90,39 @@ fn alnum_dash(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-'
 }
 
-/// Token formats: prefix, tail shape, kind. Longer prefixes sharing a start come first
+/// One token format: its prefixes, how the characters after one must look, and its kind.
+struct TokenRule {
+    prefixes: &'static [&'static str],
+    tail: Tail,
+    kind: SecretKind,
+}
+
+const fn rule(prefixes: &'static [&'static str], tail: Tail, kind: SecretKind) -> TokenRule {
+    TokenRule {
+        prefixes,
+        tail,
+        kind,
+    }
+}
+
+fn slack_path(b: u8) -> bool {
+    alnum(b) || b == b'/'
+}
+
+/// The token formats, tried in this order. Longer prefixes sharing a start come first
 /// (`sk-ant-` before the legacy `sk-`).
-const TOKENS: &[(&str, Tail, SecretKind)] = &[
-    (
-        "AKIA",
-        Tail::Exact(16, upper_alnum),
-        SecretKind::AwsAccessKey,
-    ),
-    (
-        "ASIA",
-        Tail::Exact(16, upper_alnum),
-        SecretKind::AwsAccessKey,
-    ),
-    ("ghp_", Tail::Exact(36, alnum), SecretKind::GithubToken),
-    ("gho_", Tail::Exact(36, alnum), SecretKind::GithubToken),
-    ("ghu_", Tail::Exact(36, alnum), SecretKind::GithubToken),
-    ("ghs_", Tail::Exact(36, alnum), SecretKind::GithubToken),
-    ("ghr_", Tail::Exact(36, alnum), SecretKind::GithubToken),
-    (
-        "github_pat_",
-        Tail::AtLeast(80, word),
-        SecretKind::GithubToken,
-    ),
-    (
-        "glpat-",
-        Tail::AtLeast(20, word_dash),
-        SecretKind::GitlabToken,
-    ),
-    (
-        "xoxb-",
-        Tail::AtLeast(20, alnum_dash),
-        SecretKind::SlackToken,
-    ),
-    (
-        "xoxp-",
-        Tail::AtLeast(20, alnum_dash),
-        SecretKind::SlackToken,
-    ),
-    (
-        "xoxa-",
-        Tail::AtLeast(20, alnum_dash),
-        SecretKind::SlackToken,
-    ),
-    (
-        "xoxr-",
-        Tail::AtLeast(20, alnum_dash),
-        SecretKind::SlackToken,
-    ),
-    (
-        "xoxs-",
-        Tail::AtLeast(20, alnum_dash),
-        SecretKind::SlackToken,
-    ),
-    (
-        "xoxe.xoxp-",
-        Tail::AtLeast(20, alnum_dash),
-        SecretKind::SlackToken,
-    ),
-    (
-        "hooks.slack.com/services/T",
-        Tail::AtLeast(20, |b| alnum(b) || b == b'/'),
-        SecretKind::SlackToken,
-    ),
-    ("sk_live_", Tail::AtLeast(24, alnum), SecretKind::StripeKey),
-    ("rk_live_", Tail::AtLeast(24, alnum), SecretKind::StripeKey),
-    (
-        "sk-ant-",
-        Tail::AtLeast(80, word_dash),
-        SecretKind::AnthropicKey,
-    ),
-    (
-        "sk-proj-",
-        Tail::AtLeast(40, word_dash),
-        SecretKind::OpenAiKey,
-    ),
-    (
-        "sk-svcacct-",
-        Tail::AtLeast(40, word_dash),
-        SecretKind::OpenAiKey,
-    ),
-    (
-        "sk-admin-",
-        Tail::AtLeast(40, word_dash),
-        SecretKind::OpenAiKey,
-    ),
-    ("AIza", Tail::Exact(35, word_dash), SecretKind::GoogleApiKey),
+#[rustfmt::skip] // One line a format reads as the table it is.
+const TOKENS: &[TokenRule] = &[
+    rule(&["AKIA", "ASIA"], Tail::Exact(16, upper_alnum), SecretKind::AwsAccessKey),
+    rule(&["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], Tail::Exact(36, alnum), SecretKind::GithubToken),
+    rule(&["github_pat_"], Tail::AtLeast(80, word), SecretKind::GithubToken),
+    rule(&["glpat-"], Tail::AtLeast(20, word_dash), SecretKind::GitlabToken),
+    rule(&["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe.xoxp-"], Tail::AtLeast(20, alnum_dash), SecretKind::SlackToken),
+    rule(&["hooks.slack.com/services/T"], Tail::AtLeast(20, slack_path), SecretKind::SlackToken),
+    rule(&["sk_live_", "rk_live_"], Tail::AtLeast(24, alnum), SecretKind::StripeKey),
+    rule(&["sk-ant-"], Tail::AtLeast(80, word_dash), SecretKind::AnthropicKey),
+    rule(&["sk-proj-", "sk-svcacct-", "sk-admin-"], Tail::AtLeast(40, word_dash), SecretKind::OpenAiKey),
+    rule(&["AIza"], Tail::Exact(35, word_dash), SecretKind::GoogleApiKey),
 ];
 
 /// The first secret found in `text`, if any.
@@ -184,7 +131,10 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
     if pem_private_key(text) {
         return Some(SecretKind::PemPrivateKey);
     }
-    for &(prefix, tail, kind) in TOKENS {
+    let formats = TOKENS
+        .iter()
+        .flat_map(|r| r.prefixes.iter().map(move |p| (*p, r.tail, r.kind)));
+    for (prefix, tail, kind) in formats {
         for (at, _) in text.match_indices(prefix) {
             // A prefix glued to a longer identifier (`XAKIA…`, `my_ghp_…`) is not a token.
             if at > 0 && word(bytes[at - 1]) {
