@@ -11,38 +11,30 @@ use std::time::Instant;
 
 use satori_core::embed::{Scratch, bundled, chunk_text};
 
-fn sources(dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs")
-            && let Ok(text) = std::fs::read_to_string(&p)
-        {
-            let lines: Vec<&str> = text.lines().collect();
-            for c in lines.chunks(40) {
-                let mut text = String::new();
-                chunk_text(&p.to_string_lossy(), &c.join("\n"), &mut text);
-                out.push(text);
-            }
+mod common;
+use common::{median, rust_files};
+
+/// The Rust sources under `dir` cut into 40-line chunks, as the model sees them.
+fn sources(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in rust_files(dir) {
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        for c in lines.chunks(40) {
+            let mut text = String::new();
+            chunk_text(&p.to_string_lossy(), &c.join("\n"), &mut text);
+            out.push(text);
         }
     }
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
+    out
 }
 
 #[allow(clippy::disallowed_methods)] // A benchmark's figures are its output.
 fn main() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut chunks = Vec::new();
-    sources(&crates, &mut chunks);
+    let chunks = sources(&crates);
     let tokenizer_json =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/model/tokenizer.json"))
             .unwrap();

@@ -17,33 +17,21 @@ use satori_core::{
     ChunkOptions, FileRecord, Generation, GenerationWriter, Language, chunk_file, to_slash,
 };
 
-fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs")
-            && let Ok(text) = std::fs::read_to_string(&p)
-        {
-            out.push((to_slash(&p), text));
-        }
-    }
-}
+mod common;
+use common::{median, rust_files};
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
+/// The Rust sources under `dir`: path and text of each readable one.
+fn sources(dir: &Path) -> Vec<(String, String)> {
+    rust_files(dir)
+        .into_iter()
+        .filter_map(|p| Some((to_slash(&p), std::fs::read_to_string(&p).ok()?)))
+        .collect()
 }
 
 #[allow(clippy::disallowed_methods)] // A benchmark's figures are its output.
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    sources(&root, &mut files);
+    let files = sources(&root);
     let model = bundled::load().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut writer = GenerationWriter::create(dir.path(), Some(model.dim())).unwrap();

@@ -16,21 +16,8 @@ use satori_core::embed::{Embeddings, ModelSource};
 use satori_core::search::SearchTuning;
 use satori_core::{Engine, Home, IndexOptions, SyncControl};
 
-/// The `.rs` files under `dir`, sorted.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
-}
+mod common;
+use common::{median, rust_files};
 
 /// tokio's sources in the cargo registry, the newest version found.
 fn default_tree() -> Option<PathBuf> {
@@ -78,16 +65,16 @@ fn cold_index(engine: &Arc<Engine>, root: &Path) -> f64 {
 
 /// The median of `reps` zero-change syncs.
 fn zero_change_sync(engine: &Arc<Engine>, root: &Path, reps: usize) -> f64 {
-    let mut times: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let s = engine.sync(root, &SyncControl::default()).unwrap();
-            assert!(!s.derived && !s.rebuilt, "{s:?}");
-            ms(t)
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
+    median(
+        (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                let s = engine.sync(root, &SyncControl::default()).unwrap();
+                assert!(!s.derived && !s.rebuilt, "{s:?}");
+                ms(t)
+            })
+            .collect(),
+    )
 }
 
 #[allow(clippy::disallowed_methods)] // A benchmark's figures are its output.
@@ -98,8 +85,7 @@ fn main() {
         .expect("no tree to index: set SATORI_BENCH_TREE");
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path().join("tree");
-    let mut files = Vec::new();
-    rust_files(&tree, &mut files);
+    let files = rust_files(&tree);
     let mut copied = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&tree).unwrap();
