@@ -623,36 +623,15 @@ async fn protocol_versions_real_process() {
 /// `mcp`; skipped with a message otherwise.
 #[test]
 fn python_sdk_client() {
-    let python = std::env::var("SATORI_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let importable = std::process::Command::new(&python)
-        .args(["-c", "import mcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !importable {
-        eprintln!(
-            "skipped: `{python} -c \"import mcp\"` failed; install the MCP Python SDK \
-             (pip install mcp) or point SATORI_TEST_PYTHON at a Python that has it"
-        );
-        return;
-    }
+    let python = match support::python_with_sdk() {
+        Ok(python) => python,
+        Err(skipped) => {
+            eprintln!("{skipped}");
+            return;
+        }
+    };
     let home = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/sdk_client.py");
-    let out = std::process::Command::new(&python)
-        .args(["-W", "ignore"])
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_satori"))
-        .env("SATORI_HOME", home.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let seen = support::run_sdk_script(&python, "sdk_client.py", &[], home.path());
     // The SDK asks for its own latest version; the server echoes it or answers its latest.
     assert!(
         ["2025-06-18", "2025-11-25"].contains(&seen["protocolVersion"].as_str().unwrap()),

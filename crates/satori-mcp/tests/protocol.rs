@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
-use satori_mcp::SatoriServer;
 use serde_json::{Value, json};
 
 mod support;
+use support::write;
 
 /// A server over a fresh `SATORI_HOME` plus a small multi-language repository.
 struct Harness {
@@ -19,12 +19,6 @@ struct Harness {
     _home: tempfile::TempDir,
     repo_dir: tempfile::TempDir,
     home_path: PathBuf,
-}
-
-fn write(root: &Path, rel: &str, body: &[u8]) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
 }
 
 /// The fixture repository: real-looking code in several languages, a test, docs, a binary.
@@ -174,16 +168,7 @@ impl Harness {
     async fn start(home: tempfile::TempDir, repo_dir: tempfile::TempDir) -> Harness {
         let home_path = home.path().canonicalize().unwrap();
         let config = support::config(&home_path);
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let running = SatoriServer::new(config)
-                .unwrap()
-                .serve(server_io)
-                .await
-                .unwrap();
-            let _ = running.waiting().await;
-        });
-        let client = ().serve(client_io).await.unwrap();
+        let client = support::connect(config, ()).await;
         Harness {
             client,
             _home: home,
@@ -201,13 +186,7 @@ impl Harness {
     }
 
     async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(map) = args else {
-            panic!("args must be an object")
-        };
-        self.client
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
-            .await
-            .unwrap()
+        support::call(&self.client, tool, args).await
     }
 
     /// The call's result as JSON with the repository path, the home and times redacted.

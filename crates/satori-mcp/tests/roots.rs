@@ -10,12 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    ListRootsResult, Root,
+    CallToolResult, ClientCapabilities, ClientConfig, Implementation, ListRootsResult, Root,
 };
 use rmcp::service::{RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
-use satori_mcp::SatoriServer;
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
 use serde_json::{Value, json};
 
 mod support;
@@ -64,35 +62,19 @@ struct Harness {
     _dirs: Vec<tempfile::TempDir>,
 }
 
-fn write(root: &Path, rel: &str, body: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
-
 impl Harness {
     async fn new(declares: bool) -> Harness {
         let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
         let [home, inside, outside] = [0, 1, 2].map(|i| dirs[i].path().canonicalize().unwrap());
         for dir in [&inside, &outside] {
-            write(dir, "src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
+            support::write(dir, "src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
         }
-        let config = support::config(&home);
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let running = SatoriServer::new(config)
-                .unwrap()
-                .serve(server_io)
-                .await
-                .unwrap();
-            let _ = running.waiting().await;
-        });
         let handler = RootsClient {
             declares,
             roots: Arc::new(Mutex::new(vec![inside.clone()])),
             asked: Arc::new(Mutex::new(0)),
         };
-        let client = handler.clone().serve(client_io).await.unwrap();
+        let client = support::connect(support::config(&home), handler.clone()).await;
         Harness {
             client,
             handler,
@@ -103,13 +85,7 @@ impl Harness {
     }
 
     async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(map) = args else {
-            panic!("args must be an object")
-        };
-        self.client
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
-            .await
-            .unwrap()
+        support::call(&self.client, tool, args).await
     }
 
     async fn create(&self, path: &Path) -> Value {
@@ -128,16 +104,7 @@ impl Harness {
     }
 
     async fn wait_indexed(&self, path: &Path) {
-        for _ in 0..1200 {
-            let r = self
-                .call("manage_index", json!({"action": "status", "path": path}))
-                .await;
-            if support::build_over(&serde_json::to_value(&r).unwrap()) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("indexing did not finish");
+        support::wait_built(&self.client, path).await;
     }
 }
 
@@ -208,42 +175,24 @@ async fn without_the_capability_nothing_is_asked() {
 /// `$SATORI_TEST_PYTHON`) can import `mcp`; skipped with a message otherwise.
 #[test]
 fn python_sdk_roots() {
-    let python = std::env::var("SATORI_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let importable = std::process::Command::new(&python)
-        .args(["-c", "import mcp"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !importable {
-        eprintln!(
-            "skipped: `{python} -c \"import mcp\"` failed; install the MCP Python SDK \
-             (pip install mcp) or point SATORI_TEST_PYTHON at a Python that has it"
-        );
-        return;
-    }
+    let python = match support::python_with_sdk() {
+        Ok(python) => python,
+        Err(skipped) => {
+            eprintln!("{skipped}");
+            return;
+        }
+    };
     let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let [home, allowed, other] = [0, 1, 2].map(|i| dirs[i].path().canonicalize().unwrap());
     for dir in [&allowed, &other] {
-        write(dir, "src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
+        support::write(dir, "src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/sdk_roots.py");
-    let out = std::process::Command::new(&python)
-        .args(["-W", "ignore"])
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_satori"))
-        .arg(&allowed)
-        .arg(&other)
-        .env("SATORI_HOME", &home)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let seen = support::run_sdk_script(
+        &python,
+        "sdk_roots.py",
+        &[allowed.as_os_str(), other.as_os_str()],
+        &home,
     );
-    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(seen["asked"], true, "{seen}");
     assert_eq!(seen["outside"]["status"], "blocked", "{seen}");
     assert_eq!(seen["outside"]["reason"], "outside_client_roots", "{seen}");

@@ -7,17 +7,16 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::RoleClient;
+use rmcp::model::CallToolResult;
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
 use satori_core::{CodebaseState, Home, IndexState, StateStore};
-use satori_mcp::SatoriServer;
 use satori_mcp::config::Config;
 use serde_json::{Value, json};
 
 mod support;
+use support::write;
 
 /// A server over a fresh `SATORI_HOME`, with a fake user home holding a key, and a
 /// repository full of things that must not come out.
@@ -27,12 +26,6 @@ struct Harness {
     user_home: PathBuf,
     repo: PathBuf,
     _dirs: Vec<tempfile::TempDir>,
-}
-
-fn write(root: &Path, rel: &str, body: &[u8]) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
 }
 
 /// A PEM private key block (armour assembled so this source holds no key).
@@ -134,16 +127,7 @@ impl Harness {
         let mut config = support::config(&state_home);
         config.user_home = Some(user_home.clone());
         tweak(&mut config);
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let running = SatoriServer::new(config)
-                .unwrap()
-                .serve(server_io)
-                .await
-                .unwrap();
-            let _ = running.waiting().await;
-        });
-        let client = ().serve(client_io).await.unwrap();
+        let client = support::connect(config, ()).await;
         Harness {
             client,
             state_home,
@@ -154,13 +138,7 @@ impl Harness {
     }
 
     async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(map) = args else {
-            panic!("args must be an object")
-        };
-        self.client
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
-            .await
-            .unwrap()
+        support::call(&self.client, tool, args).await
     }
 
     async fn manage(&self, action: &str, path: &Path) -> Value {
@@ -179,19 +157,26 @@ impl Harness {
     async fn create_and_wait(&self) {
         let r = self.manage("create", &self.repo).await;
         assert_eq!(r["status"], "ok", "{r}");
-        for _ in 0..1200 {
-            let s = self
-                .call(
-                    "manage_index",
-                    json!({"action": "status", "path": self.repo}),
-                )
-                .await;
-            if support::build_over(&serde_json::to_value(&s).unwrap()) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("indexing did not finish");
+        support::wait_built(&self.client, &self.repo).await;
+    }
+
+    /// The file of every raw result of a search for `query` in the repository, in any kind
+    /// of file; the search must succeed.
+    async fn found(&self, query: &str) -> Vec<String> {
+        let r = self
+            .call(
+                "search_codebase",
+                json!({"path": self.repo, "query": query, "resultMode": "raw", "scope": "mixed", "limit": 50}),
+            )
+            .await;
+        let v = r.structured_content.unwrap();
+        assert_eq!(v["status"], "ok", "{v}");
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["file"].as_str().unwrap().to_owned())
+            .collect()
     }
 
     fn redact(&self, text: &str) -> String {
@@ -304,21 +289,7 @@ async fn secrets_are_neither_read_nor_indexed() {
     assert!(!is_error, "{text}");
 
     // Search finds the one ordinary file that mentions the word, none of the secrets.
-    let r = h
-        .call(
-            "search_codebase",
-            json!({"path": h.repo, "query": "zebracorn", "resultMode": "raw", "scope": "mixed", "limit": 50}),
-        )
-        .await;
-    let v = r.structured_content.unwrap();
-    assert_eq!(v["status"], "ok", "{v}");
-    let files: Vec<&str> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["file"].as_str().unwrap())
-        .collect();
-    assert_eq!(files, ["src/app.py"], "{v}");
+    assert_eq!(h.found("zebracorn").await, ["src/app.py"]);
 }
 
 #[tokio::test]
@@ -331,21 +302,9 @@ async fn the_opt_out_lifts_secrets_rules_only() {
     }
     let (is_error, text) = h.read(&h.repo.join(".git/config")).await;
     assert!(is_error, "{text}");
-    let r = h
-        .call(
-            "search_codebase",
-            json!({"path": h.repo, "query": "zebracorn", "resultMode": "raw", "scope": "mixed", "limit": 50}),
-        )
-        .await;
-    let v = r.structured_content.unwrap();
-    let files: Vec<&str> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["file"].as_str().unwrap())
-        .collect();
-    assert!(files.contains(&"private_key.txt"), "{v}");
-    assert!(!files.iter().any(|f| f.starts_with(".git/")), "{v}");
+    let files = h.found("zebracorn").await;
+    assert!(files.iter().any(|f| f == "private_key.txt"), "{files:?}");
+    assert!(!files.iter().any(|f| f.starts_with(".git/")), "{files:?}");
 }
 
 #[tokio::test]
