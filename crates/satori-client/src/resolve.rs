@@ -3,7 +3,10 @@
 //! Order: the `SATORI_SERVER_BIN` environment variable, then a `satori`
 //! executable installed next to the running client (after resolving symlinks,
 //! so a `~/.local/bin/satori-cli -> /opt/satori/bin/satori-cli` link still finds
-//! `/opt/satori/bin/satori`).
+//! `/opt/satori/bin/satori`), then a `satori` next to the link itself: package
+//! managers that install each program in its own directory and link both into
+//! one `bin` (Homebrew's formulas `satori-mcp` and `satori-cli`) have the two
+//! side by side only there.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -48,17 +51,19 @@ pub fn resolve_server_bin_from(
     })?;
     // canonicalize resolves every symlink on the way; if it fails (the binary
     // was deleted while running), the unresolved path is still worth a try.
-    let exe = exe.canonicalize().unwrap_or(exe);
-    let candidate = sibling(&exe);
-    match candidate {
+    let resolved = exe.canonicalize().unwrap_or_else(|_| exe.clone());
+    let beside_link = sibling(&exe).filter(|path| path.is_file());
+    match sibling(&resolved) {
         Some(path) if path.is_file() => Ok(path),
-        Some(path) => Err(ClientError::ServerNotFound(format!(
-            "{SERVER_BIN_ENV} is unset and {} does not exist",
-            path.display()
-        ))),
+        Some(path) => beside_link.ok_or_else(|| {
+            ClientError::ServerNotFound(format!(
+                "{SERVER_BIN_ENV} is unset and {} does not exist",
+                path.display()
+            ))
+        }),
         None => Err(ClientError::ServerNotFound(format!(
             "{SERVER_BIN_ENV} is unset and {} has no parent directory",
-            exe.display()
+            resolved.display()
         ))),
     }
 }
@@ -124,6 +129,22 @@ mod tests {
             .canonicalize()
             .expect("canon");
         assert_eq!(got, want);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_server_beside_the_link_is_found_when_none_is_beside_the_target() {
+        // Homebrew: Cellar/satori-cli/<v>/bin/satori-cli linked into bin/, next to the
+        // server's own link.
+        let cellar = tempfile::tempdir().expect("tempdir");
+        let bin = tempfile::tempdir().expect("tempdir");
+        let exe = cellar.path().join("satori-cli");
+        std::fs::write(&exe, b"").expect("write");
+        std::fs::write(bin.path().join(server_name()), b"").expect("write");
+        let link = bin.path().join("satori-cli");
+        std::os::unix::fs::symlink(&exe, &link).expect("symlink");
+        let got = resolve_server_bin_from(None, Ok(link)).expect("found");
+        assert_eq!(got, bin.path().join(server_name()));
     }
 
     #[test]
