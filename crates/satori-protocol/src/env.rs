@@ -13,6 +13,12 @@ pub const CLI_STDOUT_GUARD: &str = "SATORI_CLI_STDOUT_GUARD";
 pub const CLI_GUARD_RECOVERY: &str = "SATORI_CLI_GUARD_RECOVERY";
 /// Path of the `satori` executable a client spawns.
 pub const SERVER_BIN: &str = "SATORI_SERVER_BIN";
+/// npm package: the `satori` executable the `satori` shim and the Node API run instead of the
+/// platform package's (read by the package's JavaScript; named here so the README lists it).
+pub const BINARY: &str = "SATORI_BINARY";
+/// npm package: the `satori-cli` executable the `satori-cli` shim runs instead of the platform
+/// package's.
+pub const CLI_BINARY: &str = "SATORI_CLI_BINARY";
 /// Lines `read_file` returns without an explicit range.
 pub const READ_FILE_MAX_LINES: &str = "READ_FILE_MAX_LINES";
 /// Bytes `read_file` returns at most in one call (default 1 MiB); files larger than this are

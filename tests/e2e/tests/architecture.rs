@@ -48,6 +48,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &["satori-core", "satori-mcp", "satori-cli"],
     ),
     ("satori-cli", &["satori-core", "satori-mcp"]),
+    // The Node addon reaches the engine through the bundled server, over MCP.
+    ("satori-node", &["satori-core", "satori-mcp", "satori-cli"]),
 ];
 
 /// Module cycles that exist today and are being removed; nothing may be added here. Each

@@ -1,0 +1,132 @@
+// Finding this machine's platform package and the files in it.
+//
+// The platform is `<os>-<cpu>` plus the C library on Linux (`-gnu` or `-musl`) and `-msvc`
+// on Windows: the ids of lib/targets.json, which scripts/npm-packages.mjs generates with the
+// platform packages' manifests. Nothing here writes to stdout: the server's stdout is MCP.
+"use strict";
+
+const fs = require("node:fs");
+const path = require("node:path");
+const { execFileSync } = require("node:child_process");
+
+const table = require("./targets.json");
+
+/** The package manager's name for a package of this release. */
+const ROOT_PACKAGE = table.package;
+const VERSION = table.version;
+
+let muslCache;
+
+/** Whether this Linux runs on musl (Alpine) rather than glibc, asked the cheapest way first. */
+function isMusl() {
+  if (muslCache !== undefined) return muslCache;
+  muslCache = detectMusl();
+  return muslCache;
+}
+
+function detectMusl() {
+  // The dynamic loader's script names its C library.
+  try {
+    const ldd = fs.readFileSync("/usr/bin/ldd", "utf8");
+    if (ldd.includes("musl")) return true;
+    if (ldd.includes("GNU C Library") || ldd.includes("glibc")) return false;
+  } catch {
+    // No ldd script: ask Node itself.
+  }
+  try {
+    const report = process.report && process.report.getReport();
+    if (report && report.header && report.header.glibcVersionRuntime) return false;
+    const shared = (report && report.sharedObjects) || [];
+    if (shared.some((file) => file.includes("libc.musl-") || file.includes("ld-musl-"))) return true;
+  } catch {
+    // Reports can be disabled; fall through to ldd.
+  }
+  try {
+    const out = execFileSync("ldd", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    return out.includes("musl");
+  } catch (error) {
+    // musl's ldd prints its version to stderr and exits 1.
+    return String(error.stderr || "").includes("musl");
+  }
+}
+
+/** The platform id of this machine, whether or not a release is built for it. */
+function platformId(platform = process.platform, arch = process.arch) {
+  if (platform === "linux") return `linux-${arch}-${isMusl() ? "musl" : "gnu"}`;
+  if (platform === "win32") return `win32-${arch}-msvc`;
+  return `${platform}-${arch}`;
+}
+
+/** An `Error` whose `code` is the CLI token for a configuration problem. */
+function usageError(message) {
+  const error = new Error(message);
+  error.code = "E_USAGE";
+  return error;
+}
+
+/**
+ * The directory of this machine's platform package, or an `Error` (code `E_USAGE`) that says
+ * which package is missing and how to install it.
+ */
+function platformDir() {
+  const id = platformId();
+  const known = table.targets.some((target) => target.id === id);
+  if (!known) {
+    throw usageError(
+      `${ROOT_PACKAGE} has no build for this platform (${id}). ` +
+        `Builds exist for: ${table.targets.map((t) => t.id).join(", ")}. ` +
+        "Build Satori from source (cargo build --release) and set SATORI_BINARY to the satori executable.",
+    );
+  }
+  const name = `${ROOT_PACKAGE}-${id}`;
+  try {
+    return path.dirname(require.resolve(`${name}/package.json`));
+  } catch {
+    throw usageError(
+      `${ROOT_PACKAGE}: the platform package ${name} is not installed. ` +
+        `It is an optional dependency of ${ROOT_PACKAGE}@${VERSION}; it is missing when optional ` +
+        "dependencies were omitted (--omit=optional, --no-optional) or the lockfile was made on another platform. " +
+        `Install it with: npm install ${name}@${VERSION}`,
+    );
+  }
+}
+
+/** Path of a binary (`satori` or `satori-cli`) in the platform package. */
+function packagedBinary(name) {
+  const exe = process.platform === "win32" ? ".exe" : "";
+  return path.join(platformDir(), "bin", `${name}${exe}`);
+}
+
+/** Path of the Node addon in the platform package. */
+function packagedAddon() {
+  return path.join(platformDir(), `satori.${platformId()}.node`);
+}
+
+/**
+ * Give a packaged binary its executable bit back when a package manager dropped it (npm keeps
+ * the tarball's mode; some tools extract everything 0644). Failing to fix it is not fatal:
+ * starting the binary then reports the real error.
+ */
+function ensureExecutable(file) {
+  if (process.platform === "win32") return;
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+  } catch {
+    try {
+      fs.chmodSync(file, 0o755);
+    } catch {
+      // Read-only install: spawn's EACCES will say so.
+    }
+  }
+}
+
+module.exports = {
+  ROOT_PACKAGE,
+  VERSION,
+  platformId,
+  platformDir,
+  packagedBinary,
+  packagedAddon,
+  ensureExecutable,
+  usageError,
+};

@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// The one generator of the npm manifests under npm/: the root package @zokizuan/satori-mcp
+// (JavaScript only) and one package per platform carrying `satori`, `satori-cli` and the
+// Node addon. The version is the workspace's (Cargo.toml, [workspace.package]) and is pinned
+// exactly everywhere, so a root package can only ever load binaries of its own release.
+// The generated files are checked in; `--check` fails on any drift (CI runs it).
+//
+// Usage: node scripts/npm-packages.mjs [--check]
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const scope = "@zokizuan";
+const rootName = `${scope}/satori-mcp`;
+
+// Every platform a release builds: npm's os/cpu/libc words and the Rust target triple the
+// release workflow builds it from. The launcher reads this table (lib/targets.json), so the
+// generator and the resolution at run time can never disagree.
+export const TARGETS = [
+  { id: "linux-x64-gnu", os: "linux", cpu: "x64", libc: "glibc", rust: "x86_64-unknown-linux-gnu" },
+  { id: "linux-arm64-gnu", os: "linux", cpu: "arm64", libc: "glibc", rust: "aarch64-unknown-linux-gnu" },
+  { id: "linux-x64-musl", os: "linux", cpu: "x64", libc: "musl", rust: "x86_64-unknown-linux-musl" },
+  { id: "linux-arm64-musl", os: "linux", cpu: "arm64", libc: "musl", rust: "aarch64-unknown-linux-musl" },
+  { id: "darwin-x64", os: "darwin", cpu: "x64", rust: "x86_64-apple-darwin" },
+  { id: "darwin-arm64", os: "darwin", cpu: "arm64", rust: "aarch64-apple-darwin" },
+  { id: "win32-x64-msvc", os: "win32", cpu: "x64", rust: "x86_64-pc-windows-msvc" },
+  { id: "win32-arm64-msvc", os: "win32", cpu: "arm64", rust: "aarch64-pc-windows-msvc" },
+];
+
+function workspaceVersion() {
+  const toml = fs.readFileSync(path.join(root, "Cargo.toml"), "utf8");
+  const section = toml.split(/^\[workspace\.package\]$/m)[1];
+  const match = section && section.match(/^version\s*=\s*"([^"]+)"/m);
+  if (!match) throw new Error("Cargo.toml: no version in [workspace.package]");
+  return match[1];
+}
+
+function common(version) {
+  return {
+    version,
+    license: "MIT",
+    homepage: "https://github.com/zokizuan/satori",
+    repository: { type: "git", url: "git+https://github.com/zokizuan/satori.git" },
+  };
+}
+
+function platformManifest(target, version) {
+  const exe = target.os === "win32" ? ".exe" : "";
+  return {
+    name: `${rootName}-${target.id}`,
+    ...common(version),
+    description: `The ${target.rust} build of Satori (satori, satori-cli and the Node addon) for ${rootName}.`,
+    os: [target.os],
+    cpu: [target.cpu],
+    ...(target.libc ? { libc: [target.libc] } : {}),
+    files: [`bin/satori${exe}`, `bin/satori-cli${exe}`, `satori.${target.id}.node`],
+    preferUnplugged: true,
+  };
+}
+
+function rootManifest(version) {
+  return {
+    name: rootName,
+    ...common(version),
+    description: "Local-first semantic code search for coding agents: the Satori MCP server, its CLI and a Node API.",
+    keywords: ["mcp", "code-search", "semantic-search", "model-context-protocol"],
+    // `npx -y @zokizuan/satori-mcp` runs the bin named after the package: the MCP server.
+    bin: { "satori-mcp": "bin/satori.js", satori: "bin/satori.js", "satori-cli": "bin/satori-cli.js" },
+    main: "index.js",
+    types: "index.d.ts",
+    exports: {
+      ".": { types: "./index.d.ts", import: "./index.mjs", require: "./index.js" },
+      "./package.json": "./package.json",
+    },
+    files: ["bin/", "lib/", "index.js", "index.mjs", "index.d.ts"],
+    engines: { node: ">=18" },
+    optionalDependencies: Object.fromEntries(TARGETS.map((t) => [`${rootName}-${t.id}`, version])),
+  };
+}
+
+function outputs() {
+  const version = workspaceVersion();
+  const files = new Map();
+  const json = (value) => `${JSON.stringify(value, null, 2)}\n`;
+  files.set("npm/satori-mcp/package.json", json(rootManifest(version)));
+  files.set(
+    "npm/satori-mcp/lib/targets.json",
+    json({ package: rootName, version, targets: TARGETS.map(({ id, os, cpu, libc }) => ({ id, os, cpu, libc: libc ?? null })) }),
+  );
+  for (const target of TARGETS) {
+    files.set(`npm/${target.id}/package.json`, json(platformManifest(target, version)));
+  }
+  return files;
+}
+
+function main() {
+  const check = process.argv.includes("--check");
+  const drift = [];
+  for (const [rel, text] of outputs()) {
+    const file = path.join(root, rel);
+    const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
+    if (current === text) continue;
+    if (check) {
+      drift.push(rel);
+    } else {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+      process.stderr.write(`wrote ${rel}\n`);
+    }
+  }
+  if (drift.length > 0) {
+    process.stderr.write(
+      `npm manifests differ from scripts/npm-packages.mjs: ${drift.join(", ")}\n` +
+        "run `node scripts/npm-packages.mjs` and commit the result\n",
+    );
+    process.exit(1);
+  }
+}
+
+// Imported by scripts/check-dist-config.mjs for the target table; run as a script, it writes.
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) main();

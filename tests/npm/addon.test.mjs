@@ -1,0 +1,115 @@
+// The Node API from an installed package: `callTool`, `listTools` and `SatoriClient` through
+// the addon, the errors with their CLI codes, and both module systems.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { after, test } from "node:test";
+import { json, makeRepo, project, run, satoriEnv, envelopeOf } from "./helpers.mjs";
+
+const env = satoriEnv();
+// The addon starts the server with this process's environment: give it the private home.
+process.env.SATORI_HOME = env.SATORI_HOME;
+const satori = createRequire(path.join(project, "package.json"))("@zokizuan/satori-mcp");
+const repo = makeRepo();
+const clients = [];
+
+after(async () => {
+  await Promise.all(clients.map((client) => client.close()));
+});
+
+/** Await a call that must reject, and return its error. */
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  assert.fail("the call resolved");
+}
+
+test("callTool indexes (waiting for the build) and searches", async () => {
+  const indexed = await satori.callTool("manage_index", { action: "create", path: repo });
+  assert.equal(envelopeOf(indexed).state, "indexed");
+  assert.equal(indexed.recovery.attemptCount, 1);
+  assert.equal(Object.keys(indexed).includes("recovery"), false, "recovery is not part of the MCP result");
+
+  const found = await satori.callTool("search_codebase", { path: repo, query: "stdout guard modes" });
+  const envelope = envelopeOf(found);
+  assert.equal(envelope.status, "ok");
+  assert.ok(envelope.results.length > 0);
+});
+
+test("listTools answers the tool list", async () => {
+  const { tools } = await satori.listTools();
+  assert.ok(tools.some((tool) => tool.name === "search_codebase"));
+});
+
+test("errors carry the CLI token as code", async () => {
+  const cases = [
+    // A tool answer that is not ok: E_TOOL_ERROR with the envelope attached.
+    {
+      call: () => satori.callTool("search_codebase", { path: path.join(repo, "..", "elsewhere"), query: "x" }),
+      code: "E_TOOL_ERROR",
+      check: (error) => {
+        assert.equal(error.status, "not_indexed");
+        assert.equal(error.envelope.status, "not_indexed");
+        assert.equal(error.result.content[0].type, "text");
+      },
+    },
+    // An unknown tool is a JSON-RPC error answer: the server spoke, so E_TOOL_ERROR.
+    { call: () => satori.callTool("no_such_tool", {}), code: "E_TOOL_ERROR" },
+    // Arguments that are no object never reach the server.
+    { call: () => satori.callTool("search_codebase", ["x"]), code: "E_USAGE" },
+    // A server that does not exist is a configuration problem.
+    { call: () => satori.listTools({ serverBin: path.join(repo, "no-such-satori") }), code: "E_USAGE" },
+    // A server that speaks no MCP: the stream breaks before any answer.
+    { call: () => satori.listTools({ serverBin: "/bin/true", guardRecovery: "never" }), code: "E_PROTOCOL_FAILURE" },
+  ];
+  for (const { call, code, check } of cases) {
+    const error = await rejection(call());
+    assert.ok(error instanceof Error, `${error}`);
+    assert.equal(error.code, code, error.message);
+    check?.(error);
+  }
+});
+
+test("a SatoriClient keeps one server across calls and refuses calls after close", async () => {
+  const client = new satori.SatoriClient();
+  clients.push(client);
+  const first = await client.callTool("list_codebases", {});
+  const second = await client.callTool("search_codebase", { path: repo, query: "wait for index" });
+  assert.equal(envelopeOf(second).status, "ok");
+  assert.deepEqual(first.recovery, second.recovery);
+  assert.equal(second.recovery.attemptCount, 1, "one server for both calls");
+
+  const error = await rejection(client.callTool("search_codebase", { path: "/", query: "x" }));
+  assert.equal(error.code, "E_TOOL_ERROR");
+
+  await client.close();
+  const closed = await rejection(client.listTools());
+  assert.equal(closed.code, "E_USAGE");
+});
+
+test("bad client options throw E_USAGE", () => {
+  assert.throws(() => new satori.SatoriClient({ guardRecovery: "sometimes" }), { code: "E_USAGE" });
+});
+
+test("require from CommonJS and import from an ES module both work", () => {
+  const programs = {
+    "proof.cjs": `const { listTools, SatoriClient } = require("@zokizuan/satori-mcp");
+listTools().then((list) => { process.stdout.write(JSON.stringify({ n: list.tools.length, client: typeof SatoriClient })); });`,
+    "proof.mjs": `import satori, { listTools, callTool, SatoriClient } from "@zokizuan/satori-mcp";
+const list = await listTools();
+process.stdout.write(JSON.stringify({ n: list.tools.length, client: typeof SatoriClient, same: satori.callTool === callTool }));`,
+  };
+  for (const [file, source] of Object.entries(programs)) {
+    fs.writeFileSync(path.join(project, file), source);
+    const result = run("node", [file], { env });
+    assert.equal(result.status, 0, `${file}: ${result.stderr}`);
+    const out = json(result);
+    assert.equal(out.n, 4, file);
+    assert.equal(out.client, "function", file);
+    if (file.endsWith(".mjs")) assert.equal(out.same, true);
+  }
+});
