@@ -109,6 +109,14 @@ function main() {
       process.stderr.write(`wrote ${rel}\n`);
     }
   }
+  // The release workflow builds every target of the table, and nothing else.
+  const workflow = fs.readFileSync(path.join(root, ".github/workflows/npm.yml"), "utf8");
+  const matrix = [...workflow.matchAll(/platform: ([\w-]+), target: ([\w-]+)/g)].map((m) => `${m[1]}=${m[2]}`);
+  const table = TARGETS.map((t) => `${t.id}=${t.rust}`);
+  if (JSON.stringify([...matrix].sort()) !== JSON.stringify([...table].sort())) {
+    process.stderr.write(`.github/workflows/npm.yml builds ${matrix.join(", ")}; the target table has ${table.join(", ")}\n`);
+    process.exit(1);
+  }
   if (drift.length > 0) {
     process.stderr.write(
       `npm manifests differ from scripts/npm-packages.mjs: ${drift.join(", ")}\n` +
