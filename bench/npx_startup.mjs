@@ -2,7 +2,8 @@
 // What an MCP client pays to start Satori from npm: the time from spawning
 // `npx -y @zokizuan/satori-mcp` (resolved to a local install, as in a project or after the
 // first download) to the answer of the first `tools/list`, against `node -e 0` measured in the
-// same run. Also the size of the installed platform package. Prints one JSON document.
+// same run, with the shim alone (`node bin/satori.js`) and the binary alone beside it to show
+// where the time goes. Also the size of the installed platform package. Prints one JSON document.
 //
 // Usage: node bench/npx_startup.mjs <project with @zokizuan/satori-mcp installed> [--reps N]
 import { spawn } from "node:child_process";
@@ -63,24 +64,33 @@ function du(dir) {
   return total;
 }
 
-const npx = [];
-const node = [];
-// Interleaved, so both see the same machine load.
-for (let i = 0; i < reps; i++) {
-  npx.push(await timeOne("npx", ["-y", "@zokizuan/satori-mcp"]));
-  node.push(await timeOne("node", ["-e", "0"], { untilExit: true }));
-}
 const scope = path.join(project, "node_modules", "@zokizuan");
 const platform = fs.readdirSync(scope).find((name) => name.startsWith("satori-mcp-"));
+const shim = path.join(scope, "satori-mcp", "bin", "satori.js");
+const binary = path.join(scope, platform, "bin", process.platform === "win32" ? "satori.exe" : "satori");
+const npx = [];
+const viaShim = [];
+const direct = [];
+const node = [];
+// Interleaved, so every series sees the same machine load.
+for (let i = 0; i < reps; i++) {
+  npx.push(await timeOne("npx", ["-y", "@zokizuan/satori-mcp"]));
+  viaShim.push(await timeOne("node", [shim]));
+  direct.push(await timeOne(binary, []));
+  node.push(await timeOne("node", ["-e", "0"], { untilExit: true }));
+}
 fs.rmSync(home, { recursive: true, force: true });
 const round = (ms) => Math.round(ms * 10) / 10;
+const stats = (values) => ({ median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) });
 process.stdout.write(
   `${JSON.stringify(
     {
       reps,
-      npx_to_first_tools_list_ms: { median: round(median(npx)), min: round(Math.min(...npx)), max: round(Math.max(...npx)) },
-      node_e_0_ms: { median: round(median(node)), min: round(Math.min(...node)), max: round(Math.max(...node)) },
-      ratio: round(median(npx) / median(node)),
+      npx_to_first_tools_list_ms: stats(npx),
+      shim_to_first_tools_list_ms: stats(viaShim),
+      binary_to_first_tools_list_ms: stats(direct),
+      node_e_0_ms: stats(node),
+      ratio_npx_to_node_e_0: round(median(npx) / median(node)),
       platform_package: { name: `@zokizuan/${platform}`, unpacked_bytes: du(path.join(scope, platform)) },
     },
     null,
