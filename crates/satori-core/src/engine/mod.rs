@@ -185,6 +185,22 @@ impl Engine {
         }
     }
 
+    /// Makes the generation this process just wrote and published in `gen_dir` (whose chunk
+    /// table is `table`) the open one of `root`, without reading the table back or running
+    /// the checksums: the next search after a sync then pays for neither. On failure the
+    /// next search opens it from disk as usual.
+    fn adopt(&self, root: &Path, gen_dir: &Path, table: crate::store::table::ChunkTable) {
+        let opened = verify::guarded(gen_dir, || {
+            crate::store::Generation::open_with(gen_dir, table).map(search::Index::new)
+        });
+        if let Ok(index) = opened {
+            let dir = self.home.codebase(root);
+            let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            open.retain(|k, _| !k.starts_with(dir.path()));
+            open.insert(gen_dir.to_path_buf(), Arc::new(index));
+        }
+    }
+
     /// Records a damaged generation as `requires_reindex` (when it is still the published
     /// one and no build is replacing it), and passes the error on.
     fn note_damage(&self, root: &Path, gen_dir: &Path, e: Error) -> Error {

@@ -407,7 +407,7 @@ impl Engine {
         };
         let result = self.derive_into(&gen_dir, root, m, opts, plan, prev, model, live, ctl);
         match result {
-            Ok(Some((manifest, derived))) => {
+            Ok(Some((manifest, mut derived))) => {
                 self.forget_open(root);
                 if let Err(e) = dir.publish(&gen_dir, &manifest) {
                     let _ = std::fs::remove_dir_all(&gen_dir);
@@ -417,6 +417,9 @@ impl Engine {
                 self.store.modify(root, |c| {
                     *c = published_state(&manifest, c);
                 })?;
+                if let Some(table) = derived.table.take() {
+                    self.adopt(root, &gen_dir, table);
+                }
                 Ok(Some(derived))
             }
             other => {
@@ -490,7 +493,7 @@ impl Engine {
         progress.phase = Phase::Writing;
         progress.percentage = 90.0;
         ctl.progress(&progress);
-        let stats = writer.finish()?;
+        let (stats, table) = writer.finish_with_table()?;
         if !root.is_dir() {
             return Err(Error::RootVanished(root.to_path_buf()));
         }
@@ -525,6 +528,7 @@ impl Engine {
         let derived = Derived {
             reused_vectors: indexer.reused_vectors,
             embedded_chunks: indexer.embedded_chunks,
+            table: Some(table),
         };
         Ok(Some((manifest, derived)))
     }
@@ -542,6 +546,8 @@ pub(super) struct Stamped {
 struct Derived {
     reused_vectors: u64,
     embedded_chunks: u64,
+    /// The chunk table written, until the published generation is opened with it.
+    table: Option<crate::store::table::ChunkTable>,
 }
 
 /// A sync's comparison of the tree with a manifest.

@@ -429,7 +429,14 @@ impl<'a> GenerationWriter<'a> {
     }
 
     /// Commits and fsyncs everything; the directory is complete when this returns.
-    pub fn finish(mut self) -> Result<GenerationStats> {
+    pub fn finish(self) -> Result<GenerationStats> {
+        self.finish_with_table().map(|(stats, _)| stats)
+    }
+
+    /// [`GenerationWriter::finish`], handing back the chunk table as written, so that the
+    /// writer's process can open the generation without reading the table again (see
+    /// [`Generation::open_with`]).
+    pub fn finish_with_table(mut self) -> Result<(GenerationStats, ChunkTable)> {
         self.writer.commit()?;
         // Merges run in the background after a commit; the generation must be final (and its
         // files no longer touched) before the engine publishes it.
@@ -441,10 +448,11 @@ impl<'a> GenerationWriter<'a> {
         }
         crate::util::sync_dir(&self.dir.join(LEXICAL_DIR));
         crate::util::sync_dir(&self.dir);
-        Ok(GenerationStats {
+        let stats = GenerationStats {
             files: self.table.files.len() as u64,
             chunks: self.table.chunks.len() as u64,
-        })
+        };
+        Ok((stats, self.table))
     }
 }
 
@@ -483,7 +491,12 @@ pub struct Generation {
 impl Generation {
     /// Opens a finished generation directory.
     pub fn open(dir: &Path) -> Result<Self> {
-        let table = ChunkTable::load(dir)?;
+        Generation::open_with(dir, ChunkTable::load(dir)?)
+    }
+
+    /// Opens a finished generation directory whose chunk table is `table` (the one
+    /// [`GenerationWriter::finish_with_table`] wrote there).
+    pub fn open_with(dir: &Path, table: ChunkTable) -> Result<Self> {
         let lexical = dir.join(LEXICAL_DIR);
         let index = Index::open_in_dir(&lexical)?;
         register_tokenizer(&index);
