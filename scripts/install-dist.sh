@@ -14,8 +14,9 @@ set -euo pipefail
 # Must match `cargo-dist-version` in dist-workspace.toml.
 version="${DIST_VERSION:-0.34.0}"
 
-if installed="$(dist --version 2>/dev/null)" && [ "$installed" = "dist $version" ] \
-  || [ "$installed" = "cargo-dist $version" ]; then
+# `dist --version` prints "cargo-dist <version>".
+installed="$(dist --version 2>/dev/null || true)"
+if [ "$installed" = "cargo-dist $version" ]; then
   echo "$installed is already installed" >&2
   exit 0
 fi
