@@ -146,10 +146,16 @@ fn top_results(engine: &Engine, root: &Path) -> Vec<Vec<(String, u32, u32)>> {
 /// Indexes a copy of the tree from scratch and checks the derived index holds the same
 /// chunks and answers the same top results.
 #[track_caller]
-fn assert_same_as_full_index(r: &Repo, label: &str) {
+/// A full index of `root` by an engine with a home of its own (dropped with the directory).
+fn fully_indexed(root: &Path) -> (tempfile::TempDir, Arc<Engine>) {
     let home = tempfile::tempdir().unwrap();
     let fresh = engine(&Home::new(home.path().to_path_buf()));
-    index(&fresh, &r.root).unwrap();
+    index(&fresh, root).unwrap();
+    (home, fresh)
+}
+
+fn assert_same_as_full_index(r: &Repo, label: &str) {
+    let (_home, fresh) = fully_indexed(&r.root);
     assert_eq!(
         chunk_set(&r.engine, &r.root),
         chunk_set(&fresh, &r.root),
@@ -534,14 +540,9 @@ fn check_stamp(name: &str, setup: impl Fn(&Path), edit: impl Fn(&Path), expect: 
     assert_eq!((s.added, s.removed, s.modified), expect, "{name}: {s:?}");
     // The chunks are those of a full index (rankings of a six-file tree tie too easily to
     // compare: deleted documents still count in BM25's statistics).
-    let home = tempfile::tempdir().unwrap();
-    let fresh = engine(&Home::new(home.path().to_path_buf()));
-    index(&fresh, &r.root).unwrap();
-    assert_eq!(
-        chunk_set(&r.engine, &r.root),
-        chunk_set(&fresh, &r.root),
-        "{name}: chunk set"
-    );
+    let (_home, fresh) = fully_indexed(&r.root);
+    let same = chunk_set(&r.engine, &r.root) == chunk_set(&fresh, &r.root);
+    assert!(same, "{name}: the chunk set differs from a full index's");
     // Ageing the tree touches every file: one sync records the times, one walks and stamps.
     age(&r.root);
     sync(&r);
