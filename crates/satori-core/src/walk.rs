@@ -237,18 +237,21 @@ const GIT_EXCLUDE: &str = ".git/info/exclude";
 /// a sync of an unchanged tree stats instead of listing and matching ignore rules again.
 #[derive(Debug, Clone)]
 pub struct TreeStamp {
-    dirs: Vec<DirStamp>,
+    root: PathBuf,
+    /// Paths relative to the root (the root itself is `.`), with what they were.
+    entries: Vec<(PathBuf, Seen)>,
     /// The repository's exclude file and what it was (absent: `None`).
     exclude: (PathBuf, Option<(u64, SystemTime)>),
 }
 
-/// One listed directory: its time and what the stamp stats in it (names relative to it,
-/// so a check resolves each directory's path once, not every file's).
-#[derive(Debug, Clone)]
-struct DirStamp {
-    path: PathBuf,
-    mtime: SystemTime,
-    entries: Vec<(std::ffi::OsString, u64, SystemTime)>,
+/// What a stamped path was when the walk saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Seen {
+    /// A directory with this modification time.
+    Dir(SystemTime),
+    /// A regular file with this size and modification time (compared in milliseconds, the
+    /// precision the manifest keeps).
+    File(u64, SystemTime),
 }
 
 impl TreeStamp {
@@ -259,38 +262,34 @@ impl TreeStamp {
             return None;
         }
         let recent = report.started?.checked_sub(RACY)?;
-        let mut dirs = Vec::with_capacity(report.dirs.len());
-        let mut by_path = std::collections::HashMap::with_capacity(report.dirs.len());
+        let rel = |p: &Path| -> Option<PathBuf> {
+            let r = p.strip_prefix(root).ok()?;
+            Some(if r.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                r.to_path_buf()
+            })
+        };
+        let mut entries = Vec::with_capacity(report.dirs.len() * 2 + report.files.len());
         for (dir, mtime) in &report.dirs {
             let mtime = (*mtime)?;
             if mtime >= recent {
                 return None;
             }
-            by_path.insert(dir.as_path(), dirs.len());
-            dirs.push(DirStamp {
-                path: dir.clone(),
-                mtime,
-                entries: Vec::new(),
-            });
-        }
-        let mut add = |p: &Path, len: u64, t: SystemTime| -> Option<()> {
-            let at = *by_path.get(p.parent()?)?;
-            dirs[at].entries.push((p.file_name()?.to_owned(), len, t));
-            Some(())
-        };
-        for f in &report.files {
-            let t = SystemTime::UNIX_EPOCH + Duration::from_millis(f.mtime_ms);
-            add(&f.abs_path, f.size, t)?;
-        }
-        for (p, len, t) in &report.oversized {
-            add(p, *len, (*t)?)?;
-        }
-        for d in &mut dirs {
+            entries.push((rel(dir)?, Seen::Dir(mtime)));
             for name in IGNORE_CONTROL_FILES {
-                if let Ok(m) = std::fs::symlink_metadata(d.path.join(name)) {
-                    d.entries.push((name.into(), m.len(), m.modified().ok()?));
+                let p = dir.join(name);
+                if let Ok(m) = std::fs::symlink_metadata(&p) {
+                    entries.push((rel(&p)?, Seen::File(m.len(), m.modified().ok()?)));
                 }
             }
+        }
+        for f in &report.files {
+            let t = SystemTime::UNIX_EPOCH + Duration::from_millis(f.mtime_ms);
+            entries.push((rel(&f.abs_path)?, Seen::File(f.size, t)));
+        }
+        for (p, len, t) in &report.oversized {
+            entries.push((rel(p)?, Seen::File(*len, (*t)?)));
         }
         let exclude = root.join(GIT_EXCLUDE);
         let seen = std::fs::symlink_metadata(&exclude)
@@ -299,14 +298,14 @@ impl TreeStamp {
             .transpose()
             .ok()?;
         Some(TreeStamp {
-            dirs,
+            root: root.to_path_buf(),
+            entries,
             exclude: (exclude, seen),
         })
     }
 
     /// True when every directory, ignore file and file still has the time and size the
-    /// stamp recorded: a walk now would find the files it found, unchanged. (File times are
-    /// compared at the precision the manifest keeps, milliseconds.)
+    /// stamp recorded: a walk now would find the files it found, unchanged.
     pub fn holds(&self) -> bool {
         let (exclude, seen) = &self.exclude;
         let now = std::fs::symlink_metadata(exclude)
@@ -315,82 +314,104 @@ impl TreeStamp {
         if now != *seen {
             return false;
         }
-        // Stat calls are most of the work: two threads halve it on a machine with two cores.
-        let (a, b) = self.dirs.split_at(self.dirs.len() / 2);
+        let Some(stat) = Stat::at(&self.root) else {
+            return false;
+        };
+        // Stat calls are all of the work: two threads halve it on a machine with two cores.
+        let (a, b) = self.entries.split_at(self.entries.len() / 2);
+        let part = |part: &[(PathBuf, Seen)]| part.iter().all(|(p, seen)| stat.is(p, *seen));
         std::thread::scope(|s| {
-            let other = s.spawn(|| a.iter().all(DirStamp::holds));
-            let mine = b.iter().all(DirStamp::holds);
+            let other = s.spawn(|| part(a));
+            let mine = part(b);
             other.join().unwrap_or(false) && mine
         })
     }
 }
 
-impl DirStamp {
+/// Stats paths relative to a root. On Linux through a descriptor of the root, so that each
+/// call resolves only the relative part: a path lookup per component is what a stat of a
+/// deep tree spends most of its time on.
+struct Stat {
     #[cfg(target_os = "linux")]
-    fn holds(&self) -> bool {
+    fd: std::os::fd::OwnedFd,
+    #[cfg(not(target_os = "linux"))]
+    root: PathBuf,
+}
+
+impl Stat {
+    #[cfg(target_os = "linux")]
+    fn at(root: &Path) -> Option<Stat> {
+        use std::os::fd::FromRawFd;
         use std::os::unix::ffi::OsStrExt;
-        // Resolve the directory once, then stat its entries relative to it: a path lookup
-        // per file is what a stat of a deep tree spends most of its time on.
-        let Ok(dir) = std::ffi::CString::new(self.path.as_os_str().as_bytes()) else {
-            return false;
-        };
-        // SAFETY: `dir` is a valid C string; the descriptor is closed below.
+        let path = std::ffi::CString::new(root.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `path` is a valid C string; a non-negative result is a descriptor that
+        // nothing else owns.
         let fd = unsafe {
             libc::open(
-                dir.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                path.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
             )
         };
-        if fd < 0 {
+        // SAFETY: see above; the descriptor is closed when `Stat` is dropped.
+        (fd >= 0).then(|| Stat {
+            fd: unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    fn is(&self, rel: &Path, seen: Seen) -> bool {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(name) = std::ffi::CString::new(rel.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `st` is written by the call before it is read; the descriptor is open for
+        // the life of `self`.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::fstatat(
+                self.fd.as_raw_fd(),
+                name.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r != 0 || st.st_mtime < 0 {
             return false;
         }
-        let stat_at = |name: &std::ffi::CStr, flags: libc::c_int| {
-            // SAFETY: `st` is written by the call before it is read; `fd` is open.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            let r = unsafe { libc::fstatat(fd, name.as_ptr(), &mut st, flags) };
-            (r == 0).then_some(st)
-        };
-        let time = |st: &libc::stat| {
-            let (secs, nanos) = (st.st_mtime, st.st_mtime_nsec);
-            (secs >= 0).then(|| SystemTime::UNIX_EPOCH + Duration::new(secs as u64, nanos as u32))
-        };
-        let same = || {
-            let Some(st) = stat_at(c"", libc::AT_EMPTY_PATH) else {
-                return false;
-            };
-            if st.st_mode & libc::S_IFMT != libc::S_IFDIR || time(&st) != Some(self.mtime) {
-                return false;
+        let mtime =
+            SystemTime::UNIX_EPOCH + Duration::new(st.st_mtime as u64, st.st_mtime_nsec as u32);
+        match seen {
+            Seen::Dir(t) => st.st_mode & libc::S_IFMT == libc::S_IFDIR && mtime == t,
+            Seen::File(len, t) => {
+                st.st_mode & libc::S_IFMT == libc::S_IFREG
+                    && st.st_size as u64 == len
+                    && system_time_ms(mtime) == system_time_ms(t)
             }
-            self.entries.iter().all(|(name, len, t)| {
-                let Ok(name) = std::ffi::CString::new(name.as_bytes()) else {
-                    return false;
-                };
-                stat_at(&name, libc::AT_SYMLINK_NOFOLLOW).is_some_and(|st| {
-                    st.st_mode & libc::S_IFMT == libc::S_IFREG
-                        && st.st_size as u64 == *len
-                        && time(&st).map(system_time_ms) == Some(system_time_ms(*t))
-                })
-            })
-        };
-        let holds = same();
-        // SAFETY: `fd` was opened above and is closed once.
-        unsafe { libc::close(fd) };
-        holds
+        }
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn holds(&self) -> bool {
-        let stat = |p: &Path| {
-            std::fs::symlink_metadata(p)
-                .ok()
-                .and_then(|m| Some((m.len(), m.modified().ok()?, m.file_type())))
+    fn at(root: &Path) -> Option<Stat> {
+        Some(Stat {
+            root: root.to_path_buf(),
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn is(&self, rel: &Path, seen: Seen) -> bool {
+        let Ok(m) = std::fs::symlink_metadata(self.root.join(rel)) else {
+            return false;
         };
-        stat(&self.path).is_some_and(|(_, t, ft)| ft.is_dir() && t == self.mtime)
-            && self.entries.iter().all(|(name, len, t)| {
-                stat(&self.path.join(name)).is_some_and(|(l, now, ft)| {
-                    ft.is_file() && l == *len && system_time_ms(now) == system_time_ms(*t)
-                })
-            })
+        let Ok(mtime) = m.modified() else {
+            return false;
+        };
+        match seen {
+            Seen::Dir(t) => m.is_dir() && mtime == t,
+            Seen::File(len, t) => {
+                m.is_file() && m.len() == len && system_time_ms(mtime) == system_time_ms(t)
+            }
+        }
     }
 }
 
