@@ -92,35 +92,36 @@ impl Config {
                 })?,
             },
         };
-        let read_max_lines = match var(env::READ_FILE_MAX_LINES) {
-            None => 1000,
+        let positive = |name: &'static str, default: usize, expected: &str| match var(name) {
+            None => Ok(default),
             Some(v) => v
                 .trim()
                 .parse::<usize>()
                 .ok()
                 .filter(|n| *n > 0)
                 .ok_or(ConfigError {
-                    name: env::READ_FILE_MAX_LINES,
+                    name,
                     value: v,
-                    expected: "expected a positive integer".into(),
-                })?,
+                    expected: expected.into(),
+                }),
         };
-        let read_max_bytes = match var(env::READ_FILE_MAX_BYTES) {
-            None => 1024 * 1024,
-            Some(v) => v
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or(ConfigError {
-                    name: env::READ_FILE_MAX_BYTES,
-                    value: v,
-                    expected: "expected a positive integer (bytes)".into(),
-                })?,
+        let read_max_lines = positive(
+            env::READ_FILE_MAX_LINES,
+            1000,
+            "expected a positive integer",
+        )?;
+        let read_max_bytes = positive(
+            env::READ_FILE_MAX_BYTES,
+            1024 * 1024,
+            "expected a positive integer (bytes)",
+        )?;
+        // A switch is on when set to `true`, `1` or `yes` (any case).
+        let flag = |name: &str| {
+            var(name).is_some_and(|v| {
+                matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
+            })
         };
-        let allow_secrets = var(env::ALLOW_SECRETS).is_some_and(|v| {
-            matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
-        });
+        let allow_secrets = flag(env::ALLOW_SECRETS);
         // The operating system's names for the user's home, not Satori settings.
         let user_home = ["HOME", "USERPROFILE"]
             .iter()
@@ -164,9 +165,7 @@ impl Config {
             (long_running && watcher_on).then(|| std::time::Duration::from_millis(debounce));
         let reconcile_every =
             (long_running && reconcile > 0).then(|| std::time::Duration::from_millis(reconcile));
-        let read_any_file = var(env::READ_ANY_FILE).is_some_and(|v| {
-            matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
-        });
+        let read_any_file = flag(env::READ_ANY_FILE);
         let embedding = match var(env::EMBEDDING_MODEL) {
             None => ModelSource::Bundled,
             Some(v) => ModelSource::parse(&v).map_err(|e| ConfigError {
@@ -194,9 +193,7 @@ impl Config {
         if let Some(v) = var(env::HF_ENDPOINT) {
             hub.endpoint = v.trim().to_string();
         }
-        hub.offline = var(env::OFFLINE).is_some_and(|v| {
-            matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
-        });
+        hub.offline = flag(env::OFFLINE);
         Ok(Config {
             run_mode,
             guard,
