@@ -239,7 +239,7 @@ const GIT_EXCLUDE: &str = ".git/info/exclude";
 pub struct TreeStamp {
     root: PathBuf,
     /// Paths relative to the root (the root itself is `.`), with what they were.
-    entries: Vec<(PathBuf, Seen)>,
+    entries: Vec<(RelPath, Seen)>,
     /// The repository's exclude file and what it was (absent: `None`).
     exclude: (PathBuf, Option<(u64, SystemTime)>),
 }
@@ -262,12 +262,12 @@ impl TreeStamp {
             return None;
         }
         let recent = report.started?.checked_sub(RACY)?;
-        let rel = |p: &Path| -> Option<PathBuf> {
+        let rel = |p: &Path| -> Option<RelPath> {
             let r = p.strip_prefix(root).ok()?;
-            Some(if r.as_os_str().is_empty() {
-                PathBuf::from(".")
+            rel_path(if r.as_os_str().is_empty() {
+                Path::new(".")
             } else {
-                r.to_path_buf()
+                r
             })
         };
         let mut entries = Vec::with_capacity(report.dirs.len() * 2 + report.files.len());
@@ -319,13 +319,31 @@ impl TreeStamp {
         };
         // Stat calls are all of the work: two threads halve it on a machine with two cores.
         let (a, b) = self.entries.split_at(self.entries.len() / 2);
-        let part = |part: &[(PathBuf, Seen)]| part.iter().all(|(p, seen)| stat.is(p, *seen));
+        let part = |part: &[(RelPath, Seen)]| part.iter().all(|(p, seen)| stat.is(p, *seen));
         std::thread::scope(|s| {
             let other = s.spawn(|| part(a));
             let mine = part(b);
             other.join().unwrap_or(false) && mine
         })
     }
+}
+
+/// A path relative to the stamp's root, in the form [`Stat`] passes to the system (made once
+/// when the stamp is taken, not on every check).
+#[cfg(target_os = "linux")]
+type RelPath = std::ffi::CString;
+#[cfg(not(target_os = "linux"))]
+type RelPath = PathBuf;
+
+#[cfg(target_os = "linux")]
+fn rel_path(p: &Path) -> Option<RelPath> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes()).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn rel_path(p: &Path) -> Option<RelPath> {
+    Some(p.to_path_buf())
 }
 
 /// Stats paths relative to a root. On Linux through a descriptor of the root, so that each
@@ -359,19 +377,15 @@ impl Stat {
     }
 
     #[cfg(target_os = "linux")]
-    fn is(&self, rel: &Path, seen: Seen) -> bool {
+    fn is(&self, rel: &RelPath, seen: Seen) -> bool {
         use std::os::fd::AsRawFd;
-        use std::os::unix::ffi::OsStrExt;
-        let Ok(name) = std::ffi::CString::new(rel.as_os_str().as_bytes()) else {
-            return false;
-        };
         // SAFETY: `st` is written by the call before it is read; the descriptor is open for
         // the life of `self`.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         let r = unsafe {
             libc::fstatat(
                 self.fd.as_raw_fd(),
-                name.as_ptr(),
+                rel.as_ptr(),
                 &mut st,
                 libc::AT_SYMLINK_NOFOLLOW,
             )
@@ -399,7 +413,7 @@ impl Stat {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn is(&self, rel: &Path, seen: Seen) -> bool {
+    fn is(&self, rel: &RelPath, seen: Seen) -> bool {
         let Ok(m) = std::fs::symlink_metadata(self.root.join(rel)) else {
             return false;
         };
