@@ -120,6 +120,18 @@ impl DenseWriter {
         })
     }
 
+    /// A writer whose matrix stays in memory ([`DenseWriter::finish_in_memory`]); `label`
+    /// names it in errors.
+    pub fn in_memory(label: &Path, dim: usize) -> DenseWriter {
+        DenseWriter {
+            path: label.to_path_buf(),
+            dim,
+            scales: Vec::new(),
+            rows: Vec::new(),
+            buf: Vec::with_capacity(dim),
+        }
+    }
+
     /// Appends one row; `v` must have the writer's dimension.
     pub fn push(&mut self, v: &[f32]) {
         debug_assert_eq!(v.len(), self.dim);
@@ -151,6 +163,31 @@ impl DenseWriter {
 
     /// Writes the file (rows, then the mean and the sketches) and fsyncs it.
     pub fn finish(self) -> Result<()> {
+        let path = self.path.clone();
+        let bytes = self.encode()?;
+        let mut f = std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))?;
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io("write", &path, e))?;
+        Ok(())
+    }
+
+    /// The matrix as an opened index in anonymous memory, in the same layout as the file,
+    /// for a generation that is never written to disk.
+    pub fn finish_in_memory(self) -> Result<DenseIndex> {
+        let path = self.path.clone();
+        let bytes = self.encode()?;
+        let mut map = memmap2::MmapMut::map_anon(bytes.len())
+            .map_err(|e| Error::io("map anonymous memory for", &path, e))?;
+        map.copy_from_slice(&bytes);
+        let map = map
+            .make_read_only()
+            .map_err(|e| Error::io("protect", &path, e))?;
+        DenseIndex::from_map(map, &path)
+    }
+
+    /// The bytes of the matrix: rows, then the mean and the sketches.
+    fn encode(self) -> Result<Vec<u8>> {
         let (dim, count) = (self.dim, self.scales.len());
         let layout = Layout::of(dim, count).ok_or_else(|| Error::Corrupt {
             what: "dense index",
@@ -192,12 +229,7 @@ impl DenseWriter {
             }
         }
         debug_assert_eq!(bytes.len(), layout.end);
-        let mut f =
-            std::fs::File::create(&self.path).map_err(|e| Error::io("create", &self.path, e))?;
-        f.write_all(&bytes)
-            .and_then(|()| f.sync_all())
-            .map_err(|e| Error::io("write", &self.path, e))?;
-        Ok(())
+        Ok(bytes)
     }
 }
 
@@ -291,9 +323,15 @@ impl DenseIndex {
         // SAFETY: generations are written once and never modified after publication; a
         // truncated or replaced file is detected by the size check below before any access.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io("map", &path, e))?;
+        DenseIndex::from_map(map, &path)
+    }
+
+    /// The index over a mapped matrix (`path` names it in errors), checking its header and
+    /// size.
+    fn from_map(map: memmap2::Mmap, path: &Path) -> Result<DenseIndex> {
         let corrupt = |reason: &str| Error::Corrupt {
             what: "dense index",
-            path: path.clone(),
+            path: path.to_path_buf(),
             reason: reason.to_string(),
         };
         if map.len() < HEADER || &map[..8] != MAGIC {

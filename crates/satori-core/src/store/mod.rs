@@ -25,7 +25,7 @@ pub mod tokenizer;
 use std::path::{Path, PathBuf};
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value,
 };
@@ -51,6 +51,13 @@ pub const VECTORS_DIR: &str = "vectors";
 /// Indexing memory budget shared by tantivy's indexing threads: big enough that a typical
 /// repository is indexed in one flush per thread, small enough for small machines.
 const WRITER_MEMORY_BYTES: usize = 96 * 1024 * 1024;
+
+/// Indexing memory of a generation held in memory: tantivy's minimum for one thread, since
+/// it holds the few files a watcher saw change.
+const IN_MEMORY_WRITER_BYTES: usize = 15 * 1024 * 1024;
+
+/// What errors call a generation held in memory, in place of its directory.
+const IN_MEMORY: &str = "<in-memory generation>";
 
 /// Name of the indexed fast field carrying the chunk key (indexed so that a derived
 /// generation can delete documents by key).
@@ -94,7 +101,7 @@ pub enum LexicalQuery {
 }
 
 /// The fields of the lexical index.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Fields {
     pub key: Field,
     /// Chunk text; the only stored field (content is fetched for the final hits only).
@@ -250,6 +257,27 @@ impl<'a> GenerationWriter<'a> {
             writer,
             fields,
             dense,
+            table: ChunkTable {
+                version: TABLE_VERSION,
+                ..ChunkTable::default()
+            },
+            base: None,
+        })
+    }
+
+    /// A writer of a generation held in memory only, never on disk (see
+    /// [`GenerationWriter::finish_in_memory`]). With `dim`, every chunk comes with a vector.
+    pub fn in_memory(dim: Option<usize>) -> Result<Self> {
+        let (schema, fields) = Fields::schema();
+        let index = Index::create_in_ram(schema);
+        register_tokenizer(&index);
+        // One thread: one segment, documents in the order they were added.
+        let writer = index.writer_with_num_threads(1, IN_MEMORY_WRITER_BYTES)?;
+        Ok(GenerationWriter {
+            dir: PathBuf::from(IN_MEMORY),
+            writer,
+            fields,
+            dense: dim.map(|d| DenseWriter::in_memory(Path::new(IN_MEMORY), d)),
             table: ChunkTable {
                 version: TABLE_VERSION,
                 ..ChunkTable::default()
@@ -456,6 +484,20 @@ impl<'a> GenerationWriter<'a> {
     }
 }
 
+impl GenerationWriter<'_> {
+    /// Commits a writer made by [`GenerationWriter::in_memory`] and opens what it wrote.
+    pub fn finish_in_memory(mut self) -> Result<Generation> {
+        self.writer.commit()?;
+        let index = self.writer.index().clone();
+        self.writer.wait_merging_threads()?;
+        let dense = match self.dense {
+            Some(d) => Some(d.finish_in_memory()?),
+            None => None,
+        };
+        Generation::assemble(&self.dir, &index, self.table, dense)
+    }
+}
+
 /// The text indexed in the `symbols` field: what a chunk defines and where it sits.
 fn symbol_text(chunk: &crate::chunk::Chunk) -> String {
     let mut parts: Vec<&str> = Vec::new();
@@ -500,6 +542,23 @@ impl Generation {
         let lexical = dir.join(LEXICAL_DIR);
         let index = Index::open_in_dir(&lexical)?;
         register_tokenizer(&index);
+        let dense = if dir.join(VECTORS_DIR).is_dir() {
+            Some(DenseIndex::open(&dir.join(VECTORS_DIR))?)
+        } else {
+            None
+        };
+        Generation::assemble(dir, &index, table, dense)
+    }
+
+    /// A generation from its parts, checked against each other: every live document of
+    /// `index` has a key of `table`, every chunk a document, and `dense` one row per chunk.
+    fn assemble(
+        dir: &Path,
+        index: &Index,
+        table: ChunkTable,
+        dense: Option<DenseIndex>,
+    ) -> Result<Self> {
+        let lexical = dir.join(LEXICAL_DIR);
         let fields = Fields::from_schema(&index.schema(), &lexical)?;
         // The generation never changes once written: no reload thread is needed.
         let reader = index
@@ -550,19 +609,15 @@ impl Generation {
                 "chunk {missing} is missing from the index"
             )));
         }
-        let dense = if dir.join(VECTORS_DIR).is_dir() {
-            let d = DenseIndex::open(&dir.join(VECTORS_DIR))?;
-            if d.len() != n {
-                return Err(Error::Corrupt {
-                    what: "dense index",
-                    path: dir.join(VECTORS_DIR),
-                    reason: format!("{} rows for {n} chunks", d.len()),
-                });
-            }
-            Some(d)
-        } else {
-            None
-        };
+        if let Some(d) = &dense
+            && d.len() != n
+        {
+            return Err(Error::Corrupt {
+                what: "dense index",
+                path: dir.join(VECTORS_DIR),
+                reason: format!("{} rows for {n} chunks", d.len()),
+            });
+        }
         Ok(Generation {
             dir: dir.to_path_buf(),
             table,
@@ -633,13 +688,33 @@ impl Generation {
     /// the run of scores equal to the last one kept is fetched whole, ordered by where the
     /// chunk is, and only then truncated.
     pub fn bm25_top(&self, query: &LexicalQuery, limit: usize) -> Result<Vec<(f32, u32)>> {
+        self.bm25_top_scored_by(query, limit, self)
+    }
+
+    /// [`Generation::bm25_top`] scored with the term statistics of `stats` (document
+    /// frequencies, document count, average length) instead of this generation's own: a
+    /// small generation layered over a large one then scores on the same scale as it.
+    pub fn bm25_top_scored_by(
+        &self,
+        query: &LexicalQuery,
+        limit: usize,
+        stats: &Generation,
+    ) -> Result<Vec<(f32, u32)>> {
+        // The statistics are looked up by field number: only the same schema can lend them.
+        let stats: &dyn Bm25StatisticsProvider = if stats.fields == self.fields {
+            &stats.searcher
+        } else {
+            &self.searcher
+        };
         let query = self.tantivy_query(query);
         let limit = limit.max(1);
         let mut fetch = limit + 1;
         let top = loop {
-            let top = self
-                .searcher
-                .search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
+            let top = self.searcher.search_with_statistics_provider(
+                &query,
+                &TopDocs::with_limit(fetch).order_by_score(),
+                stats,
+            )?;
             // Done when everything matching is here, or the scores drop after the last one
             // kept.
             let exhausted = top.len() < fetch;
