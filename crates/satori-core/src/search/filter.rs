@@ -156,7 +156,7 @@ impl<'w> Filters<'w> {
         let exclude = if parsed.exclude.is_empty() {
             None
         } else {
-            let mut any = OrdSet::new(ix.generation().chunks().len());
+            let mut any = OrdSet::new(ix.chunk_count());
             for value in &parsed.exclude {
                 any.union(&ord_set_for(ix, &token_runs(value, tokenizer))?);
             }
@@ -284,14 +284,13 @@ fn glob_matcher(globs: &[String], warnings: &mut BTreeSet<String>) -> Option<Git
 
 /// The ordinals of chunks that contain every run of `runs` in some field.
 fn ord_set_for(ix: &Index, runs: &TokenRuns) -> Result<OrdSet> {
-    let n = ix.generation().chunks().len();
+    let n = ix.chunk_count();
     let mut all: Option<OrdSet> = None;
     for spellings in runs {
         let mut set = OrdSet::new(n);
         for field in [TextField::Content, TextField::Symbols, TextField::Path] {
             for spelling in spellings {
-                ix.generation()
-                    .for_each_chunk_with(field, spelling, &mut |ord| set.insert(ord))?;
+                ix.for_each_chunk_with(field, spelling, &mut |ord| set.insert(ord))?;
             }
         }
         match &mut all {

@@ -77,7 +77,7 @@ pub(super) fn raw_hits(
         .take(limit)
         .map(|s| {
             let mut hit = base_hit(ix, s, req.debug);
-            let content = ix.generation().chunk_content(s.ord as usize)?;
+            let content = ix.chunk_content(s.ord)?;
             hit.text = truncate_chars(&content, RAW_MAX_CHARS).to_string();
             Ok(hit)
         })
@@ -203,7 +203,7 @@ pub(super) fn grouped_hits(
                 hit.start_line = sym.start_line;
                 hit.end_line = sym.end_line.max(chunk.end_line);
             }
-            let content = ix.generation().chunk_content(s.ord as usize)?;
+            let content = ix.chunk_content(s.ord)?;
             hit.text = preview(&content, &preview_terms, tokenizer);
             Ok(hit)
         })

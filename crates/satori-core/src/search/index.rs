@@ -1,16 +1,29 @@
 //! A generation opened for search: the stored generation, plus what ranking derives from it
 //! once (each file's category and path words), so no search pays for it.
 //!
+//! An index may also carry a *layer*: a small generation held in memory with the files that
+//! changed since the stored one was written, over which it hides those files' stored chunks.
+//! A long-running server layers the files its watcher saw change, so they are searchable at
+//! once, while the next generation is written and published in the background. Layered
+//! chunks take the ordinals after the stored ones (and their files the ids after the stored
+//! files), so every stage of search addresses chunks the same way; the accessors below are
+//! the only place that knows where a chunk lives. Layered chunks are scored with the stored
+//! generation's term statistics, on the same scale as the chunks around them.
+//!
 //! Categories are derived here, when the generation is opened for search, rather than
 //! written into the generation: they change with the ranking rules (a new category, a new
 //! directory word) and must not need a reindex when they do, and deriving them is a pass
 //! over the file paths that costs a few milliseconds per thousand files.
 
+use std::sync::Arc;
+
 use super::category::{self, Category};
 use super::names::normalize_identifier;
-use crate::store::Generation;
+use crate::Result;
+use crate::dense::{Neighbor, QueryVector, VectorIndex};
 use crate::store::table::{ChunkEntry, FileEntry};
 use crate::store::tokenizer::CodeTokenizer;
+use crate::store::{Generation, LexicalQuery, TextField};
 
 /// What ranking needs of a file.
 #[derive(Debug, Clone)]
@@ -44,11 +57,24 @@ impl FileFacts {
     }
 }
 
-/// A generation and its per-file facts. Cheap to share between threads; searched with
-/// [`crate::search::search`].
+/// A generation and its per-file facts, with an optional layer of changed files. Cheap to
+/// share between threads; searched with [`crate::search::search`].
 pub struct Index {
-    generation: Generation,
+    generation: Arc<Generation>,
+    facts: Arc<Vec<FileFacts>>,
+    layer: Option<Arc<Layer>>,
+}
+
+/// Files changed since the stored generation was written, held in memory over it.
+struct Layer {
+    /// The changed files as they are now.
+    delta: Generation,
+    /// The delta's chunks with their file ids shifted past the stored files'.
+    chunks: Vec<ChunkEntry>,
     facts: Vec<FileFacts>,
+    /// Per stored chunk: hidden because its file changed or went away.
+    hidden: Vec<bool>,
+    hidden_count: usize,
 }
 
 impl Index {
@@ -60,26 +86,268 @@ impl Index {
             .iter()
             .map(|f| FileFacts::of(f, &mut tokenizer))
             .collect();
-        Index { generation, facts }
+        Index {
+            generation: Arc::new(generation),
+            facts: Arc::new(facts),
+            layer: None,
+        }
     }
 
-    /// The stored generation.
+    /// This index's stored generation with `delta` layered over it: the chunks of `delta`
+    /// join the index, and the stored chunks of every file for which `replaced` holds (given
+    /// its path) are hidden. Replaces any layer this index had.
+    pub fn layered(&self, delta: Generation, replaced: &dyn Fn(&str) -> bool) -> Index {
+        let stored = &self.generation;
+        let gone: Vec<bool> = stored.files().iter().map(|f| replaced(&f.path)).collect();
+        let hidden: Vec<bool> = stored
+            .chunks()
+            .iter()
+            .map(|c| gone[c.file as usize])
+            .collect();
+        let shift = stored.files().len() as u32;
+        let chunks = delta
+            .chunks()
+            .iter()
+            .map(|c| ChunkEntry {
+                file: c.file + shift,
+                ..c.clone()
+            })
+            .collect();
+        let mut tokenizer = CodeTokenizer::default();
+        let facts = delta
+            .files()
+            .iter()
+            .map(|f| FileFacts::of(f, &mut tokenizer))
+            .collect();
+        Index {
+            generation: Arc::clone(&self.generation),
+            facts: Arc::clone(&self.facts),
+            layer: Some(Arc::new(Layer {
+                hidden_count: hidden.iter().filter(|h| **h).count(),
+                hidden,
+                chunks,
+                facts,
+                delta,
+            })),
+        }
+    }
+
+    /// The stored generation (without the layer).
     pub fn generation(&self) -> &Generation {
         &self.generation
     }
 
+    /// Files in the layer, and stored files it hides; `None` without a layer.
+    pub fn layer_counts(&self) -> Option<(usize, usize)> {
+        self.layer.as_ref().map(|l| {
+            let mut hidden_files: Vec<u32> = self
+                .generation
+                .chunks()
+                .iter()
+                .zip(&l.hidden)
+                .filter(|(_, h)| **h)
+                .map(|(c, _)| c.file)
+                .collect();
+            hidden_files.sort_unstable();
+            hidden_files.dedup();
+            (l.delta.files().len(), hidden_files.len())
+        })
+    }
+
+    /// Ordinals below this are stored chunks; from it on, layered ones.
+    fn stored_chunks(&self) -> usize {
+        self.generation.chunks().len()
+    }
+
+    /// One past the highest chunk ordinal (hidden chunks included).
+    pub(super) fn chunk_count(&self) -> usize {
+        self.stored_chunks() + self.layer.as_ref().map_or(0, |l| l.chunks.len())
+    }
+
     /// The chunk with ordinal `ord`.
     pub(super) fn chunk(&self, ord: u32) -> &ChunkEntry {
-        &self.generation.chunks()[ord as usize]
+        let stored = self.generation.chunks();
+        match &self.layer {
+            Some(l) if ord as usize >= stored.len() => &l.chunks[ord as usize - stored.len()],
+            _ => &stored[ord as usize],
+        }
     }
 
     /// The file with id `file`.
     pub(super) fn file(&self, file: u32) -> &FileEntry {
-        &self.generation.files()[file as usize]
+        let stored = self.generation.files();
+        match &self.layer {
+            Some(l) if file as usize >= stored.len() => {
+                &l.delta.files()[file as usize - stored.len()]
+            }
+            _ => &stored[file as usize],
+        }
     }
 
     /// The ranking facts of the file with id `file`.
     pub(super) fn facts(&self, file: u32) -> &FileFacts {
-        &self.facts[file as usize]
+        match &self.layer {
+            Some(l) if file as usize >= self.facts.len() => {
+                &l.facts[file as usize - self.facts.len()]
+            }
+            _ => &self.facts[file as usize],
+        }
+    }
+
+    /// Whether a stored chunk is hidden by the layer.
+    fn hidden(&self, ord: u32) -> bool {
+        self.layer
+            .as_ref()
+            .is_some_and(|l| l.hidden.get(ord as usize).copied().unwrap_or(false))
+    }
+
+    /// Every chunk that is not hidden, in ordinal order.
+    pub(super) fn live_ordinals(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.chunk_count() as u32).filter(|&o| !self.hidden(o))
+    }
+
+    /// The content of one chunk.
+    pub(super) fn chunk_content(&self, ord: u32) -> Result<String> {
+        let stored = self.stored_chunks();
+        match &self.layer {
+            Some(l) if ord as usize >= stored => l.delta.chunk_content(ord as usize - stored),
+            _ => self.generation.chunk_content(ord as usize),
+        }
+    }
+
+    /// The `limit` best chunks for a BM25 query, as (score, ordinal), best first; equal
+    /// scores in file-path, then line order (see [`Generation::bm25_top`]).
+    pub(super) fn bm25_top(&self, query: &LexicalQuery, limit: usize) -> Result<Vec<(f32, u32)>> {
+        let Some(l) = &self.layer else {
+            return self.generation.bm25_top(query, limit);
+        };
+        // Hidden chunks can take at most `hidden_count` places of the stored list.
+        let mut top: Vec<(f32, u32)> = self
+            .generation
+            .bm25_top(query, limit + l.hidden_count)?
+            .into_iter()
+            .filter(|&(_, o)| !self.hidden(o))
+            .collect();
+        let shift = self.stored_chunks() as u32;
+        top.extend(
+            l.delta
+                .bm25_top_scored_by(query, limit, &self.generation)?
+                .into_iter()
+                .map(|(score, o)| (score, o + shift)),
+        );
+        let place = |ord: u32| {
+            let c = self.chunk(ord);
+            (self.file(c.file).path.as_str(), c.start_line, ord)
+        };
+        top.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| place(a.1).cmp(&place(b.1)))
+        });
+        top.truncate(limit);
+        Ok(top)
+    }
+
+    /// Calls `each` with the ordinal of every chunk that has `term` (an analysed token) in
+    /// `field`, in no particular order.
+    pub(super) fn for_each_chunk_with(
+        &self,
+        field: TextField,
+        term: &str,
+        each: &mut dyn FnMut(u32),
+    ) -> Result<()> {
+        let Some(l) = &self.layer else {
+            return self.generation.for_each_chunk_with(field, term, each);
+        };
+        self.generation.for_each_chunk_with(field, term, &mut |o| {
+            if !self.hidden(o) {
+                each(o);
+            }
+        })?;
+        let shift = self.stored_chunks() as u32;
+        l.delta
+            .for_each_chunk_with(field, term, &mut |o| each(o + shift))
+    }
+
+    /// The vector index over every chunk, when the generation has vectors.
+    pub(super) fn vectors(&self) -> Option<Vectors<'_>> {
+        let stored = self.generation.vectors()?;
+        let layer = match &self.layer {
+            Some(l) => Some((l.as_ref(), l.delta.vectors()?)),
+            None => None,
+        };
+        Some(Vectors {
+            ix: self,
+            stored,
+            layer,
+        })
+    }
+}
+
+/// The vectors of an index: the stored rows, less the hidden ones, then the layer's.
+pub(super) struct Vectors<'a> {
+    ix: &'a Index,
+    stored: &'a dyn VectorIndex,
+    layer: Option<(&'a Layer, &'a dyn VectorIndex)>,
+}
+
+impl std::fmt::Debug for Vectors<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vectors")
+            .field("stored", &self.stored)
+            .field("layered", &self.layer.map(|(_, v)| v))
+            .finish()
+    }
+}
+
+impl VectorIndex for Vectors<'_> {
+    fn dim(&self) -> usize {
+        self.stored.dim()
+    }
+
+    fn len(&self) -> usize {
+        self.stored.len() + self.layer.map_or(0, |(_, v)| v.len())
+    }
+
+    fn top_k(&self, query: &QueryVector, k: usize) -> Result<Vec<Neighbor>> {
+        let Some((layer, delta)) = self.layer else {
+            return self.stored.top_k(query, k);
+        };
+        let mut top: Vec<Neighbor> = self
+            .stored
+            .top_k(query, k + layer.hidden_count)?
+            .into_iter()
+            .filter(|n| !self.ix.hidden(n.row))
+            .collect();
+        let shift = self.stored.len() as u32;
+        top.extend(delta.top_k(query, k)?.into_iter().map(|n| Neighbor {
+            row: n.row + shift,
+            ..n
+        }));
+        top.sort();
+        top.truncate(k);
+        Ok(top)
+    }
+
+    fn cosines(&self, query: &QueryVector, rows: &[u32], out: &mut Vec<f32>) -> Result<()> {
+        let Some((_, delta)) = self.layer else {
+            return self.stored.cosines(query, rows, out);
+        };
+        let shift = self.stored.len() as u32;
+        let (stored_rows, layered_rows): (Vec<u32>, Vec<u32>) =
+            rows.iter().partition(|&&r| r < shift);
+        let layered_rows: Vec<u32> = layered_rows.iter().map(|r| r - shift).collect();
+        let (mut stored, mut layered) = (Vec::new(), Vec::new());
+        self.stored.cosines(query, &stored_rows, &mut stored)?;
+        delta.cosines(query, &layered_rows, &mut layered)?;
+        let (mut stored, mut layered) = (stored.into_iter(), layered.into_iter());
+        out.extend(rows.iter().map(|&r| {
+            let next = if r < shift {
+                stored.next()
+            } else {
+                layered.next()
+            };
+            next.unwrap_or(0.0)
+        }));
+        Ok(())
     }
 }

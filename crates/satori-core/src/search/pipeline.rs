@@ -16,7 +16,7 @@ use super::{
     SearchDiagnostics, SearchOutcome, SearchRequest,
 };
 use crate::Result;
-use crate::dense::QueryVector;
+use crate::dense::{QueryVector, VectorIndex};
 use crate::embed::Scratch;
 use crate::store::tokenizer::CodeTokenizer;
 
@@ -67,7 +67,8 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
     }
 
     // The query embedding, when the generation has vectors and dense retrieval is on.
-    let vectors = ix.generation().vectors();
+    let layered = ix.vectors();
+    let vectors = layered.as_ref().map(|v| v as &dyn VectorIndex);
     let qvec = match (ctx.model, vectors) {
         (Some(model), Some(v)) if tuning.dense && has_text && model.dim() == v.dim() => {
             let mut values = vec![0.0f32; model.dim()];

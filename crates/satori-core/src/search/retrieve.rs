@@ -115,10 +115,8 @@ pub(super) fn retrieve(
     let mut dense_asked = 0;
     let lexical_of = |pool: usize| -> Result<Vec<(f32, u32)>> {
         Ok(match &r.query {
-            Some(q) => ix.generation().bm25_top(q, pool)?,
-            None if r.lexical => (0..ix.generation().chunks().len() as u32)
-                .map(|o| (0.0, o))
-                .collect(),
+            Some(q) => ix.bm25_top(q, pool)?,
+            None if r.lexical => ix.live_ordinals().map(|o| (0.0, o)).collect(),
             None => Vec::new(),
         })
     };
