@@ -39,6 +39,9 @@ pub enum Error {
     /// Another process or task is building this codebase's index right now.
     #[error("an index build for '{0}' is already running")]
     Busy(PathBuf),
+    /// Changes that only a sync can apply were offered to be layered over a generation.
+    #[error("the changes cannot be layered over the index: {0}")]
+    NotLayerable(String),
     /// The embedding model could not be obtained or loaded.
     #[error("embedding model: {0}")]
     Model(String),

@@ -26,8 +26,8 @@ mod walk;
 
 pub use chunk::{Chunk, ChunkOptions, ChunkedFile, Symbol, SymbolKind, chunk_file};
 pub use engine::{
-    Engine, IndexJob, IndexOptions, IndexSummary, Preflight, Progress, ProgressFn, Purpose,
-    Refusal, SyncControl, SyncSummary, Target,
+    Engine, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary, Preflight,
+    Progress, ProgressFn, Purpose, Refusal, SyncControl, SyncSummary, Target,
 };
 pub use error::{Error, Result};
 pub use lang::Language;

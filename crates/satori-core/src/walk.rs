@@ -510,6 +510,7 @@ pub struct PathFilter {
     user_ignore: Gitignore,
     custom: Vec<String>,
     policy: Policy,
+    max_bytes: u64,
 }
 
 impl PathFilter {
@@ -531,6 +532,30 @@ impl PathFilter {
             user_ignore: user_ignore_matcher(root, &opts.ignore_patterns)?,
             custom: normalized_extensions(&opts.custom_extensions),
             policy: opts.policy.clone(),
+            max_bytes: if opts.max_file_bytes == 0 {
+                DEFAULT_MAX_FILE_BYTES
+            } else {
+                opts.max_file_bytes
+            },
+        })
+    }
+
+    /// The file at `path` (absolute, below the root) as [`walk`] would list it: a regular
+    /// file the rules admit, with a language and within the size cap. `None` for anything
+    /// else (gone, a directory, ignored, too large, a name that is not UTF-8).
+    pub fn source_file(&self, path: &Path) -> Option<SourceFile> {
+        if self.is_ignore_control(path) || !self.is_relevant(path) {
+            return None;
+        }
+        let meta = path.symlink_metadata().ok().filter(|m| m.is_file())?;
+        let rel_path = to_slash_utf8(path.strip_prefix(&self.root).ok()?)?;
+        let language = detect_language(&rel_path, &self.custom)?;
+        (meta.len() <= self.max_bytes).then(|| SourceFile {
+            rel_path,
+            abs_path: path.to_path_buf(),
+            language,
+            size: meta.len(),
+            mtime_ms: meta.modified().map(system_time_ms).unwrap_or(0),
         })
     }
 

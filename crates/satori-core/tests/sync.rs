@@ -606,3 +606,177 @@ fn a_stat_only_sync_notices_every_change_a_walk_would_see() {
         (1, 0, 0),
     );
 }
+
+/// The files whose chunks a search for exactly `word` returns.
+fn files_with(engine: &Engine, root: &Path, word: &str) -> Vec<String> {
+    let req = SearchRequest {
+        query: format!("must:{word} {word}"),
+        limit: 10,
+        scope: satori_core::search::Scope::Mixed,
+        ..SearchRequest::default()
+    };
+    let mut files: Vec<String> = engine
+        .search(root, &req)
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.file)
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// What a layer over a repository must show after `edit`, which returns the changed paths
+/// (root-relative) as a watcher would report them.
+struct LayerExpect {
+    /// (added, modified, removed) files.
+    counts: (u64, u64, u64),
+    /// Words that must now be found, each in exactly these files.
+    found: &'static [(&'static str, &'static [&'static str])],
+    /// Words no file may hold any more.
+    gone: &'static [&'static str],
+}
+
+#[track_caller]
+fn check_layer(name: &str, edit: impl Fn(&Path) -> Vec<&'static str>, expect: LayerExpect) {
+    let r = repo(24);
+    let published = r.engine.manifest(&r.root).unwrap();
+    let before = r.engine.state(&r.root).unwrap().unwrap();
+    let paths: Vec<PathBuf> = edit(&r.root).iter().map(|p| r.root.join(p)).collect();
+    let s = r.engine.layer_changes(&r.root, &paths, 1).unwrap();
+    assert_eq!(
+        (s.added, s.modified, s.removed),
+        expect.counts,
+        "{name}: {s:?}"
+    );
+    for (word, files) in expect.found {
+        assert_eq!(
+            files_with(&r.engine, &r.root, word),
+            *files,
+            "{name}: {word}"
+        );
+    }
+    for word in expect.gone {
+        assert_eq!(
+            files_with(&r.engine, &r.root, word),
+            Vec::<String>::new(),
+            "{name}: {word}"
+        );
+    }
+    // Layering wrote nothing: the same generation is published and the state is unchanged.
+    assert_eq!(r.engine.manifest(&r.root).unwrap(), published, "{name}");
+    assert_eq!(r.engine.state(&r.root).unwrap().unwrap(), before, "{name}");
+    // The same layer asked again is the one already built; the sync then publishes the
+    // changes and the layer goes: the index holds what a full index of the tree holds.
+    // (Top results are not compared: a derive that deleted many documents scores with
+    // statistics that still count them until tantivy merges them away.)
+    assert_eq!(r.engine.layer_changes(&r.root, &paths, 1).unwrap(), s);
+    sync(&r);
+    for (word, files) in expect.found {
+        assert_eq!(
+            files_with(&r.engine, &r.root, word),
+            *files,
+            "{name}: synced {word}"
+        );
+    }
+    let (_home, fresh) = fully_indexed(&r.root);
+    assert_eq!(
+        chunk_set(&r.engine, &r.root),
+        chunk_set(&fresh, &r.root),
+        "{name}: chunk set"
+    );
+}
+
+#[test]
+fn changes_layered_in_memory_are_searchable_before_the_sync() {
+    check_layer(
+        "modified",
+        |root| {
+            let p = path_of(3);
+            let text = body(3, 0).replace("token_step_3_1", "layered_marmot_fn");
+            write(root, &p, &text);
+            vec!["src/m3/file_3.rs"]
+        },
+        LayerExpect {
+            counts: (0, 1, 0),
+            found: &[
+                ("layered_marmot_fn", &["src/m3/file_3.rs"]),
+                ("token_step_3_0", &["src/m3/file_3.rs"]),
+            ],
+            gone: &["token_step_3_1"],
+        },
+    );
+    check_layer(
+        "added_and_removed",
+        |root| {
+            write(root, "src/m1/fresh.rs", "pub fn newly_layered_otter() {}\n");
+            std::fs::remove_file(root.join(path_of(5))).unwrap();
+            vec!["src/m1/fresh.rs", "src/m1/file_5.rs"]
+        },
+        LayerExpect {
+            counts: (1, 0, 1),
+            found: &[("newly_layered_otter", &["src/m1/fresh.rs"])],
+            gone: &["render_step_5_0"],
+        },
+    );
+    check_layer(
+        "directory_removed",
+        |root| {
+            std::fs::remove_dir_all(root.join("src/m2")).unwrap();
+            vec!["src/m2"]
+        },
+        LayerExpect {
+            counts: (0, 0, 6),
+            found: &[("retry_step_0_0", &["src/m0/file_0.rs"])],
+            gone: &["socket_step_18_0", "token_step_10_1"],
+        },
+    );
+    // The secrets policy holds for layered files as for indexed ones.
+    check_layer(
+        "secret_added",
+        |root| {
+            let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLayeredkey\n-----END RSA PRIVATE KEY-----\n";
+            write(
+                root,
+                "src/m0/keys.rs",
+                &format!("pub fn leaky_walrus() {{}}\nconst K: &str = \"{key}\";\n"),
+            );
+            write(root, "src/m0/.env", "TOKEN=leaky_walrus\n");
+            vec!["src/m0/keys.rs", "src/m0/.env"]
+        },
+        LayerExpect {
+            counts: (1, 0, 0),
+            found: &[],
+            gone: &[
+                "leaky_walrus",
+                "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLayeredkey",
+            ],
+        },
+    );
+}
+
+/// Changes only a walk can apply are refused, and leave searches on the published
+/// generation.
+#[test]
+fn changes_a_layer_cannot_hold_are_refused() {
+    let r = repo(8);
+    write(&r.root, "src/newdir/inner.rs", "pub fn in_new_dir() {}\n");
+    write(&r.root, ".gitignore", "src/m1/\n");
+    let many: Vec<PathBuf> = (0..=satori_core::LAYER_MAX_FILES)
+        .map(|i| r.root.join(format!("src/m0/many_{i}.rs")))
+        .collect();
+    for (name, paths) in [
+        ("new directory", vec![r.root.join("src/newdir")]),
+        ("ignore rules", vec![r.root.join(".gitignore")]),
+        ("too many", many),
+    ] {
+        let e = r.engine.layer_changes(&r.root, &paths, 1).unwrap_err();
+        assert!(matches!(e, Error::NotLayerable(_)), "{name}: {e}");
+    }
+    assert!(files_with(&r.engine, &r.root, "in_new_dir").is_empty());
+    assert_eq!(
+        files_with(&r.engine, &r.root, "parse_step_1_0"),
+        ["src/m1/file_1.rs"]
+    );
+}

@@ -9,7 +9,11 @@
 //! for it.
 //!
 //! The watcher marks roots *dirty* here; a sync clears the mark when it starts, so edits
-//! made while it runs leave the root dirty for the next one.
+//! made while it runs leave the root dirty for the next one, which starts as soon as the
+//! running one has published. The watcher also records *which* paths changed, each until a
+//! sync that began after its change has succeeded: those are the changes a search layers
+//! over the published generation (`Engine::layer_changes`) instead of waiting for the
+//! sync.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use satori_core::{Engine, Error, Progress, SyncControl, SyncSummary};
+use satori_core::{Engine, Error, LAYER_MAX_FILES, Progress, SyncControl, SyncSummary};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// How long a waiter sleeps between looks at its own cancel flag.
@@ -65,6 +69,17 @@ struct Flight {
     done: Condvar,
     listeners: Mutex<Vec<UnboundedSender<Progress>>>,
     edits: u64,
+    /// The change counter when the sync started: it saw every change up to this one.
+    seen: u64,
+}
+
+/// The changes the watcher saw under one root that no finished sync has seen yet.
+#[derive(Default)]
+struct Pending {
+    /// Changed paths, each with the number of its latest change.
+    paths: HashMap<PathBuf, u64>,
+    /// The latest change only a walk can apply (ignore rules, too many paths), if any.
+    needs_walk: Option<u64>,
 }
 
 #[derive(Default)]
@@ -72,6 +87,9 @@ struct Inner {
     flights: HashMap<PathBuf, Arc<Flight>>,
     /// Roots with edits the watcher saw since their last sync started, and how many.
     dirty: HashMap<PathBuf, u64>,
+    pending: HashMap<PathBuf, Pending>,
+    /// Numbers every change the watcher reports, across roots.
+    changes: u64,
     /// Set once the process is shutting down: no new syncs start.
     closing: bool,
 }
@@ -93,9 +111,34 @@ impl Syncs {
         }
     }
 
-    /// Notes that the watcher saw a change under `root`.
-    pub fn mark_dirty(&self, root: &Path) {
-        *self.lock().dirty.entry(root.to_path_buf()).or_insert(0) += 1;
+    /// Notes that the watcher saw a change under `root`: at `path`, or (`None`) one only a
+    /// walk of the tree can apply.
+    pub fn mark_dirty(&self, root: &Path, path: Option<&Path>) {
+        let mut inner = self.lock();
+        *inner.dirty.entry(root.to_path_buf()).or_insert(0) += 1;
+        inner.changes += 1;
+        let n = inner.changes;
+        let pending = inner.pending.entry(root.to_path_buf()).or_default();
+        match path {
+            Some(p) if pending.paths.len() < LAYER_MAX_FILES || pending.paths.contains_key(p) => {
+                pending.paths.insert(p.to_path_buf(), n);
+            }
+            _ => pending.needs_walk = Some(n),
+        }
+    }
+
+    /// The paths changed under `root` that no finished sync has seen, and a number that
+    /// changes whenever they do; `None` when there are none or a walk is needed.
+    pub fn layerable(&self, root: &Path) -> Option<(Vec<PathBuf>, u64)> {
+        let inner = self.lock();
+        let pending = inner.pending.get(root)?;
+        let version = pending.paths.values().copied().max()?;
+        if pending.needs_walk.is_some() {
+            return None;
+        }
+        let mut paths: Vec<PathBuf> = pending.paths.keys().cloned().collect();
+        paths.sort();
+        Some((paths, version))
     }
 
     /// Whether the watcher saw changes under `root` since its last sync started.
@@ -216,6 +259,7 @@ impl Syncs {
             return Some((f, true));
         }
         let edits = inner.dirty.remove(root).unwrap_or(0);
+        let seen = inner.changes;
         let flight = Arc::new(Flight {
             cancel: Arc::new(AtomicBool::new(false)),
             waiters: Mutex::new(1),
@@ -223,6 +267,7 @@ impl Syncs {
             done: Condvar::new(),
             listeners: Mutex::new(progress.into_iter().collect()),
             edits,
+            seen,
         });
         inner
             .flights
@@ -244,7 +289,7 @@ impl Syncs {
         Some((flight, false))
     }
 
-    fn run(&self, root: &Path, flight: &Arc<Flight>) {
+    fn run(self: &Arc<Self>, root: &Path, flight: &Arc<Flight>) {
         let listeners = Arc::clone(flight);
         let ctl = SyncControl {
             cancel: Some(Arc::clone(&flight.cancel)),
@@ -263,12 +308,28 @@ impl Syncs {
             Err(Error::Busy(_)) => Err(SyncFailure::Busy),
             Err(e) => Err(SyncFailure::Failed(e.to_string())),
         };
+        let ok = result.is_ok();
         self.finish(root, flight, result);
+        // Changes made while it ran are only layered: the next sync writes them down.
+        if ok && self.is_dirty(root) {
+            self.sync_in_background(root);
+        }
     }
 
     fn finish(&self, root: &Path, flight: &Flight, result: Result<SyncSummary, SyncFailure>) {
         let mut inner = self.lock();
         inner.flights.remove(root);
+        if result.is_ok()
+            && let Some(pending) = inner.pending.get_mut(root)
+        {
+            pending.paths.retain(|_, n| *n > flight.seen);
+            if pending.needs_walk.is_some_and(|n| n <= flight.seen) {
+                pending.needs_walk = None;
+            }
+            if pending.paths.is_empty() && pending.needs_walk.is_none() {
+                inner.pending.remove(root);
+            }
+        }
         if result.is_err() {
             // The tree may still be ahead of the index: the next search syncs again.
             *inner.dirty.entry(root.to_path_buf()).or_insert(0) += flight.edits.max(1);

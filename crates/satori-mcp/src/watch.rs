@@ -183,7 +183,8 @@ fn on_change(ctx: &Ctx, roots: &mut HashMap<PathBuf, Root>, path: &Path, debounc
         // New ignore rules decide which later changes matter.
         entry.filter = ctx.engine.path_filter(root).ok();
     }
-    ctx.syncs.mark_dirty(root);
+    // A change of the rules is applied by a walk; any other can be layered by path.
+    ctx.syncs.mark_dirty(root, (!control).then_some(path));
     let now = Instant::now();
     let first = entry.burst.map_or(now, |b| b.0);
     let due = (now + debounce).min(first + debounce * MAX_DEBOUNCES);

@@ -556,6 +556,60 @@ async fn the_watcher_syncs_an_edit_before_the_next_search() {
     );
 }
 
+/// A search after an edit the watcher saw does not wait for the sync: the changed file is
+/// layered over the published generation at once. Here another process holds the index's
+/// writer lock, so no sync can run at all: only the layer can show the edit, and it does.
+/// Once the lock is free the sync writes the edit down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_is_searchable_at_once_while_the_sync_cannot_run() {
+    let s = Session::start(|c| c.watch = Some(Duration::from_millis(100))).await;
+    s.index().await;
+    let home = Home::new(s.home.path().canonicalize().unwrap());
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(home.codebase(&s.root()).path().join("writer.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let before = s.state();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let mut n = 0;
+    let found = loop {
+        // Rewritten now and then: the watch may be set up a moment after the session starts.
+        if n % 50 == 0 {
+            write(
+                s.repo.path(),
+                "src/lib.rs",
+                &format!("pub fn layered_ibis_{}() {{}}\n", n / 50),
+            );
+        }
+        let answer = s.search(&format!("layered_ibis_{}", n / 50)).await;
+        if files_of(&answer).iter().any(|f| f == "src/lib.rs") {
+            break answer;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never layered: {answer}"
+        );
+        n += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(mode(&found), "synced", "{found}");
+    assert_eq!(
+        found["freshnessDecision"]["stats"]["modified"], 1,
+        "{found}"
+    );
+    // Nothing was written meanwhile.
+    assert_eq!(s.state(), before);
+    drop(lock);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while s.state().last_sync_ms == before.last_sync_ms {
+        assert!(tokio::time::Instant::now() < deadline, "the sync never ran");
+        // A search on the still-dirty root starts the sync the lock held back.
+        s.search("layered_ibis").await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Changes the walker ignores (`.git/`, dependency directories, ignored files) cause no
 /// sync; a change it sees still does afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,7 @@
 //! panics, damage reports); this module holds the [`Engine`] itself and its small queries.
 
 mod build;
+mod layer;
 mod status;
 mod sync;
 mod target;
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use self::build::{IndexJob, IndexOptions, IndexSummary, Progress};
+pub use self::layer::{LAYER_MAX_FILES, LayerSummary};
 pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
 pub use self::target::{Purpose, Refusal, Target};
 
@@ -50,6 +52,8 @@ pub struct Engine {
     embeddings: Arc<Embeddings>,
     tuning: SearchTuning,
     open: Mutex<HashMap<PathBuf, Arc<search::Index>>>,
+    /// Per codebase, the changes layered in memory over its published generation.
+    layers: Mutex<HashMap<PathBuf, layer::Layer>>,
     /// Per codebase, what the last sync that found nothing to do saw (see `sync`).
     stamps: Mutex<HashMap<PathBuf, Arc<sync::Stamped>>>,
     /// Per codebase, when a sync of this process last found nothing to do (newer than the
@@ -69,6 +73,7 @@ impl Engine {
             embeddings,
             tuning,
             open: Mutex::new(HashMap::new()),
+            layers: Mutex::new(HashMap::new()),
             stamps: Mutex::new(HashMap::new()),
             checked: Mutex::new(HashMap::new()),
             chunk_options: ChunkOptions::default(),
@@ -185,20 +190,31 @@ impl Engine {
         }
     }
 
-    /// Makes the generation this process just wrote and published in `gen_dir` (whose chunk
-    /// table is `table`) the open one of `root`, without reading the table back or running
-    /// the checksums: the next search after a sync then pays for neither. On failure the
-    /// next search opens it from disk as usual.
-    fn adopt(&self, root: &Path, gen_dir: &Path, table: crate::store::table::ChunkTable) {
+    /// Opens the generation this process just wrote in `gen_dir` (whose chunk table is
+    /// `table`) before it is published, without reading the table back or running the
+    /// checksums, and keeps it beside the published one: searches go on using the published
+    /// generation until `CURRENT` names the new one, and then find it open. Call
+    /// [`Engine::settle_open`] once it is published (or not). On failure the first search
+    /// after the publish opens it from disk as usual.
+    fn adopt(&self, gen_dir: &Path, table: crate::store::table::ChunkTable) {
         let opened = verify::guarded(gen_dir, || {
             crate::store::Generation::open_with(gen_dir, table).map(search::Index::new)
         });
         if let Ok(index) = opened {
-            let dir = self.home.codebase(root);
             let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-            open.retain(|k, _| !k.starts_with(dir.path()));
             open.insert(gen_dir.to_path_buf(), Arc::new(index));
         }
+    }
+
+    /// Keeps only the open generation of `root` that is published now (dropping the others
+    /// and the changes layered over them).
+    fn settle_open(&self, root: &Path) {
+        let dir = self.home.codebase(root);
+        let current = dir.current_dir();
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.retain(|k, _| !k.starts_with(dir.path()) || Some(k) == current.as_ref());
+        drop(open);
+        self.drop_layer(root);
     }
 
     /// Records a damaged generation as `requires_reindex` (when it is still the published
@@ -225,13 +241,16 @@ impl Engine {
         let dir = self.home.codebase(root);
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         open.retain(|k, _| !k.starts_with(dir.path()));
+        drop(open);
+        self.drop_layer(root);
     }
 
-    /// Searches the published generation of a codebase.
-    /// A panic of the index library while searching (a damaged file it reads lazily) is
+    /// Searches the published generation of a codebase, with the changes layered over it
+    /// (see [`Engine::layer_changes`]). A panic of the index library while searching (a damaged file it reads lazily) is
     /// caught and answered with [`Error::Damaged`].
     pub fn search(&self, root: &Path, req: &SearchRequest) -> Result<SearchOutcome> {
-        let (gen_dir, index) = self.open_current(root)?;
+        let (gen_dir, stored) = self.open_current(root)?;
+        let index = self.layer_over(root, &gen_dir).unwrap_or(stored);
         let model = match index.generation().dense_dim() {
             Some(_) if self.tuning.dense => self.model()?,
             _ => None,

@@ -408,8 +408,12 @@ impl Engine {
         let result = self.derive_into(&gen_dir, root, m, opts, plan, prev, model, live, ctl);
         match result {
             Ok(Some((manifest, mut derived))) => {
-                self.forget_open(root);
-                if let Err(e) = dir.publish(&gen_dir, &manifest) {
+                if let Some(table) = derived.table.take() {
+                    self.adopt(&gen_dir, table);
+                }
+                let published = dir.publish(&gen_dir, &manifest);
+                self.settle_open(root);
+                if let Err(e) = published {
                     let _ = std::fs::remove_dir_all(&gen_dir);
                     restore();
                     return Err(e);
@@ -417,9 +421,6 @@ impl Engine {
                 self.store.modify(root, |c| {
                     *c = published_state(&manifest, c);
                 })?;
-                if let Some(table) = derived.table.take() {
-                    self.adopt(root, &gen_dir, table);
-                }
                 Ok(Some(derived))
             }
             other => {

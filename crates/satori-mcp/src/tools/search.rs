@@ -11,8 +11,8 @@ use serde_json::json;
 use satori_core::search::SearchOutcome;
 use satori_core::{Purpose, Refusal, now_ms};
 use satori_protocol::envelope::{
-    FreshnessDecision, FreshnessMode, Hint, SearchEnvelope, SearchHints, Status, reasons,
-    sorted_warnings, warnings as warning_codes,
+    FreshnessDecision, FreshnessMode, Hint, SearchEnvelope, SearchHints, Status, SyncStats,
+    reasons, sorted_warnings, warnings as warning_codes,
 };
 use satori_protocol::{
     ManageAction, RankingMode, ResultMode, SEARCH_CODEBASE, SearchCodebaseParams,
@@ -254,11 +254,14 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     reply(&v, false)
 }
 
-/// Freshness before searching, in this order: join the sync of this root already in flight
-/// (`coalesced`); sync when the watcher saw edits since the last sync, or when the last
-/// check of the tree is older than the threshold (`synced`, `reconciled_ignore_change` when
-/// ignore rules changed); else skip (`skipped_recent`). `None` when the caller's request
-/// was cancelled (or the server is closing) before the sync ended.
+/// Freshness before searching, in this order: when the watcher saw edits since the last
+/// sync, layer the changed files over the published generation and search at once while a
+/// sync writes them down in the background (`synced`); when it saw changes a layer cannot
+/// hold (a new directory, ignore rules, many files), join the sync of this root already in
+/// flight (`coalesced`) or sync (`synced`, `reconciled_ignore_change` when ignore rules
+/// changed), as when the last check of the tree is older than the threshold; else skip
+/// (`skipped_recent`). `None` when the caller's request was cancelled (or the server is
+/// closing) before the sync ended.
 fn ensure_fresh(
     ctx: &Ctx,
     root: &Path,
@@ -286,6 +289,25 @@ fn ensure_fresh(
         });
     }
     let started = Instant::now();
+    if must_sync && let Some(layered) = ctx.syncs.layerable(root) {
+        let (paths, version) = layered;
+        if let Ok(s) = ctx.engine.layer_changes(root, &paths, version) {
+            if ctx.syncs.is_dirty(root) {
+                ctx.syncs.sync_in_background(root);
+            }
+            return Some(FreshnessDecision {
+                threshold_ms: Some(threshold),
+                last_sync_at: last_sync_ms.map(time),
+                stats: Some(SyncStats {
+                    added: s.added,
+                    removed: s.removed,
+                    modified: s.modified,
+                }),
+                duration_ms: Some(started.elapsed().as_millis() as u64),
+                ..checked(FreshnessMode::Synced)
+            });
+        }
+    }
     let joined = ctx.syncs.sync(root, caller);
     let edits = (joined.edits > 0).then_some(joined.edits);
     match joined.result {
