@@ -88,6 +88,8 @@ struct Inner {
     /// Roots with edits the watcher saw since their last sync started, and how many.
     dirty: HashMap<PathBuf, u64>,
     pending: HashMap<PathBuf, Pending>,
+    /// When the watcher last saw a change under each root.
+    last_change: HashMap<PathBuf, Instant>,
     /// Numbers every change the watcher reports, across roots.
     changes: u64,
     /// Set once the process is shutting down: no new syncs start.
@@ -117,6 +119,7 @@ impl Syncs {
         let mut inner = self.lock();
         *inner.dirty.entry(root.to_path_buf()).or_insert(0) += 1;
         inner.changes += 1;
+        inner.last_change.insert(root.to_path_buf(), Instant::now());
         let n = inner.changes;
         let pending = inner.pending.entry(root.to_path_buf()).or_default();
         match path {
@@ -139,6 +142,14 @@ impl Syncs {
         let mut paths: Vec<PathBuf> = pending.paths.keys().cloned().collect();
         paths.sort();
         Some((paths, version))
+    }
+
+    /// Whether the watcher saw a change under `root` less than `window` ago.
+    pub fn changed_within(&self, root: &Path, window: Duration) -> bool {
+        self.lock()
+            .last_change
+            .get(root)
+            .is_some_and(|t| t.elapsed() < window)
     }
 
     /// Whether the watcher saw changes under `root` since its last sync started.

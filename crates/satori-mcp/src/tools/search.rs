@@ -292,7 +292,10 @@ fn ensure_fresh(
     if must_sync && let Some(layered) = ctx.syncs.layerable(root) {
         let (paths, version) = layered;
         if let Ok(s) = ctx.engine.layer_changes(root, &paths, version) {
-            if ctx.syncs.is_dirty(root) {
+            // The watcher starts the sync once the edits pause for its debounce; a search
+            // starts it only when that did not happen (it failed, or could not run).
+            let debounce = ctx.config.watch.unwrap_or_default();
+            if ctx.syncs.is_dirty(root) && !ctx.syncs.changed_within(root, debounce) {
                 ctx.syncs.sync_in_background(root);
             }
             return Some(FreshnessDecision {
