@@ -111,6 +111,26 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// Bytes available to this user on the filesystem holding `path`, when the platform says.
+#[cfg(target_os = "linux")]
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain old data; all zeroes is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid C string and `st` a writable statvfs the call fills in.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Bytes available on the filesystem holding `path`: unknown on this platform.
+#[cfg(not(target_os = "linux"))]
+pub fn free_bytes(_path: &Path) -> Option<u64> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

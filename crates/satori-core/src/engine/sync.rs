@@ -200,7 +200,8 @@ impl Engine {
                         Err(
                             e @ (Error::Cancelled
                             | Error::ScanIncomplete { .. }
-                            | Error::RootVanished(_)),
+                            | Error::RootVanished(_)
+                            | Error::DiskFull { .. }),
                         ) => return Err(e),
                         // Anything else (a damaged previous generation, an I/O error in
                         // the copy) is repaired by building from scratch.
@@ -424,6 +425,8 @@ impl Engine {
                 Ok(Some(derived))
             }
             other => {
+                // Checked before the unfinished generation goes and frees its space.
+                let other = other.map_err(|e| e.or_disk_full(dir.path()));
                 let _ = std::fs::remove_dir_all(&gen_dir);
                 restore();
                 other.map(|_| None)
