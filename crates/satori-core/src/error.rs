@@ -1,6 +1,6 @@
 //! The one error type of the engine. Variants carry the context a user needs (usually a path).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Everything that can go wrong inside the engine.
 #[derive(Debug, thiserror::Error)]
@@ -90,29 +90,6 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// This error, or [`Error::DiskFull`] when it is a failed write and the filesystem
-    /// holding `dir` is (all but) full: an index library failure says nothing of the cause,
-    /// and an I/O error names one file where the user needs to know the device is full.
-    pub(crate) fn or_disk_full(self, dir: &Path) -> Error {
-        /// Below this much free space a failed write is put down to the full disk.
-        const NEARLY_FULL: u64 = 4 * 1024 * 1024;
-        let write_failure = match &self {
-            Error::Lexical(_) => true,
-            Error::Io { source, .. } => {
-                source.kind() == std::io::ErrorKind::StorageFull
-                    || source.kind() == std::io::ErrorKind::QuotaExceeded
-            }
-            _ => false,
-        };
-        match crate::util::free_bytes(dir) {
-            Some(free_bytes) if write_failure && free_bytes < NEARLY_FULL => Error::DiskFull {
-                dir: dir.to_path_buf(),
-                free_bytes,
-            },
-            _ => self,
-        }
-    }
-
     /// Wraps an I/O error with the operation and the path it concerned.
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

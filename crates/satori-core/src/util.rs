@@ -111,6 +111,29 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// `e`, or [`Error::DiskFull`] when it is a failed write and the filesystem holding `dir`
+/// is (all but) full: an index library failure says nothing of the cause, and an I/O error
+/// names one file where the user needs to know the device is full.
+pub(crate) fn or_disk_full(e: Error, dir: &Path) -> Error {
+    /// Below this much free space a failed write is put down to the full disk.
+    const NEARLY_FULL: u64 = 4 * 1024 * 1024;
+    let write_failure = match &e {
+        Error::Lexical(_) => true,
+        Error::Io { source, .. } => {
+            source.kind() == std::io::ErrorKind::StorageFull
+                || source.kind() == std::io::ErrorKind::QuotaExceeded
+        }
+        _ => false,
+    };
+    match free_bytes(dir) {
+        Some(free_bytes) if write_failure && free_bytes < NEARLY_FULL => Error::DiskFull {
+            dir: dir.to_path_buf(),
+            free_bytes,
+        },
+        _ => e,
+    }
+}
+
 /// Bytes available to this user on the filesystem holding `path`, when the platform says.
 #[cfg(target_os = "linux")]
 pub fn free_bytes(path: &Path) -> Option<u64> {

@@ -183,7 +183,7 @@ impl IndexJob {
                         Ok(summary)
                     }
                     Err(e) => {
-                        let e = e.or_disk_full(self.dir.path());
+                        let e = crate::util::or_disk_full(e, self.dir.path());
                         let _ = std::fs::remove_dir_all(&gen_dir);
                         Err(e)
                     }
@@ -233,7 +233,7 @@ impl IndexJob {
             Ok((manifest, summary)) => Ok((gen_dir, manifest, summary)),
             Err(e) => {
                 // Checked before the unfinished generation goes and frees its space.
-                let e = e.or_disk_full(self.dir.path());
+                let e = crate::util::or_disk_full(e, self.dir.path());
                 let _ = std::fs::remove_dir_all(&gen_dir);
                 Err(e)
             }

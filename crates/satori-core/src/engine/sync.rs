@@ -426,7 +426,7 @@ impl Engine {
             }
             other => {
                 // Checked before the unfinished generation goes and frees its space.
-                let other = other.map_err(|e| e.or_disk_full(dir.path()));
+                let other = other.map_err(|e| crate::util::or_disk_full(e, dir.path()));
                 let _ = std::fs::remove_dir_all(&gen_dir);
                 restore();
                 other.map(|_| None)
