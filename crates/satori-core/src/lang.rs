@@ -23,6 +23,10 @@ pub enum Language {
     Kotlin,
     Scala,
     Swift,
+    Elixir,
+    Haskell,
+    Lua,
+    Zig,
     Shell,
     Sql,
     Html,
@@ -61,7 +65,7 @@ pub struct Spec {
 
 /// The language table, in [`Language::ALL`] order. Adding a language is adding a row here
 /// (and a variant above); its definition rules, if it has a grammar, go to `chunk/langs.rs`.
-pub const TABLE: [Spec; 24] = [
+pub const TABLE: [Spec; 28] = [
     Spec {
         language: Language::TypeScript,
         id: "typescript",
@@ -177,7 +181,7 @@ pub const TABLE: [Spec; 24] = [
         extensions: &["kt", "kts"],
         file_names: &[],
         kind: Kind::Code,
-        grammar: None,
+        grammar: Some(|| tree_sitter_kotlin_ng::LANGUAGE.into()),
     },
     Spec {
         language: Language::Scala,
@@ -186,7 +190,7 @@ pub const TABLE: [Spec; 24] = [
         extensions: &["scala", "sc"],
         file_names: &[],
         kind: Kind::Code,
-        grammar: None,
+        grammar: Some(|| tree_sitter_scala::LANGUAGE.into()),
     },
     Spec {
         language: Language::Swift,
@@ -195,7 +199,43 @@ pub const TABLE: [Spec; 24] = [
         extensions: &["swift"],
         file_names: &[],
         kind: Kind::Code,
-        grammar: None,
+        grammar: Some(|| tree_sitter_swift::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Elixir,
+        id: "elixir",
+        aliases: &["ex"],
+        extensions: &["ex", "exs"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_elixir::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Haskell,
+        id: "haskell",
+        aliases: &["hs"],
+        extensions: &["hs", "hs-boot"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_haskell::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Lua,
+        id: "lua",
+        aliases: &[],
+        extensions: &["lua"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_lua::LANGUAGE.into()),
+    },
+    Spec {
+        language: Language::Zig,
+        id: "zig",
+        aliases: &[],
+        extensions: &["zig", "zon"],
+        file_names: &[],
+        kind: Kind::Code,
+        grammar: Some(|| tree_sitter_zig::LANGUAGE.into()),
     },
     Spec {
         language: Language::Shell,
@@ -204,7 +244,7 @@ pub const TABLE: [Spec; 24] = [
         extensions: &["sh", "bash", "zsh"],
         file_names: &[],
         kind: Kind::Code,
-        grammar: None,
+        grammar: Some(|| tree_sitter_bash::LANGUAGE.into()),
     },
     Spec {
         language: Language::Sql,
@@ -282,8 +322,8 @@ pub const TABLE: [Spec; 24] = [
 
 impl Language {
     /// Every language, in a fixed order (the order of [`TABLE`]).
-    pub const ALL: [Language; 24] = {
-        let mut all = [Language::Text; 24];
+    pub const ALL: [Language; 28] = {
+        let mut all = [Language::Text; 28];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].language;
@@ -415,10 +455,18 @@ mod tests {
                 "cpp",
                 "csharp",
                 "ruby",
-                "php"
+                "php",
+                "kotlin",
+                "scala",
+                "swift",
+                "elixir",
+                "haskell",
+                "lua",
+                "zig",
+                "shell"
             ]
         );
-        assert!(Language::Rust.grammar().is_some() && Language::Kotlin.grammar().is_none());
+        assert!(Language::Rust.grammar().is_some() && Language::Sql.grammar().is_none());
     }
 
     #[test]

@@ -484,6 +484,22 @@ pub struct ManifestFile {
     /// indexed as soon as it becomes readable.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unreadable: bool,
+    /// Why a `skipped` file was not indexed (absent in manifests written before reasons
+    /// were recorded, and for files over the chunk limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<SkipReason>,
+}
+
+/// Why a file the walk found is not in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkipReason {
+    /// Its first 8 KiB hold a NUL byte.
+    Binary,
+    /// Minified code: very long lines, unreadable as source.
+    Minified,
+    /// Its text holds a secret (a private key, a token) the policy keeps out.
+    Secret,
 }
 
 /// What a generation contains and how it was built.
@@ -504,6 +520,9 @@ pub struct Manifest {
     /// built before the policy existed, which therefore never match it.
     #[serde(default)]
     pub policy: String,
+    /// Files the walk passed over for their size (they are not in `file_list`).
+    #[serde(default)]
+    pub oversized: u64,
     pub file_list: Vec<ManifestFile>,
 }
 
@@ -555,6 +574,7 @@ mod tests {
             ignore_patterns: vec![],
             ignore_signature: String::new(),
             policy: String::new(),
+            oversized: 0,
             file_list: vec![],
         }
     }

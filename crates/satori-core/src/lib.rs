@@ -34,7 +34,8 @@ pub use lang::Language;
 pub use layout::{Fingerprint, Home};
 pub use policy::{Policy, RootRefusal, Rule, SecretKind};
 pub use state::{
-    CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, StateFile, StateStore,
+    CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, SkippedFiles, StateFile,
+    StateStore,
 };
 pub use store::{FileRecord, Generation, GenerationStats, GenerationWriter};
 pub use util::{hash_parts, hash16, iso8601, now_ms};

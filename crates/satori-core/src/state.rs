@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::layout::{Fingerprint, Home, Manifest};
+use crate::layout::{Fingerprint, Home, Manifest, SkipReason};
 use crate::util::{now_ms, write_atomic};
 use crate::{Error, Result};
 
@@ -161,6 +161,9 @@ pub struct CodebaseState {
     pub unreadable_files: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable_sample: Vec<String>,
+    /// Files the walk found but the index does not hold, by reason.
+    #[serde(default, skip_serializing_if = "SkippedFiles::is_empty")]
+    pub skipped: SkippedFiles,
     /// Failures and reindex requirements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -197,6 +200,7 @@ impl CodebaseState {
             modified: 0,
             unreadable_files: 0,
             unreadable_sample: Vec::new(),
+            skipped: SkippedFiles::default(),
             error_message: None,
             reason: None,
             fingerprint: None,
@@ -224,7 +228,49 @@ impl CodebaseState {
             .take(UNREADABLE_SAMPLE)
             .map(|f| f.path.clone())
             .collect();
+        c.skipped = SkippedFiles::of(m);
         c
+    }
+}
+
+/// Files a published index leaves out, counted by why (unreadable files are counted apart:
+/// they are retried).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFiles {
+    /// Binary content (a NUL byte in the first 8 KiB).
+    #[serde(default)]
+    pub binary: u64,
+    /// Minified code.
+    #[serde(default)]
+    pub minified: u64,
+    /// Text holding a secret the policy keeps out.
+    #[serde(default)]
+    pub secrets: u64,
+    /// Larger than the size cap.
+    #[serde(default)]
+    pub oversized: u64,
+}
+
+impl SkippedFiles {
+    /// The counts a manifest records.
+    pub fn of(m: &Manifest) -> SkippedFiles {
+        let mut s = SkippedFiles {
+            oversized: m.oversized,
+            ..SkippedFiles::default()
+        };
+        for f in &m.file_list {
+            match f.reason {
+                Some(SkipReason::Binary) => s.binary += 1,
+                Some(SkipReason::Minified) => s.minified += 1,
+                Some(SkipReason::Secret) => s.secrets += 1,
+                None => {}
+            }
+        }
+        s
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == SkippedFiles::default()
     }
 }
 

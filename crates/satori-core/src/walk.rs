@@ -13,6 +13,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 
 use crate::lang::Language;
+use crate::layout::SkipReason;
 use crate::policy::{DEPENDENCY_DIRS, GENERATED_DIRS, NOISE_FILES, Policy, VCS_DIRS};
 use crate::util::system_time_ms;
 use crate::{Error, Result};
@@ -431,18 +432,18 @@ impl Stat {
 
 /// The text of a file chosen by [`walk`], from its bytes; `None` for binary or minified
 /// content, which is skipped rather than indexed.
-pub fn decode_text(bytes: Vec<u8>) -> Option<String> {
+pub fn read_text(bytes: Vec<u8>) -> Result<String, SkipReason> {
     if looks_binary(&bytes) {
-        return None;
+        return Err(SkipReason::Binary);
     }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     if looks_minified(&text) {
-        return None;
+        return Err(SkipReason::Minified);
     }
-    Some(text)
+    Ok(text)
 }
 
 /// True when the first 8 KiB contain a NUL byte (the heuristic git uses).
@@ -459,13 +460,120 @@ fn looks_minified(text: &str) -> bool {
     text.len() / lines > 300
 }
 
+/// Extensions of files that are never source text: binaries, media, archives, fonts,
+/// compiled objects, and text formats that hold data rather than code (lock files, checksum
+/// lists, logs, source maps, vector images, tables). Every other file is a candidate: one in
+/// a language without a grammar is indexed as text, by line windows, so that no source file
+/// is left out because its language is not listed; binary and minified content is still
+/// skipped when the file is read.
+const NOT_SOURCE: &[&str] = &[
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "ico",
+    "icns",
+    "webp",
+    "tif",
+    "tiff",
+    "psd",
+    "heic",
+    "avif",
+    "svg",
+    "pdf",
+    "eps",
+    "mp3",
+    "mp4",
+    "m4a",
+    "m4v",
+    "wav",
+    "ogg",
+    "oga",
+    "flac",
+    "mov",
+    "avi",
+    "mkv",
+    "webm",
+    "zip",
+    "gz",
+    "tgz",
+    "bz2",
+    "xz",
+    "zst",
+    "7z",
+    "rar",
+    "tar",
+    "jar",
+    "war",
+    "ear",
+    "whl",
+    "egg",
+    "nupkg",
+    "gem",
+    "deb",
+    "rpm",
+    "dmg",
+    "iso",
+    "img",
+    "exe",
+    "dll",
+    "so",
+    "dylib",
+    "a",
+    "lib",
+    "o",
+    "obj",
+    "class",
+    "pyc",
+    "pyo",
+    "pyd",
+    "wasm",
+    "bin",
+    "dat",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "woff",
+    "woff2",
+    "ttf",
+    "otf",
+    "eot",
+    "lock",
+    "sum",
+    "log",
+    "map",
+    "csv",
+    "tsv",
+    "parquet",
+    "npy",
+    "npz",
+    "pkl",
+    "pt",
+    "onnx",
+    "safetensors",
+    "snap",
+    "patch",
+    "diff",
+    "xcf",
+    "sketch",
+    "fig",
+    "ai",
+];
+
 fn detect_language(rel_path: &str, custom: &[String]) -> Option<Language> {
     if let Some(lang) = Language::from_path(rel_path) {
         return Some(lang);
     }
     let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
-    custom.contains(&ext).then_some(Language::Text)
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => {
+            let ext = ext.to_ascii_lowercase();
+            (custom.contains(&ext) || !NOT_SOURCE.contains(&ext.as_str())).then_some(Language::Text)
+        }
+        // No extension: `LICENSE`, `CODEOWNERS`, scripts run by their shebang.
+        _ => Some(Language::Text),
+    }
 }
 
 /// The user's extra extensions, lower-case and without the dot.

@@ -18,8 +18,8 @@ use satori_protocol::envelope::{
     CallGraphHint, CallGraphUnsupportedReason, ChunkResult, Compatibility, Fingerprint,
     FusionDebug, GroupResult, Hint, IndexState, IndexStats, IndexStatus, NavigationContext,
     NavigationFallback, NoiseMitigation, NoiseRatios, OperatorsDebug, OutlineSymbol, Progress,
-    QueryKind, ReindexReason, RetrievalMode, ScoreDebug, SearchDebug, SearchResult, Span,
-    StalenessBucket, SyncRunStats, SyncStats,
+    QueryKind, ReindexReason, RetrievalMode, ScoreDebug, SearchDebug, SearchResult, SkippedFiles,
+    Span, StalenessBucket, SyncRunStats, SyncStats,
 };
 use satori_protocol::{GroupBy, ManageAction, ResultMode, Scope, SearchCodebaseParams};
 
@@ -136,6 +136,12 @@ pub(crate) fn index_stats(st: &CodebaseState) -> IndexStats {
         added: synced.then_some(st.added),
         removed: synced.then_some(st.removed),
         modified: synced.then_some(st.modified),
+        skipped: (!st.skipped.is_empty()).then_some(SkippedFiles {
+            binary: st.skipped.binary,
+            minified: st.skipped.minified,
+            secrets: st.skipped.secrets,
+            oversized: st.skipped.oversized,
+        }),
     }
 }
 

@@ -14,9 +14,9 @@ use satori_protocol::envelope::{
     NavigationFallback, NoiseMitigation, NoiseRatios, OpenSymbolFailure, OperatorsDebug, Outline,
     OutlineSymbol, PlainRead, Preflight, PreflightConfidence, PreflightOutcome, Progress,
     QueryKind, ReadFileAnswer, ReadFileNotReady, ReadHints, ReadWindow, ReindexReason,
-    RetrievalMode, ScoreDebug, SearchDebug, SearchEnvelope, SearchHints, SearchResult, Span,
-    StalenessBucket, Status, SymbolRef, SyncRunStats, SyncStats, normalize_warnings, reasons,
-    sorted_warnings, warnings,
+    RetrievalMode, ScoreDebug, SearchDebug, SearchEnvelope, SearchHints, SearchResult,
+    SkippedFiles, Span, StalenessBucket, Status, SymbolRef, SyncRunStats, SyncStats,
+    normalize_warnings, reasons, sorted_warnings, warnings,
 };
 use satori_protocol::{GroupBy, ManageAction, ReadMode, ResultMode, Scope};
 
@@ -128,6 +128,12 @@ fn manage_index_envelopes() {
         added: None,
         removed: None,
         modified: None,
+        skipped: Some(SkippedFiles {
+            binary: 3,
+            minified: 1,
+            secrets: 2,
+            oversized: 0,
+        }),
     }));
     status.compatibility = Some(compatibility(
         "potion-code-256@1a2b",

@@ -28,6 +28,9 @@ pub(crate) struct Def<'t> {
     pub body: Option<Node<'t>>,
     /// Scope given by the syntax rather than by nesting (a Go method's receiver type).
     pub scope: Option<Vec<String>>,
+    /// The last node of a definition written as several sibling clauses (Haskell equations,
+    /// Elixir function heads), when it is not `decl`.
+    pub last: Option<Node<'t>>,
 }
 
 fn text<'s>(src: &'s str, n: Node) -> &'s str {
@@ -46,7 +49,42 @@ fn def<'t>(kind: SymbolKind, name: String, decl: Node<'t>) -> Def<'t> {
         decl,
         body: decl.child_by_field_name("body"),
         scope: None,
+        last: None,
     }
+}
+
+/// For a definition written as clauses (`f [] = ...` then `f (x:xs) = ...`): `None` when `n`
+/// continues the definition of an earlier sibling (`same_def` tells whether a sibling
+/// defines the same name), else the last sibling clause of the run `n` starts. Siblings of
+/// the kinds in `between` (comments, documentation) may sit between clauses.
+fn clauses<'t>(
+    n: Node<'t>,
+    between: &[&str],
+    same_def: &dyn Fn(Node<'t>) -> bool,
+) -> Option<Node<'t>> {
+    let step = |from: Node<'t>, back: bool| {
+        let mut cur = if back {
+            from.prev_named_sibling()
+        } else {
+            from.next_named_sibling()
+        };
+        while let Some(c) = cur.filter(|c| between.contains(&c.kind())) {
+            cur = if back {
+                c.prev_named_sibling()
+            } else {
+                c.next_named_sibling()
+            };
+        }
+        cur.filter(|c| same_def(*c))
+    };
+    if step(n, true).is_some() {
+        return None;
+    }
+    let mut last = n;
+    while let Some(next) = step(last, false) {
+        last = next;
+    }
+    Some(last)
 }
 
 /// `decl` is a spec inside a declaration (`const a = 1`, `type T struct{}`): when it is the
@@ -88,6 +126,14 @@ pub(crate) fn classify<'t>(lang: Language, n: Node<'t>, src: &str, ctx: &Ctx) ->
         Language::CSharp => classify_csharp(n, src),
         Language::Ruby => classify_ruby(n, src, ctx),
         Language::Php => classify_php(n, src, ctx),
+        Language::Kotlin => classify_kotlin(n, src, ctx),
+        Language::Scala => classify_scala(n, src, ctx),
+        Language::Swift => classify_swift(n, src, ctx),
+        Language::Elixir => classify_elixir(n, src),
+        Language::Haskell => classify_haskell(n, src, ctx),
+        Language::Lua => classify_lua(n, src, ctx),
+        Language::Zig => classify_zig(n, src, ctx),
+        Language::Shell => classify_shell(n, src),
         _ => None,
     }
 }
@@ -173,6 +219,7 @@ fn classify_js_variable<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>
             decl,
             body: v.child_by_field_name("body"),
             scope: None,
+            last: None,
         });
     }
     let is_const = n
@@ -196,6 +243,7 @@ fn classify_js_variable<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>
         decl,
         body: None,
         scope: None,
+        last: None,
     })
 }
 
@@ -238,6 +286,7 @@ fn classify_js_assignment<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
         decl,
         body: value.child_by_field_name("body"),
         scope: is_owner.then(|| owner.split('.').map(str::to_string).collect()),
+        last: None,
     })
 }
 
@@ -267,6 +316,7 @@ fn classify_python<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
                 decl: stmt,
                 body: None,
                 scope: None,
+                last: None,
             })
         }
         _ => None,
@@ -337,6 +387,7 @@ fn classify_go<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
                 decl: single_spec_parent(n),
                 body: None,
                 scope: None,
+                last: None,
             })
         }
         _ => None,
@@ -528,6 +579,323 @@ fn classify_php<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
         _ => return None,
     };
     Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+/// The first named child of `n` whose kind is one of `kinds`.
+fn child_of_kind<'t>(n: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
+    let mut cursor = n.walk();
+    n.named_children(&mut cursor)
+        .find(|c| kinds.contains(&c.kind()))
+}
+
+/// Whether `n` has an anonymous (keyword) child spelled `word`.
+fn has_keyword(n: Node, src: &str, word: &str) -> bool {
+    let mut cursor = n.walk();
+    n.children(&mut cursor)
+        .any(|c| !c.is_named() && text(src, c) == word)
+}
+
+/// A definition whose body is its first child of one of `bodies` (grammars that do not name
+/// the body as a field).
+fn def_with_body<'t>(kind: SymbolKind, name: String, decl: Node<'t>, bodies: &[&str]) -> Def<'t> {
+    Def {
+        body: child_of_kind(decl, bodies),
+        ..def(kind, name, decl)
+    }
+}
+
+const KOTLIN_BODIES: &[&str] = &["class_body", "enum_class_body", "function_body"];
+
+fn classify_kotlin<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let scopes = [
+        SymbolKind::Class,
+        SymbolKind::Interface,
+        SymbolKind::Enum,
+        SymbolKind::Module,
+    ];
+    let kind = match n.kind() {
+        "class_declaration" => {
+            let modifiers = child_of_kind(n, &["modifiers"]).map(|m| text(src, m));
+            if has_keyword(n, src, "interface") {
+                SymbolKind::Interface
+            } else if modifiers.is_some_and(|m| m.split_whitespace().any(|w| w == "enum")) {
+                SymbolKind::Enum
+            } else {
+                SymbolKind::Class
+            }
+        }
+        "object_declaration" | "companion_object" => SymbolKind::Module,
+        "function_declaration" => function_or_method(ctx, &scopes),
+        "secondary_constructor" => {
+            let name = ctx.parent_name.unwrap_or("constructor").to_string();
+            return Some(def_with_body(SymbolKind::Constructor, name, n, &["block"]));
+        }
+        "type_alias" => {
+            let name = collapse(text(src, n.child_by_field_name("type")?));
+            return Some(def(SymbolKind::Type, name, n));
+        }
+        "property_declaration" if module_level(ctx) || ctx.parent == Some(SymbolKind::Module) => {
+            let var = child_of_kind(n, &["variable_declaration"])?;
+            let name = collapse(text(
+                src,
+                child_of_kind(var, &["identifier"]).unwrap_or(var),
+            ));
+            let mut d = def(SymbolKind::Constant, name, n);
+            d.body = None;
+            return Some(d);
+        }
+        _ => return None,
+    };
+    let name = match field_text(src, n, "name") {
+        Some(name) => name,
+        // `companion object { ... }` without a name.
+        None if n.kind() == "companion_object" => "Companion".to_string(),
+        None => return None,
+    };
+    Some(def_with_body(kind, name, n, KOTLIN_BODIES))
+}
+
+fn classify_scala<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let scopes = [
+        SymbolKind::Class,
+        SymbolKind::Trait,
+        SymbolKind::Module,
+        SymbolKind::Enum,
+    ];
+    let kind = match n.kind() {
+        "class_definition" => SymbolKind::Class,
+        "trait_definition" => SymbolKind::Trait,
+        "object_definition" => SymbolKind::Module,
+        "enum_definition" => SymbolKind::Enum,
+        "function_definition" | "function_declaration" if !ctx.in_function => {
+            function_or_method(ctx, &scopes)
+        }
+        "type_definition" if !ctx.in_function => SymbolKind::Type,
+        "val_definition" | "var_definition"
+            if module_level(ctx) || ctx.parent == Some(SymbolKind::Module) =>
+        {
+            let name = field_text(src, n, "pattern")?;
+            let mut d = def(SymbolKind::Constant, name, n);
+            d.body = None;
+            return Some(d);
+        }
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+fn classify_swift<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let scopes = [
+        SymbolKind::Class,
+        SymbolKind::Struct,
+        SymbolKind::Enum,
+        SymbolKind::Interface,
+        SymbolKind::Impl,
+    ];
+    let kind = match n.kind() {
+        "class_declaration" => {
+            let kind = ["class", "struct", "enum", "extension", "actor"]
+                .into_iter()
+                .find(|w| has_keyword(n, src, w));
+            match kind {
+                Some("struct") => SymbolKind::Struct,
+                Some("enum") => SymbolKind::Enum,
+                Some("extension") => SymbolKind::Impl,
+                _ => SymbolKind::Class,
+            }
+        }
+        "protocol_declaration" => SymbolKind::Interface,
+        "function_declaration" | "protocol_function_declaration" => {
+            function_or_method(ctx, &scopes)
+        }
+        "init_declaration" => {
+            let name = ctx.parent_name.unwrap_or("init").to_string();
+            return Some(def(SymbolKind::Constructor, name, n));
+        }
+        "typealias_declaration" => SymbolKind::Type,
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+/// Elixir definitions are macro calls: `defmodule Name do ... end`, `def name(args) do`.
+/// The kind and name a call defines, if it is a definition.
+fn elixir_head(n: Node, src: &str) -> Option<(SymbolKind, String)> {
+    if n.kind() != "call" {
+        return None;
+    }
+    let kind = match text(src, n.child_by_field_name("target")?) {
+        "defmodule" | "defprotocol" | "defimpl" => SymbolKind::Module,
+        "def" | "defp" | "defdelegate" | "defguard" | "defguardp" => SymbolKind::Function,
+        "defmacro" | "defmacrop" => SymbolKind::Macro,
+        _ => return None,
+    };
+    let args = child_of_kind(n, &["arguments"])?;
+    let mut cursor = args.walk();
+    let first = args.named_children(&mut cursor).next()?;
+    let name = match kind {
+        SymbolKind::Module => collapse(text(src, first)),
+        _ => {
+            // `name(args)`, `name(args) when guard`, or a bare `name`.
+            let mut head = first;
+            if head.kind() == "binary_operator" {
+                head = head.child_by_field_name("left")?;
+            }
+            match head.kind() {
+                "call" => text(src, head.child_by_field_name("target")?).to_string(),
+                "identifier" => text(src, head).to_string(),
+                _ => return None,
+            }
+        }
+    };
+    Some((kind, name))
+}
+
+fn classify_elixir<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    let (kind, name) = elixir_head(n, src)?;
+    let mut d = def_with_body(kind, name.clone(), n, &["do_block"]);
+    if kind != SymbolKind::Module {
+        // Further clauses of the same function (`defp trim([])`, `defp trim(list)`).
+        let same =
+            |c: Node| elixir_head(c, src).is_some_and(|(k, other)| k == kind && other == name);
+        d.last = Some(clauses(n, &["comment", "unary_operator"], &same)?);
+    }
+    Some(d)
+}
+
+fn classify_haskell<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    let kind = match n.kind() {
+        "data_type" | "newtype" | "type_synonym" | "type_family" => SymbolKind::Type,
+        "class" => SymbolKind::Trait,
+        "instance" => {
+            let class = field_text(src, n, "name")?;
+            let name = match field_text(src, n, "patterns") {
+                Some(p) => format!("{class} {p}"),
+                None => class,
+            };
+            return Some(def_with_body(
+                SymbolKind::Impl,
+                name,
+                n,
+                &["instance_declarations"],
+            ));
+        }
+        "function" | "bind" if !ctx.in_function => {
+            let name = field_text(src, n, "name")?;
+            // The second and later equations of a function continue its definition.
+            let same = |c: Node| {
+                matches!(c.kind(), "function" | "bind")
+                    && field_text(src, c, "name").as_deref() == Some(&name)
+            };
+            let last = clauses(n, &["comment", "haddock"], &same)?;
+            let kind = match ctx.parent {
+                Some(SymbolKind::Trait | SymbolKind::Impl) => SymbolKind::Method,
+                _ => SymbolKind::Function,
+            };
+            let mut d = def_with_body(kind, name, n, &["match"]);
+            d.last = Some(last);
+            return Some(d);
+        }
+        _ => return None,
+    };
+    Some(def(kind, field_text(src, n, "name")?, n))
+}
+
+fn classify_lua<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    match n.kind() {
+        "function_declaration" => {
+            let name_node = n.child_by_field_name("name")?;
+            let (kind, name) = match name_node.kind() {
+                // `function M.f()`, `function M:f()`: a function of the table `M`.
+                "method_index_expression" => (
+                    SymbolKind::Method,
+                    text(src, name_node.child_by_field_name("method")?).to_string(),
+                ),
+                "dot_index_expression" => (
+                    SymbolKind::Function,
+                    text(src, name_node.child_by_field_name("field")?).to_string(),
+                ),
+                _ => (SymbolKind::Function, text(src, name_node).to_string()),
+            };
+            let mut d = def(kind, name, n);
+            if let Some(table) = name_node.child_by_field_name("table") {
+                d.scope = Some(vec![text(src, table).to_string()]);
+            }
+            Some(d)
+        }
+        // `local f = function(...) ... end`
+        "variable_declaration" | "assignment_statement" if !ctx.in_function => {
+            let assignment = if n.kind() == "variable_declaration" {
+                child_of_kind(n, &["assignment_statement"])?
+            } else if n
+                .parent()
+                .is_some_and(|p| p.kind() == "variable_declaration")
+            {
+                return None;
+            } else {
+                n
+            };
+            let names = child_of_kind(assignment, &["variable_list"])?;
+            let values = child_of_kind(assignment, &["expression_list"])?;
+            let value = values.named_child(0)?;
+            if value.kind() != "function_definition" || names.named_child_count() != 1 {
+                return None;
+            }
+            let name = collapse(text(src, names));
+            let mut d = def(SymbolKind::Function, name, n);
+            d.body = value.child_by_field_name("body");
+            Some(d)
+        }
+        _ => None,
+    }
+}
+
+fn classify_zig<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
+    match n.kind() {
+        "function_declaration" => {
+            let kind = function_or_method(ctx, &[SymbolKind::Struct, SymbolKind::Enum]);
+            Some(def(kind, field_text(src, n, "name")?, n))
+        }
+        "test_declaration" => {
+            let name = child_of_kind(n, &["string", "identifier"])
+                .map(|s| text(src, s).trim_matches('"').to_string())?;
+            Some(def_with_body(SymbolKind::Function, name, n, &["block"]))
+        }
+        // `const Name = struct { ... };` and the other containers; other top-level
+        // constants.
+        "variable_declaration" if !ctx.in_function => {
+            let name = text(src, child_of_kind(n, &["identifier"])?).to_string();
+            let container = child_of_kind(
+                n,
+                &[
+                    "struct_declaration",
+                    "enum_declaration",
+                    "union_declaration",
+                    "opaque_declaration",
+                    "error_set_declaration",
+                ],
+            );
+            let kind = match container.map(|c| c.kind()) {
+                Some("struct_declaration" | "opaque_declaration") => SymbolKind::Struct,
+                Some("enum_declaration") => SymbolKind::Enum,
+                Some("union_declaration") => SymbolKind::Type,
+                Some(_) => SymbolKind::Type,
+                None if has_keyword(n, src, "const") && module_level(ctx) => SymbolKind::Constant,
+                None => return None,
+            };
+            let mut d = def(kind, name, n);
+            d.body = container.filter(|c| c.kind() != "error_set_declaration");
+            Some(d)
+        }
+        _ => None,
+    }
+}
+
+fn classify_shell<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    (n.kind() == "function_definition")
+        .then(|| field_text(src, n, "name"))
+        .flatten()
+        .map(|name| def(SymbolKind::Function, name, n))
 }
 
 /// Collapses every run of whitespace to one space and trims the ends.

@@ -178,7 +178,14 @@ pub(crate) fn last_line(n: Node) -> usize {
 fn is_leading(kind: &str) -> bool {
     matches!(
         kind,
-        "comment" | "line_comment" | "block_comment" | "attribute_item" | "decorator"
+        "comment"
+            | "line_comment"
+            | "block_comment"
+            | "attribute_item"
+            | "decorator"
+            // Haskell: documentation comments, and type signatures above their equations.
+            | "haddock"
+            | "signature"
     )
 }
 
@@ -316,7 +323,7 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Vec<RawSymbol> 
                 name: def.name,
                 kind: def.kind,
                 start: leading_start(outer),
-                end: last_line(def.decl).max(last_line(node)),
+                end: last_line(def.last.unwrap_or(def.decl)).max(last_line(node)),
                 scope,
                 parent,
             });

@@ -13,7 +13,7 @@ use super::Engine;
 use super::status::published_state;
 use crate::chunk::{ChunkOptions, ChunkedFile, chunk_file};
 use crate::embed::{Scratch, StaticModel, chunk_text};
-use crate::layout::{CodebaseDir, Manifest, ManifestFile, WriterLock};
+use crate::layout::{CodebaseDir, Manifest, ManifestFile, SkipReason, WriterLock};
 use crate::policy::Policy;
 use crate::state::{CodebaseState, IndexState, IndexStatus, Phase};
 use crate::store::{FileRecord, GenerationWriter, Row};
@@ -289,6 +289,7 @@ impl IndexJob {
             ignore_patterns: self.opts.ignore_patterns.clone(),
             ignore_signature: ignore_signature(&self.root, &self.opts),
             policy: self.engine.policy.signature(),
+            oversized: walked.oversized.len() as u64,
             file_list,
         };
         let summary = IndexSummary {
@@ -309,8 +310,8 @@ enum Prepared {
     Gone,
     /// The file exists but could not be read.
     Unreadable,
-    /// Read but not indexed (binary or minified content).
-    Skipped { hash: String },
+    /// Read but not indexed (binary, minified or secret content).
+    Skipped { hash: String, reason: SkipReason },
     /// Chunked, with one vector per chunk (`dim` values each) when there is a model;
     /// `reused[i]` names the previous generation's row reused for chunk `i` (whose slot in
     /// `vectors` is then left zero).
@@ -390,6 +391,7 @@ impl FileIndexer {
                 hash: String::new(),
                 skipped: true,
                 unreadable: false,
+                reason: None,
             };
             match prepared {
                 Prepared::Gone => continue,
@@ -397,8 +399,9 @@ impl FileIndexer {
                     entry.unreadable = true;
                     self.unreadable.push(f.rel_path.clone());
                 }
-                Prepared::Skipped { hash } => {
+                Prepared::Skipped { hash, reason } => {
                     entry.hash = hash;
+                    entry.reason = Some(reason);
                     self.skipped += 1;
                 }
                 Prepared::Chunked { hash, chunked, .. }
@@ -470,8 +473,15 @@ impl EmbedScratch {
             Err(_) => return Prepared::Unreadable,
         };
         let hash = hash16(&bytes);
-        let Some(text) = walk::decode_text(bytes).filter(|t| policy.admits(t)) else {
-            return Prepared::Skipped { hash };
+        let text = match walk::read_text(bytes) {
+            Ok(text) if policy.admits(&text) => text,
+            Ok(_) => {
+                return Prepared::Skipped {
+                    hash,
+                    reason: SkipReason::Secret,
+                };
+            }
+            Err(reason) => return Prepared::Skipped { hash, reason },
         };
         let chunked = chunk_file(&f.rel_path, f.language, &text, opts);
         let reused: Vec<Option<u32>> = chunked

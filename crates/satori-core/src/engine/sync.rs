@@ -527,6 +527,7 @@ impl Engine {
             ignore_patterns: opts.ignore_patterns.clone(),
             ignore_signature: plan.ignore_signature.clone(),
             policy: m.policy.clone(),
+            oversized: plan.oversized,
             file_list,
         };
         let derived = Derived {
@@ -579,6 +580,9 @@ struct Plan {
     policy_changed: bool,
     /// What the walk saw, for the next sync to confirm by `stat` (see [`TreeStamp`]).
     stamp: Option<TreeStamp>,
+    /// Files the walk passed over for their size, and whether the manifest says otherwise.
+    oversized: u64,
+    oversized_changed: bool,
 }
 
 impl Plan {
@@ -604,6 +608,8 @@ impl Plan {
             ignore_signature,
             policy_changed: m.policy != policy.signature(),
             stamp: None,
+            oversized: 0,
+            oversized_changed: false,
         };
         for f in &report.files {
             let Some(o) = old.remove(f.rel_path.as_str()) else {
@@ -644,6 +650,8 @@ impl Plan {
         }
         plan.removed = old.len() as u64;
         plan.dropped.extend(old.keys().map(|p| p.to_string()));
+        plan.oversized = report.oversized.len() as u64;
+        plan.oversized_changed = plan.oversized != m.oversized;
         if !plan.has_work() {
             plan.stamp = TreeStamp::of(root, &report);
         }
@@ -656,6 +664,7 @@ impl Plan {
         !self.changed.is_empty()
             || self.removed > 0
             || self.touched > 0
+            || self.oversized_changed
             || self.ignore_changed
             || self.policy_changed
     }

@@ -25,7 +25,7 @@ pub use roots::RootRefusal;
 
 /// Version of the rules below: raised whenever they change what is indexed, so that indexes
 /// built under older rules are rebuilt by their next sync (see [`Policy::signature`]).
-pub const POLICY_VERSION: u32 = 1;
+pub const POLICY_VERSION: u32 = 2;
 
 /// Version-control internals: never indexed, never read (`.git/config` holds tokens).
 pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];

@@ -92,6 +92,24 @@ pub struct IndexStats {
     /// Files modified by the last sync (state `sync_completed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified: Option<u64>,
+    /// Files found but left out of the index, by reason (absent when none were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<SkippedFiles>,
+}
+
+/// Files left out of an index, by reason. Every text file is indexed otherwise: by its
+/// grammar, or by line windows when its language has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkippedFiles {
+    /// Binary content.
+    pub binary: u64,
+    /// Minified code.
+    pub minified: u64,
+    /// Text holding a secret (private key, token) that the secrets policy keeps out.
+    pub secrets: u64,
+    /// Larger than the size cap.
+    pub oversized: u64,
 }
 
 /// Counts of the sync a `sync` action just ran.

@@ -15,7 +15,7 @@ mod search;
 
 pub use manage_index::{
     IndexStats, IndexStatus, ManageHints, ManageIndexEnvelope, ManageStats, Preflight,
-    PreflightConfidence, PreflightOutcome, Progress, SyncRunStats,
+    PreflightConfidence, PreflightOutcome, Progress, SkippedFiles, SyncRunStats,
 };
 pub use navigation::{
     CallGraphHint, CallGraphUnsupportedReason, NavigationContext, NavigationFallback, Outline,
