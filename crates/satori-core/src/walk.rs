@@ -466,99 +466,16 @@ fn looks_minified(text: &str) -> bool {
 /// a language without a grammar is indexed as text, by line windows, so that no source file
 /// is left out because its language is not listed; binary and minified content is still
 /// skipped when the file is read.
+#[rustfmt::skip]
 const NOT_SOURCE: &[&str] = &[
-    "png",
-    "jpg",
-    "jpeg",
-    "gif",
-    "bmp",
-    "ico",
-    "icns",
-    "webp",
-    "tif",
-    "tiff",
-    "psd",
-    "heic",
-    "avif",
-    "svg",
-    "pdf",
-    "eps",
-    "mp3",
-    "mp4",
-    "m4a",
-    "m4v",
-    "wav",
-    "ogg",
-    "oga",
-    "flac",
-    "mov",
-    "avi",
-    "mkv",
-    "webm",
-    "zip",
-    "gz",
-    "tgz",
-    "bz2",
-    "xz",
-    "zst",
-    "7z",
-    "rar",
-    "tar",
-    "jar",
-    "war",
-    "ear",
-    "whl",
-    "egg",
-    "nupkg",
-    "gem",
-    "deb",
-    "rpm",
-    "dmg",
-    "iso",
-    "img",
-    "exe",
-    "dll",
-    "so",
-    "dylib",
-    "a",
-    "lib",
-    "o",
-    "obj",
-    "class",
-    "pyc",
-    "pyo",
-    "pyd",
-    "wasm",
-    "bin",
-    "dat",
-    "db",
-    "sqlite",
-    "sqlite3",
-    "woff",
-    "woff2",
-    "ttf",
-    "otf",
-    "eot",
-    "lock",
-    "sum",
-    "log",
-    "map",
-    "csv",
-    "tsv",
-    "parquet",
-    "npy",
-    "npz",
-    "pkl",
-    "pt",
-    "onnx",
-    "safetensors",
-    "snap",
-    "patch",
-    "diff",
-    "xcf",
-    "sketch",
-    "fig",
-    "ai",
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "icns", "webp", "tif", "tiff", "psd", "heic",
+    "avif", "svg", "pdf", "eps", "mp3", "mp4", "m4a", "m4v", "wav", "ogg", "oga", "flac", "mov",
+    "avi", "mkv", "webm", "zip", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "jar",
+    "war", "ear", "whl", "egg", "nupkg", "gem", "deb", "rpm", "dmg", "iso", "img", "exe", "dll",
+    "so", "dylib", "a", "lib", "o", "obj", "class", "pyc", "pyo", "pyd", "wasm", "bin", "dat",
+    "db", "sqlite", "sqlite3", "woff", "woff2", "ttf", "otf", "eot", "lock", "sum", "log",
+    "map", "csv", "tsv", "parquet", "npy", "npz", "pkl", "pt", "onnx", "safetensors", "snap",
+    "patch", "diff", "xcf", "sketch", "fig", "ai", "swp", "swo", "tmp", "bak", "orig", "rej",
 ];
 
 fn detect_language(rel_path: &str, custom: &[String]) -> Option<Language> {
@@ -566,6 +483,10 @@ fn detect_language(rel_path: &str, custom: &[String]) -> Option<Language> {
         return Some(lang);
     }
     let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    // Editor backups (`main.rs~`).
+    if name.ends_with('~') {
+        return None;
+    }
     match name.rsplit_once('.') {
         Some((stem, ext)) if !stem.is_empty() => {
             let ext = ext.to_ascii_lowercase();
@@ -864,6 +785,26 @@ mod tests {
             ],
             WalkOptions::default(),
             &["docs/guide.md", "src/main.rs"],
+        );
+    }
+
+    /// Files of languages without a grammar are walked (and indexed as text); media, data
+    /// and editor leftovers are not.
+    #[test]
+    fn every_text_file_is_a_candidate() {
+        check(
+            &[
+                ("tools/solver.ml", "let x = 1"),
+                ("proto/schema.proto", "message A {}"),
+                ("LICENSE", "MIT"),
+                ("bin/deploy", "#!/bin/sh"),
+                ("src/main.rs~", "fn old() {}"),
+                ("data/table.CSV", "a,b"),
+                ("assets/logo.svg", "<svg/>"),
+                ("go.sum", "x"),
+            ],
+            WalkOptions::default(),
+            &["LICENSE", "bin/deploy", "proto/schema.proto", "tools/solver.ml"],
         );
     }
 
