@@ -804,7 +804,12 @@ mod tests {
                 ("go.sum", "x"),
             ],
             WalkOptions::default(),
-            &["LICENSE", "bin/deploy", "proto/schema.proto", "tools/solver.ml"],
+            &[
+                "LICENSE",
+                "bin/deploy",
+                "proto/schema.proto",
+                "tools/solver.ml",
+            ],
         );
     }
 
