@@ -286,7 +286,7 @@ fn a_damaged_index_is_reported_and_rebuilt() {
     let missing_term: Damage = |g| std::fs::remove_file(lexical_file(g, "term")).unwrap();
     let store: Damage = |g| overwrite_middle(&lexical_file(g, "store"));
     let meta: Damage = |g| std::fs::write(g.join("lexical/meta.json"), "{not json").unwrap();
-    let table: Damage = |g| std::fs::write(g.join("chunks.json"), "[1,2").unwrap();
+    let table: Damage = |g| overwrite_middle(&g.join("chunks.bin"));
     let manifest: Damage = |g| std::fs::write(g.join("manifest.json"), "").unwrap();
     let vectors: Damage = |g| {
         let path = g.join("vectors/matrix.bin");
@@ -303,7 +303,7 @@ fn a_damaged_index_is_reported_and_rebuilt() {
         ("missing term file", false, missing_term, ".term"),
         ("document store", false, store, ".store"),
         ("lexical meta.json", false, meta, "meta.json"),
-        ("chunk table", false, table, "chunks.json"),
+        ("chunk table", false, table, "chunks.bin"),
         ("manifest", false, manifest, "manifest.json"),
         ("vectors", true, vectors, "matrix.bin"),
     ];

@@ -656,13 +656,12 @@ fn deterministic_and_order_independent() {
 fn open_rejects_a_damaged_generation() {
     let dir = tempfile::tempdir().unwrap();
     build(dir.path(), &corpus());
-    std::fs::write(
-        dir.path().join("chunks.json"),
-        b"{\"version\":1,\"files\":[],\"chunks\":[]}",
-    )
-    .unwrap();
+    let table = dir.path().join("chunks.bin");
+    let mut bytes = std::fs::read(&table).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&table, &bytes).unwrap();
     assert!(Generation::open(dir.path()).is_err());
-    std::fs::write(dir.path().join("chunks.json"), b"not json").unwrap();
+    std::fs::write(&table, b"not a table").unwrap();
     assert!(Generation::open(dir.path()).is_err());
 }
 

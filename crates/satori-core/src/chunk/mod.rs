@@ -42,6 +42,31 @@ pub enum SymbolKind {
 }
 
 impl SymbolKind {
+    /// Every kind.
+    pub const ALL: [SymbolKind; 16] = [
+        SymbolKind::Function,
+        SymbolKind::Method,
+        SymbolKind::Constructor,
+        SymbolKind::Class,
+        SymbolKind::Struct,
+        SymbolKind::Enum,
+        SymbolKind::Interface,
+        SymbolKind::Trait,
+        SymbolKind::Impl,
+        SymbolKind::Module,
+        SymbolKind::Namespace,
+        SymbolKind::Type,
+        SymbolKind::Constant,
+        SymbolKind::Variable,
+        SymbolKind::Macro,
+        SymbolKind::Section,
+    ];
+
+    /// The kind with this [`SymbolKind::id`].
+    pub fn from_id(id: &str) -> Option<SymbolKind> {
+        SymbolKind::ALL.into_iter().find(|k| k.id() == id)
+    }
+
     /// The stable snake_case id of the kind.
     pub fn id(self) -> &'static str {
         match self {
