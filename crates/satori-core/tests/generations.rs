@@ -239,10 +239,13 @@ fn lexical_file(gen_dir: &Path, extension: &str) -> PathBuf {
 
 /// One damage case: `damage` applied to the published generation makes status (a fresh
 /// process's `check_index`) and search report `requires_reindex` naming a file that ends with
-/// `names`; no panic escapes; a rebuild repairs it.
+/// `names`; no panic escapes; a rebuild repairs it. The generation was searched (and so
+/// verified, and the verification recorded) before the damage: the record must not hide it.
 fn check(name: &str, dense: bool, damage: Damage, names: &str) {
     let f = Fixture::new(20, dense);
     f.index(&f.engine()).unwrap();
+    f.engine().search(&f.root, &query("parse header")).unwrap();
+    assert!(f.current_gen().join("lexical.verified").is_file(), "{name}");
     damage(&f.current_gen());
 
     let status = f.engine().check_index(&f.root).unwrap();

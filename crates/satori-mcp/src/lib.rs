@@ -87,6 +87,10 @@ async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<
     let server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
     // Stray stdout bytes are reported to this session's client too, once it sets a level.
     server.log().install_for_process();
+    // The process ends with the session: freeing the open indexes (a large codebase's chunk
+    // table is hundreds of thousands of small allocations) would only delay the exit that a
+    // `satori-cli` call waits for, so the engine is kept until the process is gone.
+    std::mem::forget(server.engine());
     let stdin = tokio::io::stdin();
     match out {
         guard::ProtocolOut::Guarded(file) => {

@@ -70,6 +70,11 @@ impl SatoriServer {
         })
     }
 
+    /// The engine this server searches with.
+    pub(crate) fn engine(&self) -> Arc<satori_core::Engine> {
+        Arc::clone(&self.ctx.engine)
+    }
+
     /// Asks the client for its roots when it declared the capability: once (`again` false),
     /// or again because the client said they changed. The answer arrives on its own task,
     /// so the notification that triggered it is not held up.

@@ -25,15 +25,56 @@ const SEGMENT_FILES: [SegmentComponent; 6] = [
     SegmentComponent::Store,
 ];
 
+/// The record, in a generation directory, of the lexical files as they were when their
+/// checksums last passed.
+const VERIFIED: &str = "lexical.verified";
+
 /// Verifies and opens the generation in `gen_dir` for search: the manifest parses, every
 /// file of the lexical index is present with a valid checksum, and the generation opens (its
 /// chunk table, lexical index and vectors agree).
+///
+/// Reading every byte of the lexical index for its checksums costs more than the rest of the
+/// open on a large codebase, and every `satori-cli` call opens the index afresh. A generation
+/// is written once and never modified, so the checksums run when a process first meets it,
+/// and again only when a file of its lexical index no longer has the size and modification
+/// time recorded after they last passed (a damaged file was written to, or is missing).
 pub(super) fn open(gen_dir: &Path) -> Result<search::Index> {
     Manifest::read(gen_dir).map_err(|e| damaged(gen_dir, e))?;
-    checksums(gen_dir)?;
+    let stamp = lexical_stamp(gen_dir);
+    let recorded = std::fs::read_to_string(gen_dir.join(VERIFIED)).ok();
+    if stamp.is_none() || recorded != stamp {
+        checksums(gen_dir)?;
+        if let Some(stamp) = &stamp {
+            // A reader without write access to the home verifies every time instead.
+            let _ = crate::util::write_atomic(&gen_dir.join(VERIFIED), stamp.as_bytes());
+        }
+    }
     guarded(gen_dir, || {
         Generation::open(gen_dir).map(search::Index::new)
     })
+}
+
+/// Name, size and modification time (ns) of every file of the lexical index, one per line
+/// in name order; lock and bookkeeping files (their names start with a dot) are left out.
+fn lexical_stamp(gen_dir: &Path) -> Option<String> {
+    let mut lines = Vec::new();
+    for entry in std::fs::read_dir(gen_dir.join(LEXICAL_DIR)).ok()? {
+        let entry = entry.ok()?;
+        let name = entry.file_name().into_string().ok()?;
+        if name.starts_with('.') {
+            continue;
+        }
+        let meta = entry.metadata().ok()?;
+        let mtime = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        lines.push(format!("{name} {} {mtime}\n", meta.len()));
+    }
+    lines.sort();
+    Some(lines.concat())
 }
 
 /// Runs `f`, which reads the generation in `gen_dir`, turning a panic of the index library
