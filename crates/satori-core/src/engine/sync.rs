@@ -93,6 +93,10 @@ pub enum Preflight {
     IgnoreOnly,
 }
 
+/// How old the recorded time of the last check of a tree may get before a check that found
+/// nothing to do writes it again (see `record_sync`).
+const RECORD_CHECK_EVERY_MS: u64 = 10_000;
+
 impl Engine {
     /// Decides whether a reindex would do real work (see [`Preflight`]).
     pub fn preflight(&self, root: &Path) -> Result<Preflight> {
@@ -258,13 +262,16 @@ impl Engine {
             let settled = self.store.load()?.codebases.get(root).is_some_and(|c| {
                 c.state == IndexState::SyncCompleted
                     && c.added + c.removed + c.modified == 0
-                    && c.last_sync_ms.is_some()
+                    && c.last_sync_ms
+                        .is_some_and(|t| now.saturating_sub(t) < RECORD_CHECK_EVERY_MS)
             });
             if settled {
                 // Only the time of the check is new: a durable write of the state file (an
                 // fsync, ~10 ms on a slow disk) would cost more than the check itself. This
-                // process remembers it (see `Engine::state`); a restart falls back to the
-                // last written time, which only makes the next search check again.
+                // process remembers it (see `Engine::state`); another process (each
+                // `satori-cli` call is one) sees the last written time, which is rewritten
+                // once it is [`RECORD_CHECK_EVERY_MS`] old, so that their searches do not
+                // all check the tree again.
                 self.checked
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
