@@ -17,6 +17,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::category::{self, Category};
 use super::names::normalize_identifier;
 use crate::Result;
@@ -80,11 +82,13 @@ struct Layer {
 impl Index {
     /// Prepares a generation for search.
     pub fn new(generation: Generation) -> Index {
-        let mut tokenizer = CodeTokenizer::default();
+        // Tens of thousands of paths on a large codebase: one tokenizer per thread.
         let facts = generation
             .files()
-            .iter()
-            .map(|f| FileFacts::of(f, &mut tokenizer))
+            .par_iter()
+            .map_init(CodeTokenizer::default, |tokenizer, f| {
+                FileFacts::of(f, tokenizer)
+            })
             .collect();
         Index {
             generation: Arc::new(generation),
