@@ -141,23 +141,6 @@ impl Index {
         &self.generation
     }
 
-    /// Files in the layer, and stored files it hides; `None` without a layer.
-    pub fn layer_counts(&self) -> Option<(usize, usize)> {
-        self.layer.as_ref().map(|l| {
-            let mut hidden_files: Vec<u32> = self
-                .generation
-                .chunks()
-                .iter()
-                .zip(&l.hidden)
-                .filter(|(_, h)| **h)
-                .map(|(c, _)| c.file)
-                .collect();
-            hidden_files.sort_unstable();
-            hidden_files.dedup();
-            (l.delta.files().len(), hidden_files.len())
-        })
-    }
-
     /// Ordinals below this are stored chunks; from it on, layered ones.
     fn stored_chunks(&self) -> usize {
         self.generation.chunks().len()
