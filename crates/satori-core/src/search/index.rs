@@ -59,6 +59,17 @@ impl FileFacts {
     }
 }
 
+/// The ranking facts of `files`, in file-id order. Tens of thousands of paths on a large
+/// codebase: one tokenizer per thread.
+fn facts_of(files: &[FileEntry]) -> Vec<FileFacts> {
+    files
+        .par_iter()
+        .map_init(CodeTokenizer::default, |tokenizer, f| {
+            FileFacts::of(f, tokenizer)
+        })
+        .collect()
+}
+
 /// A generation and its per-file facts, with an optional layer of changed files. Cheap to
 /// share between threads; searched with [`crate::search::search`].
 pub struct Index {
@@ -82,14 +93,7 @@ struct Layer {
 impl Index {
     /// Prepares a generation for search.
     pub fn new(generation: Generation) -> Index {
-        // Tens of thousands of paths on a large codebase: one tokenizer per thread.
-        let facts = generation
-            .files()
-            .par_iter()
-            .map_init(CodeTokenizer::default, |tokenizer, f| {
-                FileFacts::of(f, tokenizer)
-            })
-            .collect();
+        let facts = facts_of(generation.files());
         Index {
             generation: Arc::new(generation),
             facts: Arc::new(facts),
@@ -117,12 +121,7 @@ impl Index {
                 ..c.clone()
             })
             .collect();
-        let mut tokenizer = CodeTokenizer::default();
-        let facts = delta
-            .files()
-            .iter()
-            .map(|f| FileFacts::of(f, &mut tokenizer))
-            .collect();
+        let facts = facts_of(delta.files());
         Index {
             generation: Arc::clone(&self.generation),
             facts: Arc::clone(&self.facts),
