@@ -61,6 +61,14 @@ CONFIGS = collections.OrderedDict([
     ("-expansion", "no_expansion"),
     ("-names", "no_names"),
 ])
+# The peer, run by `semble_peer.py` under `--semble-python`: name -> semble's `alpha`
+# (0.0: BM25 and its ranking, no semantic weight; None: its own hybrid blend), both with
+# Satori's bundled model.
+PEERS = collections.OrderedDict([
+    ("semble-bm25", 0.0),
+    ("semble-hybrid", None),
+])
+BUNDLED_MODEL_DIR = os.path.join(REPO_ROOT, "crates", "satori-core", "assets", "model")
 KINDS = ("handwritten", "docstring", "identifier")
 CATEGORIES = ("behavior", "architecture", "symbol")
 METRICS = ("ndcg@10", "r@1", "r@5", "r@10", "mrr@10")
@@ -631,6 +639,37 @@ def run_config(name, ablation, server_bin, cli, env_base, work, queries_by_repo,
     return records, cli_runs, server.server_info
 
 
+def run_peer(name, python, work, queries_by_repo):
+    """The peer's records for every query, scored like Satori's."""
+    job = {"model": BUNDLED_MODEL_DIR, "alpha": PEERS[name], "limit": LIMIT,
+           "repos": {repo: work[repo] for repo in queries_by_repo},
+           "queries": [{"id": q["id"], "repo": repo, "query": q["query"]}
+                       for repo, qs in queries_by_repo.items() for q in qs]}
+    log(f"[{name}] running {python} semble_peer.py")
+    proc = subprocess.run([python, os.path.join(HERE, "semble_peer.py")], input=json.dumps(job),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BenchError(f"{name}: semble_peer.py failed: {proc.stderr.strip()[-500:]}")
+    answer = json.loads(proc.stdout)
+    records = []
+    for repo, queries in queries_by_repo.items():
+        for q in queries:
+            hits = answer["results"].get(q["id"], [])
+            results = [{"path": h["path"], "spans": [(h["start_line"], h["end_line"])],
+                        "label": None} for h in hits]
+            m = score(q["gold"], results)
+            records.append({
+                "id": q["id"], "repo": repo, "kind": q["kind"], "category": q["category"],
+                "language": q["language"], "status": "ok", "error": None,
+                "latency_ms": None, "rtt_ms": 0.0, "query_kind": None,
+                "retrieval_mode": name, "freshness": None,
+                "results": [{"path": h["path"], "start_line": h["start_line"],
+                             "end_line": h["end_line"], "label": None} for h in hits],
+                **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in m.items()},
+            })
+    return records, [], f"semble {answer['version']}"
+
+
 def summarize(records, cli_runs):
     groups = collections.defaultdict(list)
     for r in records:
@@ -852,7 +891,11 @@ def parse_list(value, known, what):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--configs", help=f"comma-separated configurations (default: all: {', '.join(CONFIGS)})")
+    ap.add_argument("--configs", help=f"comma-separated configurations (default: all: {', '.join(CONFIGS)}; "
+                                      f"plus {', '.join(PEERS)} with --semble-python)")
+    ap.add_argument("--semble-python", metavar="PYTHON",
+                    help="a Python with semble installed (pip install semble==0.7.0): adds the "
+                         "peer's rows to the run")
     ap.add_argument("--repos", help="comma-separated packages of corpus.json (default: all)")
     ap.add_argument("--kinds", help=f"comma-separated query kinds (default: {', '.join(KINDS)})")
     ap.add_argument("--limit-queries", type=int, metavar="N",
@@ -885,7 +928,10 @@ def main(argv=None):
         args.model = os.environ.get("SATORI_EMBEDDING_MODEL") or None
 
     try:
-        configs = parse_list(args.configs, list(CONFIGS), "configuration")
+        known = list(CONFIGS) + (list(PEERS) if args.semble_python else [])
+        configs = parse_list(args.configs, known, "configuration")
+        if args.semble_python and not args.configs:
+            configs += list(PEERS)
         kinds = parse_list(args.kinds, KINDS, "query kind")
         packages = fetch_corpus.load_corpus(fetch_corpus.DEFAULT_CORPUS)
         packages = fetch_corpus.select(packages, args.repos)
@@ -917,6 +963,10 @@ def main(argv=None):
 
         records, cli_runs, server_info = {}, {}, None
         for name in configs:
+            if name in PEERS:
+                records[name], cli_runs[name], _ = run_peer(
+                    name, args.semble_python, work, queries_by_repo)
+                continue
             records[name], cli_runs[name], server_info = run_config(
                 name, CONFIGS[name], server_bin, cli, env, work, queries_by_repo,
                 args.cli_sample, args.call_timeout)
@@ -931,7 +981,7 @@ def main(argv=None):
     report_cfgs, rows_for_ci = collections.OrderedDict(), collections.OrderedDict()
     for name in configs:
         summary, groups, latency, errors, modes = summarize(records[name], cli_runs[name])
-        report_cfgs[name] = {"ablation": CONFIGS[name], "summary": summary, "latency": latency,
+        report_cfgs[name] = {"ablation": CONFIGS.get(name, "peer"), "summary": summary, "latency": latency,
                              "errors": errors, "retrieval_modes": modes, "cli": cli_runs[name]}
         rows_for_ci[name] = {g: rows for g, rows in groups.items()
                              if g == "overall" or g.startswith(("kind:", "category:"))}
