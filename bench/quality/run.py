@@ -44,7 +44,9 @@ GENERATED_DIR = os.path.join(HERE, "generated")
 DEFAULT_OUT = os.path.join(HERE, "results")
 DEFAULT_BIN_DIR = os.path.join(REPO_ROOT, "target", "release")
 
-# name -> SATORI_SEARCH_ABLATION. All of them search the same index.
+# name -> SATORI_SEARCH_ABLATION, or (SATORI_SEARCH_ABLATION, weights to override). All of
+# them search the same index. A component that is a weight rather than a switch is ablated by
+# setting its weight to what turns it off.
 CONFIGS = collections.OrderedDict([
     ("bm25", "lexical_only,no_signals,no_fields"),
     ("bm25+fields", "lexical_only,no_signals"),
@@ -60,6 +62,8 @@ CONFIGS = collections.OrderedDict([
     ("-saturation", "no_saturation"),
     ("-expansion", "no_expansion"),
     ("-names", "no_names"),
+    ("-coherence", "no_coherence"),
+    ("-lookup", ("", {"definition_lookup": 0})),
 ])
 # The peer, run by `semble_peer.py` under `--semble-python`: name -> semble's `alpha`
 # (0.0: BM25 and its ranking, no semantic weight; None: its own hybrid blend), both with
@@ -70,14 +74,17 @@ PEERS = collections.OrderedDict([
 ])
 BUNDLED_MODEL_DIR = os.path.join(REPO_ROOT, "crates", "satori-core", "assets", "model")
 KINDS = ("handwritten", "docstring", "identifier")
+# Every repository belongs to one half (corpus.json's `split`): ranking constants are chosen on
+# the tuning half, and the held-out half shows how well they carry over.
+SPLITS = ("tune", "heldout")
 CATEGORIES = ("behavior", "architecture", "symbol")
-METRICS = ("ndcg@10", "r@1", "r@5", "r@10", "mrr@10")
-METRIC_LABELS = {"ndcg@10": "nDCG@10", "r@1": "R@1", "r@5": "R@5", "r@10": "R@10",
+METRICS = ("ndcg@10", "file_ndcg@10", "r@1", "r@5", "r@10", "mrr@10")
+METRIC_LABELS = {"ndcg@10": "nDCG@10", "file_ndcg@10": "file nDCG@10", "r@1": "R@1", "r@5": "R@5", "r@10": "R@10",
                  "mrr@10": "MRR@10"}
 LIMIT = 10
 # The configurations the shipped default is measured against, per query set: plain BM25 over
 # the chunk's text, and BM25 that also searches the weighted defined-name and path fields.
-BASELINES = ("bm25", "bm25+fields")
+BASELINES = ("bm25", "bm25+fields", "semble-bm25", "semble-hybrid")
 BOOTSTRAP_SAMPLES = 1000
 # Bumped when the way working copies are made changes, so that old copies are rebuilt.
 WORKCOPY_VERSION = 1
@@ -125,6 +132,7 @@ def load_queries(pkg):
             q = dict(q)
             q.setdefault("kind", "handwritten")
             q.setdefault("language", language)
+            q["split"] = pkg.get("split")
             q.setdefault("blank", [])
             queries.append(q)
     if not os.path.exists(gen_path):
@@ -459,9 +467,17 @@ def score(gold, results):
                 break
     ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(gold), LIMIT) + 1))
     gold_files = {g["path"] for g in gold}
+    # File level: each gold file counts once, at the first result in it.
+    seen, file_dcg = set(), 0.0
+    for rank, r in enumerate(results[:LIMIT], 1):
+        if r["path"] in gold_files and r["path"] not in seen:
+            seen.add(r["path"])
+            file_dcg += 1.0 / math.log2(rank + 1)
+    file_ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(gold_files), LIMIT) + 1))
     file_rank = next((i for i, r in enumerate(results[:LIMIT], 1) if r["path"] in gold_files),
                      None)
     return {"ndcg@10": dcg / ideal if ideal else 0.0,
+            "file_ndcg@10": file_dcg / file_ideal if file_ideal else 0.0,
             "r@1": 1.0 if file_rank is not None and file_rank <= 1 else 0.0,
             "r@5": 1.0 if file_rank is not None and file_rank <= 5 else 0.0,
             "r@10": 1.0 if file_rank is not None else 0.0,
@@ -484,6 +500,10 @@ def group_keys(q):
     keys = [f"kind:{q['kind']}", f"language:{q['language']}"]
     if q["kind"] == "handwritten":
         keys.append(f"category:{q['category']}")
+    if q.get("split"):
+        keys.append(f"split:{q['split']}")
+        if q["kind"] == "handwritten":
+            keys.append(f"split:{q['split']}/category:{q['category']}")
     return keys
 
 
@@ -563,12 +583,17 @@ def bootstrap(per_config_rows, seed, samples=BOOTSTRAP_SAMPLES, reference=None,
 
 # ---------------------------------------------------------------- the run
 
-def run_config(name, ablation, server_bin, cli, env_base, work, queries_by_repo, cli_sample,
+def run_config(name, config, server_bin, cli, env_base, work, queries_by_repo, cli_sample,
                call_timeout):
     env = dict(env_base)
+    ablation, overrides = config if isinstance(config, tuple) else (config, None)
+    if overrides:
+        base = json.loads(env.get("SATORI_SEARCH_WEIGHTS") or "{}")
+        env["SATORI_SEARCH_WEIGHTS"] = json.dumps({**base, **overrides})
     if ablation:
         env["SATORI_SEARCH_ABLATION"] = ablation
-    log(f"[{name}] starting satori (SATORI_SEARCH_ABLATION={ablation!r})")
+    log(f"[{name}] starting satori (SATORI_SEARCH_ABLATION={ablation!r}"
+        + (f", weights {overrides}" if overrides else "") + ")")
     server = McpServer(server_bin, env)
     log(f"[{name}] server: {server.server_info}")
     records = []
@@ -744,7 +769,9 @@ def write_markdown(path, report):
     # Overview: nDCG@10 per query set.
     sets = [("overall", "overall"), ("kind:handwritten", "handwritten"),
             ("kind:docstring", "docstring"), ("kind:identifier", "identifier")] + \
-           [(f"category:{c}", c) for c in CATEGORIES]
+           [(f"category:{c}", c) for c in CATEGORIES] + \
+           [(f"split:{h}", f"{h} half") for h in SPLITS] + \
+           [(f"split:{h}/category:{c}", f"{h}: {c}") for h in SPLITS for c in CATEGORIES]
     present = [(g, label) for g, label in sets if any(g in cfgs[n]["summary"] for n in names)]
     lines.append("## nDCG@10 by query set (macro over repositories)\n")
     lines.append("| config | " + " | ".join(label for _, label in present) + " | Δ overall vs "
@@ -897,6 +924,9 @@ def main(argv=None):
                     help="a Python with semble installed (pip install semble==0.7.0): adds the "
                          "peer's rows to the run")
     ap.add_argument("--repos", help="comma-separated packages of corpus.json (default: all)")
+    ap.add_argument("--split", choices=SPLITS,
+                    help="only the repositories of one half: constants are tuned on 'tune'; "
+                         "'heldout' is never looked at while tuning")
     ap.add_argument("--kinds", help=f"comma-separated query kinds (default: {', '.join(KINDS)})")
     ap.add_argument("--limit-queries", type=int, metavar="N",
                     help="only the first N queries of each kind per package (quick runs)")
@@ -935,6 +965,8 @@ def main(argv=None):
         kinds = parse_list(args.kinds, KINDS, "query kind")
         packages = fetch_corpus.load_corpus(fetch_corpus.DEFAULT_CORPUS)
         packages = fetch_corpus.select(packages, args.repos)
+        if args.split:
+            packages = [p for p in packages if p.get("split") == args.split]
         server_bin, cli = find_binaries(os.path.abspath(args.bin_dir))
         cache = fetch_corpus.resolve_cache(args.cache)
         ensure_corpus(packages, cache)
@@ -984,7 +1016,7 @@ def main(argv=None):
         report_cfgs[name] = {"ablation": CONFIGS.get(name, "peer"), "summary": summary, "latency": latency,
                              "errors": errors, "retrieval_modes": modes, "cli": cli_runs[name]}
         rows_for_ci[name] = {g: rows for g, rows in groups.items()
-                             if g == "overall" or g.startswith(("kind:", "category:"))}
+                             if g == "overall" or g.startswith(("kind:", "category:", "split:"))}
     log("bootstrapping confidence intervals")
     ci = bootstrap(rows_for_ci, args.seed, reference=reference, baselines=BASELINES)
     for name in configs:
@@ -1005,8 +1037,8 @@ def main(argv=None):
                       "resampling": "queries, within each repository"},
         "server_info": server_info,
     }
-    query_set = [{k: q.get(k) for k in ("id", "repo", "kind", "category", "language", "query",
-                                         "gold", "blank")}
+    query_set = [{k: q.get(k) for k in ("id", "repo", "kind", "category", "language", "split",
+                                         "query", "gold", "blank")}
                  for qs in queries_by_repo.values() for q in qs]
     report = {"meta": meta, "reference": reference, "index": index, "configs": report_cfgs,
               "query_set": query_set, "queries": records}

@@ -10,7 +10,7 @@ use satori_core::search::category::Category;
 use satori_core::search::query::QueryKind;
 use satori_core::search::{
     self, GroupBy, Index, ResultMode, Scope, SearchContext, SearchOutcome, SearchRequest,
-    SearchTuning,
+    SearchTuning, Weights,
 };
 use satori_core::{
     Chunk, ChunkedFile, FileRecord, Generation, GenerationStats, GenerationWriter, Language,
@@ -718,4 +718,85 @@ fn equal_scores_are_cut_by_place_not_by_write_order() {
         assert_eq!(a, b, "{mode:?}");
         assert!(a.starts_with(" 1. src/handlers/h000.rs:1-3"), "{a}");
     }
+}
+
+/// Runs `query` with the default ranking but for the weights in `overrides` (JSON), with
+/// score components.
+fn run_with(f: &Fixture, query: &str, overrides: &str) -> SearchOutcome {
+    let tuning = SearchTuning {
+        weights: Weights::with_overrides(overrides).unwrap(),
+        ..SearchTuning::default()
+    };
+    let request = SearchRequest {
+        debug: true,
+        ..req(query)
+    };
+    search::search(
+        &f.index,
+        &request,
+        SearchContext {
+            model: None,
+            tuning,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn ranking_components() {
+    let f = fixture();
+    let located = |o: &SearchOutcome| -> Vec<String> {
+        o.hits
+            .iter()
+            .map(|h| format!("{}#{}", h.file, h.symbol.as_ref().map_or("-", |s| &s.name)))
+            .collect()
+    };
+    let parts = |o: &SearchOutcome, at: usize| o.hits[at].components.clone().unwrap();
+
+    // Definition lookup: with a one-chunk pool, retrieval finds only the handler that
+    // mentions `getUserById` most; the lookup still brings its definition.
+    let tiny = r#"{"pool_min": 1, "pool_first_max": 1, "pool_max": 1"#;
+    let query = "handleProfile response profile getUserById";
+    let on = run_with(&f, query, &format!("{tiny}}}"));
+    let off = run_with(&f, query, &format!(r#"{tiny}, "definition_lookup": 0}}"#));
+    assert_eq!(located(&off), ["src/api/handlers.ts#handleProfile"]);
+    assert!(
+        located(&on).contains(&"src/users/repository.ts#getUserById".to_string()),
+        "{:?}",
+        located(&on)
+    );
+
+    // File coherence: the best chunk of the file with the largest share of the retrieval
+    // score gets the whole boost; a file's other chunks get none.
+    let o = run_with(&f, "session", "{}");
+    assert_eq!(o.hits[0].file, "src/auth/session.ts");
+    assert!((parts(&o, 0).coherence_boost - Weights::default().file_coherence).abs() < 1e-6);
+    assert_eq!(o.hits[1].file, "src/auth/session.ts");
+    assert_eq!(parts(&o, 1).coherence_boost, 0.0);
+    let none = run_with(&f, "session", r#"{"file_coherence": 0}"#);
+    assert!(
+        none.hits
+            .iter()
+            .all(|h| h.components.as_ref().unwrap().coherence_boost == 0.0)
+    );
+
+    // Grouped per-file decay: a file's second group keeps `group_file_decay` of its score.
+    let flat = run_with(&f, "session", r#"{"group_file_decay": 1.0}"#);
+    let decayed = run_with(&f, "session", r#"{"group_file_decay": 0.5}"#);
+    assert_eq!(located(&flat)[1], located(&decayed)[1]);
+    assert!((decayed.hits[1].score - 0.5 * flat.hits[1].score).abs() < 1e-6);
+    assert_eq!(decayed.hits[0].score, flat.hits[0].score);
+
+    // Path words: a question's word that names the file (`retries` ~ `retry.py`) counts
+    // only with a weight; the shipped default leaves it off.
+    let question = "how are retries scheduled";
+    let hit = |o: &SearchOutcome| {
+        o.hits
+            .iter()
+            .position(|h| h.file == "src/net/retry.py")
+            .map(|i| parts(o, i).path_boost)
+    };
+    assert_eq!(hit(&run_with(&f, question, "{}")), Some(0.0));
+    let boosted = hit(&run_with(&f, question, r#"{"path_words": 1.0}"#)).unwrap();
+    assert!(boosted > 0.0, "{boosted}");
 }

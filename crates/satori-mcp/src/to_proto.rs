@@ -301,6 +301,7 @@ pub(crate) fn score_debug(c: &ScoreComponents) -> ScoreDebug {
         fused: f64::from(c.fused),
         definition_boost: f64::from(c.definition_boost),
         path_boost: f64::from(c.path_boost),
+        coherence_boost: f64::from(c.coherence_boost),
         category_multiplier: f64::from(c.category_multiplier),
         category: c.category.id().to_owned(),
         changed_multiplier: f64::from(c.changed_multiplier),

@@ -307,6 +307,7 @@ fn search_envelopes() {
                 fused: 1.0,
                 definition_boost: 2.0,
                 path_boost: 0.0,
+                coherence_boost: 0.0,
                 category_multiplier: 1.0,
                 category: "runtime".to_owned(),
                 changed_multiplier: 1.0,

@@ -7,8 +7,9 @@ use super::category::{self, Category};
 use super::index::Index;
 use super::query::Analysis;
 use super::rank::Scored;
-use super::weights::Weights;
-use super::{GroupBy, Hit, NoiseReport, ScoreComponents, SearchDiagnostics, SearchRequest};
+use super::{
+    GroupBy, Hit, NoiseReport, ScoreComponents, SearchDiagnostics, SearchRequest, SearchTuning,
+};
 use crate::Result;
 use crate::store::tokenizer::{CodeTokenizer, may_stem_to};
 use crate::util::hash_parts;
@@ -31,6 +32,7 @@ fn components(s: &Scored) -> ScoreComponents {
         fused: s.fused,
         definition_boost: s.definition,
         path_boost: s.path,
+        coherence_boost: s.coherence,
         category_multiplier: s.category_mult,
         category: s.category,
         changed_multiplier: s.changed_mult,
@@ -103,11 +105,13 @@ impl GroupKey<'_> {
     }
 }
 
-/// A group under construction: its best chunk and how many chunks it folds.
+/// A group under construction: its best chunk, how many chunks it folds, and its score
+/// after the per-file decay.
 struct Group<'g> {
     key: GroupKey<'g>,
     best: usize,
     count: usize,
+    score: f32,
 }
 
 /// The first `req.page_size()` groups of the ranked chunks, under the diversity caps.
@@ -116,11 +120,19 @@ pub(super) fn grouped_hits(
     req: &SearchRequest,
     scored: &[Scored],
     analysis: &Analysis,
-    weights: &Weights,
+    tuning: &SearchTuning,
     tokenizer: &mut CodeTokenizer,
     diagnostics: &mut SearchDiagnostics,
 ) -> Result<Vec<Hit>> {
     let limit = req.page_size();
+    let weights = &tuning.weights;
+    // An operator-only search lists in path and line order: there is no score for a decay
+    // to spread.
+    let file_decay = if tuning.saturation && !analysis.terms.is_empty() {
+        weights.group_file_decay
+    } else {
+        1.0
+    };
     // Candidates are sorted, so the first chunk seen of a group is its representative and
     // groups come out in the order of their best chunks.
     let mut groups: Vec<Group> = Vec::new();
@@ -144,9 +156,21 @@ pub(super) fn grouped_hits(
                     key,
                     best: i,
                     count: 1,
+                    score: s.score,
                 });
             }
         }
+    }
+    // Each further group of a file keeps `file_decay` of the previous one's share: the
+    // groups are reordered by their decayed scores (stable, so ties keep the ranking).
+    if file_decay < 1.0 {
+        let mut seen: HashMap<u32, i32> = HashMap::new();
+        for g in &mut groups {
+            let k = seen.entry(ix.chunk(scored[g.best].ord).file).or_insert(0);
+            g.score *= file_decay.powi(*k);
+            *k += 1;
+        }
+        groups.sort_by(|a, b| b.score.total_cmp(&a.score));
     }
 
     let select = |per_file: usize| {
@@ -193,6 +217,7 @@ pub(super) fn grouped_hits(
             let s = &scored[group.best];
             let chunk = ix.chunk(s.ord);
             let mut hit = base_hit(ix, s, req.debug);
+            hit.score = group.score;
             hit.group_id = group.key.id(ix);
             hit.collapsed_chunk_count = group.count;
             // A symbol group spans its symbol, extended to the end of the chunk that matched:

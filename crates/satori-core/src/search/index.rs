@@ -37,6 +37,8 @@ pub(super) struct FileFacts {
     pub stem_norm: String,
     /// Tokens of the directory names.
     pub dir_tokens: Vec<String>,
+    /// Tokens of the file's own directory's name (whole and stemmed parts).
+    pub parent_tokens: Vec<String>,
 }
 
 impl FileFacts {
@@ -55,6 +57,7 @@ impl FileFacts {
             stem_tokens: texts(tokenizer, stem),
             stem_norm: normalize_identifier(stem),
             dir_tokens: texts(tokenizer, dirs),
+            parent_tokens: texts(tokenizer, dirs.rsplit('/').next().unwrap_or("")),
         }
     }
 }

@@ -59,6 +59,8 @@ pub struct SearchTuning {
     pub expansion: bool,
     /// Defined names whose words the question covers.
     pub names: bool,
+    /// The file-coherence boost.
+    pub coherence: bool,
     pub fusion: Fusion,
     /// Every number ranking uses.
     pub weights: Weights,
@@ -77,6 +79,7 @@ impl Default for SearchTuning {
             changed: true,
             expansion: true,
             names: true,
+            coherence: true,
             fusion: Fusion::Blend,
             weights: Weights::default(),
         }
@@ -85,7 +88,7 @@ impl Default for SearchTuning {
 
 impl SearchTuning {
     /// Names accepted by [`SearchTuning::parse`].
-    pub const SWITCHES: [&'static str; 11] = [
+    pub const SWITCHES: [&'static str; 12] = [
         "lexical_only",
         "dense_only",
         "no_fields",
@@ -96,6 +99,7 @@ impl SearchTuning {
         "no_saturation",
         "no_expansion",
         "no_names",
+        "no_coherence",
         "rrf",
     ];
 
@@ -115,6 +119,7 @@ impl SearchTuning {
                     t.changed = false;
                     t.expansion = false;
                     t.names = false;
+                    t.coherence = false;
                 }
                 "no_definition" => t.definition = false,
                 "no_path" => t.path = false,
@@ -122,6 +127,7 @@ impl SearchTuning {
                 "no_saturation" => t.saturation = false,
                 "no_expansion" => t.expansion = false,
                 "no_names" => t.names = false,
+                "no_coherence" => t.coherence = false,
                 "rrf" => t.fusion = Fusion::Rrf,
                 other => {
                     return Err(format!(
@@ -217,6 +223,7 @@ pub struct ScoreComponents {
     pub definition_boost: f32,
     /// Bonus for file-stem / path matches.
     pub path_boost: f32,
+    pub coherence_boost: f32,
     /// Multiplier for the path category under the scope (tests, docs, generated, ...).
     pub category_multiplier: f32,
     /// The path category (runtime, tests, docs, generated, vendored, examples, ...).

@@ -95,6 +95,11 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
         },
         lexical: use_lexical,
         vector: qvec.as_ref().zip(vectors),
+        definitions: if tuning.definition && use_lexical {
+            retrieve::definition_query(&analysis, &mut tokenizer, weights)
+        } else {
+            None
+        },
     };
     let survivors = retrieve::retrieve(
         ix,
@@ -137,7 +142,7 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
             req,
             &scored,
             &analysis,
-            weights,
+            tuning,
             &mut tokenizer,
             &mut diagnostics,
         )?,

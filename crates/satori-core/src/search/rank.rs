@@ -32,6 +32,8 @@ pub(super) struct Scored {
     pub(super) definition: f32,
     /// Added for naming the file or its directories.
     pub(super) path: f32,
+    /// Added to a file's best chunk for the file's share of the retrieval score.
+    pub(super) coherence: f32,
     pub(super) category: Category,
     pub(super) category_mult: f32,
     pub(super) changed_mult: f32,
@@ -41,7 +43,9 @@ pub(super) struct Scored {
 impl Scored {
     /// The score formula: retrieval plus the additive signals, times the multipliers.
     fn total(&self) -> f32 {
-        (self.fused + self.definition + self.path) * self.category_mult * self.changed_mult
+        (self.fused + self.definition + self.path + self.coherence)
+            * self.category_mult
+            * self.changed_mult
     }
 }
 
@@ -102,6 +106,9 @@ impl<'a> Ranker<'a> {
             .iter()
             .map(|c| self.score(c, &norm, &mut names, tokenizer))
             .collect();
+        if self.tuning.coherence && w.file_coherence > 0.0 && !self.analysis.terms.is_empty() {
+            self.coherence_boost(&mut scored);
+        }
         if self.tuning.names && self.analysis.kind != QueryKind::Identifier {
             let mut covered = NameCover::new(self.analysis, self.related, w);
             self.name_cover_boost(&mut scored, &mut covered, tokenizer);
@@ -153,10 +160,10 @@ impl<'a> Ranker<'a> {
         } else {
             0.0
         };
-        let path = if tuning.path && ident_q {
-            path_boost(facts, &names.idents, &names.parts, w)
-        } else {
-            0.0
+        let path = match (tuning.path, ident_q) {
+            (false, _) => 0.0,
+            (true, true) => path_boost(facts, &names.idents, &names.parts, w),
+            (true, false) => path_words_boost(facts, &analysis.words, w),
         };
         let chunk_category = category::of_chunk(facts.category, file.language, chunk);
         let category_mult = if tuning.category {
@@ -178,6 +185,7 @@ impl<'a> Ranker<'a> {
             fused,
             definition,
             path,
+            coherence: 0.0,
             category: chunk_category,
             category_mult,
             changed_mult,
@@ -219,6 +227,43 @@ impl<'a> Ranker<'a> {
                 s.definition = boost;
                 s.score = s.total();
             }
+        }
+    }
+
+    /// Adds the file-coherence boost to the best chunk of every file among the candidates.
+    /// Both the sums and the choice of the best chunk are independent of the order the
+    /// candidates came in, so an index written in another order ranks the same.
+    fn coherence_boost(&self, scored: &mut [Scored]) {
+        let ix = self.ix;
+        let mut files: HashMap<u32, (Vec<f32>, usize)> = HashMap::new();
+        for (i, s) in scored.iter().enumerate() {
+            let e = files.entry(ix.chunk(s.ord).file).or_insert((Vec::new(), i));
+            e.0.push(s.fused);
+            let best = &scored[e.1];
+            let better = s.score.total_cmp(&best.score).then_with(|| {
+                ix.chunk(best.ord)
+                    .start_line
+                    .cmp(&ix.chunk(s.ord).start_line)
+            });
+            if better.is_gt() {
+                e.1 = i;
+            }
+        }
+        let sums: Vec<(f32, usize)> = files
+            .into_values()
+            .map(|(mut parts, best)| {
+                parts.sort_by(|a, b| b.total_cmp(a));
+                (parts.iter().sum(), best)
+            })
+            .collect();
+        let top = sums.iter().map(|&(sum, _)| sum).fold(0.0f32, f32::max);
+        if top <= 0.0 {
+            return;
+        }
+        for (sum, best) in sums {
+            let s = &mut scored[best];
+            s.coherence = self.weights.file_coherence * sum / top;
+            s.score = s.total();
         }
     }
 
@@ -336,6 +381,34 @@ fn definition_boost<'g>(
     }
     let found = chunk_names().fold(0u128, |acc, n| acc | names.parts_of(n, tokenizer));
     w.definition_parts * found.count_ones() as f32 / names.parts.len() as f32
+}
+
+/// Bonus for a question's words naming the file or its directory: the share of the words
+/// found among the tokens of the file's stem and of its parent directory's name.
+fn path_words_boost(facts: &FileFacts, words: &[String], w: &Weights) -> f32 {
+    if words.is_empty() || w.path_words == 0.0 {
+        return 0.0;
+    }
+    let names_word = |word: &str| {
+        facts
+            .stem_tokens
+            .iter()
+            .chain(&facts.parent_tokens)
+            .any(|t| prefix_related(word, t))
+    };
+    let share = words.iter().filter(|word| names_word(word)).count() as f32 / words.len() as f32;
+    if share >= w.path_words_min {
+        w.path_words * share
+    } else {
+        0.0
+    }
+}
+
+/// Equal, or one starts with the other and the shorter has at least three characters
+/// (`route` ~ `router`, `dependencies` ~ `depend`).
+fn prefix_related(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    short == long || (short.len() >= 3 && long.starts_with(short))
 }
 
 /// Bonus for query terms naming the file or its directories.

@@ -2,7 +2,7 @@
 //! query vector, their union as candidates, and the pool that grows while the filters starve
 //! it and the retrievers still have more to give.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::SearchDiagnostics;
 use super::filter::{Filters, Stage, TokenRuns};
@@ -11,6 +11,7 @@ use super::query::Analysis;
 use super::weights::Weights;
 use crate::Result;
 use crate::dense::{Neighbor, QueryVector, VectorIndex};
+use crate::store::tokenizer::{CodeTokenizer, TokenKind};
 use crate::store::{LexicalQuery, Occur, TextField};
 
 /// A retrieved chunk before scoring.
@@ -89,6 +90,26 @@ fn must_clause(runs: &TokenRuns, w: &Weights) -> LexicalQuery {
     )
 }
 
+/// The query that looks up the chunks defining the query's identifiers, by the defined-names
+/// field alone; `None` without identifiers or with the lookup off.
+pub(super) fn definition_query(
+    analysis: &Analysis,
+    tokenizer: &mut CodeTokenizer,
+    w: &Weights,
+) -> Option<LexicalQuery> {
+    if w.definition_lookup == 0 {
+        return None;
+    }
+    let clauses: Vec<(Occur, LexicalQuery)> = analysis
+        .identifiers
+        .iter()
+        .flat_map(|ident| tokenizer.analyze(ident))
+        .filter(|t| t.kind == TokenKind::Whole)
+        .map(|t| (Occur::Should, term(TextField::Symbols, &t.text, 1.0)))
+        .collect();
+    (!clauses.is_empty()).then_some(LexicalQuery::Bool(clauses))
+}
+
 /// What the retrievers are asked.
 pub(super) struct Retrieval<'q> {
     /// The BM25 query; `None` with `lexical` on means operator-only (`path:`/`lang:`): every
@@ -96,6 +117,8 @@ pub(super) struct Retrieval<'q> {
     pub(super) query: Option<LexicalQuery>,
     pub(super) lexical: bool,
     pub(super) vector: Option<(&'q QueryVector, &'q dyn VectorIndex)>,
+    /// See [`definition_query`].
+    pub(super) definitions: Option<LexicalQuery>,
 }
 
 /// Retrieves candidates and filters them, growing the pool while the filters leave fewer
@@ -163,10 +186,49 @@ pub(super) fn retrieve(
         let lexical_done = r.query.is_none() || lexical.len() < pool;
         let dense_done = r.vector.is_none() || dense.len() < pool;
         if survivors.len() >= needed || (lexical_done && dense_done) || pool >= w.pool_max {
+            add_definitions(ix, r, filters, w, &mut survivors)?;
             return Ok(survivors);
         }
         pool = (pool * 4).min(w.pool_max);
     }
+}
+
+/// Adds the chunks that define the query's identifiers and that retrieval did not find (a
+/// long definition whose body shares few words with the query, a name spelled differently
+/// in the text), with no retrieval score of their own: the definition signal ranks them.
+fn add_definitions(
+    ix: &Index,
+    r: &Retrieval<'_>,
+    filters: &mut Filters<'_>,
+    w: &Weights,
+    survivors: &mut Vec<Candidate>,
+) -> Result<()> {
+    let Some(q) = &r.definitions else {
+        return Ok(());
+    };
+    let known: HashSet<u32> = survivors.iter().map(|c| c.ord).collect();
+    let mut added: Vec<Candidate> = ix
+        .bm25_top(q, w.definition_lookup)?
+        .into_iter()
+        .filter(|&(_, ord)| !known.contains(&ord) && filters.first_failure(ix, ord).is_none())
+        .map(|(_, ord)| Candidate {
+            ord,
+            bm25: 0.0,
+            lexical_rank: None,
+            dense: None,
+            dense_rank: None,
+        })
+        .collect();
+    if let Some((qv, vectors)) = r.vector {
+        let ords: Vec<u32> = added.iter().map(|c| c.ord).collect();
+        let mut cosines = Vec::with_capacity(ords.len());
+        vectors.cosines(qv, &ords, &mut cosines)?;
+        for (c, cosine) in added.iter_mut().zip(cosines) {
+            c.dense = Some(cosine);
+        }
+    }
+    survivors.extend(added);
+    Ok(())
 }
 
 /// The union of both retrievers' candidates: lexical ones in their order, then dense-only

@@ -92,6 +92,21 @@ pub struct Weights {
     pub path_stem_exact: f32,
     /// An identifier query's part names one of the file's directories.
     pub path_dir: f32,
+    /// Scaled by the share of a question's words that name the file's stem or its parent
+    /// directory ("how are routes matched" ~ `router.go`, `routing/`): a file named for what
+    /// is asked is usually where it lives. Prefixes of at least three letters count, so
+    /// inflections match.
+    pub path_words: f32,
+    /// Questions with a smaller share of their words in the path get nothing.
+    pub path_words_min: f32,
+    /// Added to the best chunk of each file, scaled by the file's share of the candidates'
+    /// retrieval score (relative to the best file's): a file where many chunks match is
+    /// more likely the place than one lucky chunk elsewhere.
+    pub file_coherence: f32,
+    /// How many chunks defining an identifier of the query are looked up by name, whether
+    /// or not retrieval found them, so a definition whose body shares few words with the
+    /// query still competes (0: off).
+    pub definition_lookup: usize,
     /// Multiplier of files changed in the working tree (`auto_changed_first`).
     pub changed: f32,
     /// The changed-files boost applies only to working-tree changes of at most this many files.
@@ -101,6 +116,9 @@ pub struct Weights {
     /// file from taking the whole page of raw results (grouped results cap groups per file,
     /// and a decay there cost 0.006 nDCG@10).
     pub file_saturation: f32,
+    /// The same for grouped results: each further group of a file keeps this share of the
+    /// score, so one file does not take the places of others that also answer.
+    pub group_file_decay: f32,
 
     // --- Category multipliers per scope (a category a scope leaves out has none) -------------
     pub runtime_runtime: f32,
@@ -168,9 +186,14 @@ impl Default for Weights {
             path_stem: 0.2,
             path_stem_exact: 0.1,
             path_dir: 0.1,
+            path_words: 0.0,
+            path_words_min: 0.1,
+            file_coherence: 0.05,
+            definition_lookup: 16,
             changed: 1.1,
             changed_max_files: 50,
             file_saturation: 0.9,
+            group_file_decay: 0.9,
 
             runtime_runtime: 1.0,
             runtime_compat: 0.7,

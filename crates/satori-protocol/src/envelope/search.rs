@@ -128,6 +128,8 @@ pub struct ScoreDebug {
     pub definition_boost: f64,
     /// Bonus for file-stem and path matches.
     pub path_boost: f64,
+    /// Boost of a file's best chunk for the file's share of the retrieval score.
+    pub coherence_boost: f64,
     /// Multiplier for the path category under the scope.
     pub category_multiplier: f64,
     /// Path category, e.g. `runtime`, `tests`, `docs`, `generated`.
