@@ -94,6 +94,31 @@ pub enum Remote {
     },
 }
 
+impl Remote {
+    /// The path a search call is about, as given: the server it is sent to opens that
+    /// index while the handshake runs. Read from the raw flags in wrapper mode (before the
+    /// schema turns them into arguments), so it is only a hint.
+    pub fn search_path(&self) -> Option<String> {
+        match self {
+            Remote::Call { tool, args } if tool == SEARCH_TOOL => {
+                args.get("path").and_then(Value::as_str).map(str::to_owned)
+            }
+            Remote::Wrapper { tool, flags } if tool == SEARCH_TOOL => flags
+                .iter()
+                .enumerate()
+                .find_map(|(i, f)| match f.strip_prefix("--path") {
+                    Some("") => flags.get(i + 1).cloned(),
+                    Some(rest) => rest.strip_prefix('=').map(str::to_owned),
+                    None => None,
+                }),
+            _ => None,
+        }
+    }
+}
+
+/// The tool whose calls are worth an early index open.
+const SEARCH_TOOL: &str = "search_codebase";
+
 /// Everything that can fail without a server, done synchronously.
 pub fn prepare(invocation: &Invocation) -> Prepared {
     match &invocation.command {
@@ -161,6 +186,11 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
     options.client_name = help::NAME.to_owned();
     options.client_version = help::VERSION.to_owned();
     options.guard_recovery = policy;
+    if let Some(path) = remote.search_path() {
+        options
+            .env
+            .push((satori_protocol::env::PREOPEN.to_owned(), path));
+    }
 
     let mut client = Client::new(options);
     let report = run_remote(globals, &mut client, remote).await;
@@ -373,5 +403,46 @@ fn summarize_tools(tools: &Value) {
             .and_then(|d| d.lines().next())
             .unwrap_or("");
         output::stderr_line(&format!("  {name}  {description}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[track_caller]
+    fn check(remote: Remote, expected: Option<&str>) {
+        assert_eq!(remote.search_path().as_deref(), expected);
+    }
+
+    #[test]
+    fn search_path_hint() {
+        let wrapper = |tool: &str, flags: &[&str]| Remote::Wrapper {
+            tool: tool.to_owned(),
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+        };
+        let call = |tool: &str, args: Value| Remote::Call {
+            tool: tool.to_owned(),
+            args: args.as_object().unwrap().clone(),
+        };
+        check(
+            wrapper("search_codebase", &["--query=x", "--path", "/r"]),
+            Some("/r"),
+        );
+        check(
+            wrapper("search_codebase", &["--path=/r", "--query", "x"]),
+            Some("/r"),
+        );
+        check(wrapper("search_codebase", &["--path"]), None);
+        check(wrapper("search_codebase", &["--pathological", "x"]), None);
+        check(wrapper("read_file", &["--path", "/r/a.rs"]), None);
+        check(
+            call("search_codebase", json!({"path": "/r", "query": "x"})),
+            Some("/r"),
+        );
+        check(call("search_codebase", json!({"path": 3})), None);
+        check(call("manage_index", json!({"path": "/r"})), None);
+        check(Remote::ToolsList, None);
     }
 }

@@ -306,6 +306,27 @@ fn the_nearest_tracked_root_wins() {
         .unwrap();
     assert_eq!(t.root, inner);
     assert_eq!(t.prefix.as_deref(), Some("lib.rs"));
+    // The root a search would use, found from the state file alone (what a process started
+    // for one search opens before the search arrives).
+    assert_eq!(
+        f.engine.searchable_root(&inner.join("lib.rs")),
+        Some(inner.clone())
+    );
+    assert_eq!(f.engine.searchable_root(&f.root), Some(f.root.clone()));
+    assert_eq!(f.engine.searchable_root(Path::new("/")), None);
+    assert_eq!(f.engine.searchable_root(&f.root.join("missing")), None);
+}
+
+#[test]
+fn only_a_searchable_codebase_has_a_root_to_open_early() {
+    let f = fixture();
+    assert_eq!(f.engine.searchable_root(&f.root), None, "not tracked yet");
+    index(&f);
+    assert_eq!(f.engine.searchable_root(&f.root), Some(f.root.clone()));
+    store(&f)
+        .modify(&f.root, |c| c.state = IndexState::IndexFailed)
+        .unwrap();
+    assert_eq!(f.engine.searchable_root(&f.root), None, "failed");
 }
 
 #[test]

@@ -54,6 +54,8 @@ pub struct Config {
     /// measuring what each contributes (default: everything on); `SATORI_SEARCH_WEIGHTS`:
     /// ranking weights to change (default: none).
     pub tuning: SearchTuning,
+    /// `SATORI_PREOPEN`: a path about to be searched, whose index is opened at start.
+    pub preopen: Option<PathBuf>,
 }
 
 /// A configuration value that cannot be used.
@@ -212,6 +214,9 @@ impl Config {
             sync_threshold_ms,
             watch,
             reconcile_every,
+            preopen: std::env::var_os(env::PREOPEN)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
         })
     }
 }

@@ -55,7 +55,7 @@ impl SatoriServer {
         engine.tidy();
         let log = Log::default();
         let roots_changed = Arc::new(tokio::sync::Notify::new());
-        Ok(SatoriServer {
+        let server = SatoriServer {
             ctx: Arc::new(Ctx {
                 syncs: Arc::new(Syncs::new(Arc::clone(&engine))),
                 engine,
@@ -67,7 +67,31 @@ impl SatoriServer {
                 client_roots: Default::default(),
             }),
             tools: Arc::new(advertised_tools()),
-        })
+        };
+        server.prepare_search();
+        Ok(server)
+    }
+
+    /// With `SATORI_PREOPEN` (a `satori-cli` search), opens that codebase's index and asks
+    /// git for its changed files on background threads, so that both are ready when the
+    /// search arrives after the handshake instead of being paid after it. A search that
+    /// comes first waits for the same open and reuses the same git answer.
+    fn prepare_search(&self) {
+        let Some(path) = self.ctx.config.preopen.clone() else {
+            return;
+        };
+        let ctx = Arc::clone(&self.ctx);
+        let _ = std::thread::Builder::new()
+            .name("satori-preopen".into())
+            .spawn(move || {
+                let Some(root) = ctx.engine.searchable_root(&path) else {
+                    return;
+                };
+                std::thread::scope(|s| {
+                    s.spawn(|| ctx.changed_cache.get(&root));
+                    let _ = ctx.engine.generation(&root);
+                });
+            });
     }
 
     /// The engine this server searches with.

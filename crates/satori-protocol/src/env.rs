@@ -45,6 +45,9 @@ pub const EMBEDDING_MODEL: &str = "SATORI_EMBEDDING_MODEL";
 pub const HF_ENDPOINT: &str = "SATORI_HF_ENDPOINT";
 /// `true`: never download; a hub model must already be cached.
 pub const OFFLINE: &str = "SATORI_OFFLINE";
+/// Set by `satori-cli` on the server it spawns for a search: the path being searched, whose
+/// index the server opens in the background while the handshake runs.
+pub const PREOPEN: &str = "SATORI_PREOPEN";
 /// Comma-separated ranking switches, for measuring each part of the ranking.
 pub const SEARCH_ABLATION: &str = "SATORI_SEARCH_ABLATION";
 /// A JSON object of ranking weights to change (`{"rrf_k": 30}`), for trying weights without

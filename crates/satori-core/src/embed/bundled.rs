@@ -6,11 +6,17 @@
 //! Its identity is a constant so that the fingerprint of every index can be computed without
 //! hashing 8 MB at each start; `tests::identity_matches_the_bytes` fails when the files and
 //! the constant disagree.
+//!
+//! The binary carries the tokenizer as `vocab.txt` (one piece per line, in id order) rather
+//! than `tokenizer.json`: building the tokenizer from borrowed lines takes a fraction of
+//! parsing half a megabyte of JSON, which every `satori-cli` search would pay.
+//! `tests::vocab_matches_the_tokenizer` fails when the two files disagree.
 
+use super::wordpiece::WordPiece;
 use super::{ModelError, ModelFiles, ModelInfo, StaticModel};
 
 const SAFETENSORS: &[u8] = include_bytes!("../../assets/model/model.safetensors");
-const TOKENIZER: &[u8] = include_bytes!("../../assets/model/tokenizer.json");
+const VOCAB: &str = include_str!("../../assets/model/vocab.txt");
 const CONFIG: &[u8] = include_bytes!("../../assets/model/config.json");
 
 /// Readable id of the bundled model.
@@ -32,11 +38,16 @@ pub fn info() -> ModelInfo {
 
 /// Loads the bundled model.
 pub fn load() -> Result<StaticModel, ModelError> {
-    StaticModel::load(ModelFiles {
-        safetensors: SAFETENSORS,
-        tokenizer: TOKENIZER,
-        config: Some(CONFIG),
-    })
+    let tokenizer =
+        WordPiece::bert_uncased(VOCAB).map_err(|e| ModelError(format!("bundled model: {e}")))?;
+    StaticModel::load_static(
+        tokenizer,
+        ModelFiles {
+            safetensors: SAFETENSORS,
+            tokenizer: &[],
+            config: Some(CONFIG),
+        },
+    )
     .map_err(|e| ModelError(format!("bundled model: {e}")))
 }
 
@@ -44,13 +55,24 @@ pub fn load() -> Result<StaticModel, ModelError> {
 mod tests {
     use super::*;
 
+    fn tokenizer_json() -> Vec<u8> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/model/tokenizer.json");
+        std::fs::read(path).unwrap()
+    }
+
     #[test]
     fn identity_matches_the_bytes() {
         assert_eq!(
-            super::super::files_sha256(SAFETENSORS, TOKENIZER, CONFIG),
+            super::super::files_sha256(SAFETENSORS, &tokenizer_json(), CONFIG),
             SHA256
         );
         let m = load().unwrap();
         assert_eq!(m.dim(), DIM);
+    }
+
+    #[test]
+    fn vocab_matches_the_tokenizer() {
+        let from_json = WordPiece::from_json(&tokenizer_json()).unwrap();
+        assert_eq!(WordPiece::bert_uncased(VOCAB).unwrap(), from_json);
     }
 }

@@ -7,6 +7,8 @@
 //! models), `tokenizer.json` and `config.json`. The same files can be embedded in the binary
 //! (the bundled default) or read from a directory.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 
 use super::safetensors::{Dtype, SafeTensors};
@@ -45,9 +47,11 @@ struct ConfigJson {
 #[derive(Debug)]
 enum Table {
     F32(Vec<f32>),
-    /// Integer rows times one global scale (the scale does not matter after normalisation,
-    /// but keeps un-normalised models exact).
-    I8(Vec<i8>, f32),
+    /// Integer rows (the bytes of `i8`s) times one global scale (the scale does not matter
+    /// after normalisation, but keeps un-normalised models exact). Borrowed when the model
+    /// is part of the binary: a process that embeds one query then reads a few rows of it
+    /// instead of copying megabytes.
+    I8(Cow<'static, [u8]>, f32),
 }
 
 /// A loaded static model.
@@ -77,6 +81,24 @@ impl StaticModel {
     pub fn load(files: ModelFiles<'_>) -> Result<StaticModel, ModelError> {
         let tokenizer = WordPiece::from_json(files.tokenizer)
             .map_err(|e| ModelError(format!("tokenizer.json: {e}")))?;
+        Self::load_with(tokenizer, files, |bytes| Cow::Owned(bytes.to_vec()))
+    }
+
+    /// [`StaticModel::load`] for files that live as long as the process (compiled in), with
+    /// the tokenizer already made: an integer table is used where it is instead of being
+    /// copied. `files.tokenizer` is not read.
+    pub fn load_static(
+        tokenizer: WordPiece,
+        files: ModelFiles<'static>,
+    ) -> Result<StaticModel, ModelError> {
+        Self::load_with(tokenizer, files, Cow::Borrowed)
+    }
+
+    fn load_with<'a>(
+        tokenizer: WordPiece,
+        files: ModelFiles<'a>,
+        keep: impl FnOnce(&'a [u8]) -> Cow<'static, [u8]>,
+    ) -> Result<StaticModel, ModelError> {
         let config: ConfigJson = match files.config {
             Some(bytes) => serde_json::from_slice(bytes)
                 .map_err(|e| ModelError(format!("config.json is not valid: {e}")))?,
@@ -100,7 +122,7 @@ impl StaticModel {
             return Err(ModelError("'embeddings' is empty".into()));
         }
         let table = match emb.dtype {
-            Dtype::I8 => Table::I8(emb.data.iter().map(|&b| b as i8).collect(), 1.0),
+            Dtype::I8 => Table::I8(keep(emb.data), 1.0),
             Dtype::F32 | Dtype::F16 | Dtype::BF16 => Table::F32(emb.to_f32()),
             Dtype::I64 => {
                 return Err(ModelError(
@@ -228,7 +250,7 @@ impl StaticModel {
                 Table::I8(t, scale) => {
                     let w = w * scale;
                     for (o, &v) in out.iter_mut().zip(&t[at..at + self.dim]) {
-                        *o += w * f32::from(v);
+                        *o += w * f32::from(v as i8);
                     }
                 }
             }

@@ -8,6 +8,8 @@
 //! offsets, no truncation. Source code is mostly ASCII, so ASCII runs take a fast path that
 //! does the same as the Unicode path without its per-character table lookups.
 
+use std::borrow::Cow;
+
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use unicode_categories::UnicodeCategories;
@@ -33,13 +35,13 @@ struct Normalizer {
 }
 
 /// A WordPiece tokenizer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WordPiece {
     normalizer: Option<Normalizer>,
     /// Pieces that may start a word.
-    starts: FxHashMap<Box<str>, u32>,
+    starts: FxHashMap<Cow<'static, str>, u32>,
     /// Pieces that continue a word, stored without their prefix (`##`).
-    continues: FxHashMap<Box<str>, u32>,
+    continues: FxHashMap<Cow<'static, str>, u32>,
     unk_id: u32,
     max_chars_per_word: usize,
     vocab_size: usize,
@@ -92,7 +94,9 @@ struct ModelJson {
     max_input_chars_per_word: usize,
 }
 
-type Vocab = std::collections::HashMap<String, u64, rustc_hash::FxBuildHasher>;
+/// The pairs as they come: the pieces are moved into the tokenizer's maps afterwards, so
+/// they are hashed and allocated once.
+type Vocab = Vec<(String, u64)>;
 
 /// A WordPiece vocabulary (a map of piece to id); any other shape (a Unigram model's list)
 /// reads as absent, so that the model type can be reported instead of a parse error.
@@ -107,10 +111,9 @@ fn vocab_map<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vocab>, D:
             self,
             mut m: A,
         ) -> Result<Self::Value, A::Error> {
-            let mut out =
-                Vocab::with_capacity_and_hasher(m.size_hint().unwrap_or(0), Default::default());
-            while let Some((k, v)) = m.next_entry::<String, u64>()? {
-                out.insert(k, v);
+            let mut out = Vocab::with_capacity(m.size_hint().unwrap_or(0));
+            while let Some(pair) = m.next_entry::<String, u64>()? {
+                out.push(pair);
             }
             Ok(Some(out))
         }
@@ -189,10 +192,10 @@ impl WordPiece {
             max_id = max_id.max(id);
             match piece.strip_prefix(prefix) {
                 Some(rest) if !prefix.is_empty() => {
-                    continues.insert(rest.into(), id);
+                    continues.insert(Cow::Owned(rest.to_owned()), id);
                 }
                 _ => {
-                    starts.insert(piece.into(), id);
+                    starts.insert(Cow::Owned(piece), id);
                 }
             }
         }
@@ -209,6 +212,41 @@ impl WordPiece {
             unk_id,
             max_chars_per_word: file.model.max_input_chars_per_word,
             vocab_size: max_id as usize + 1,
+        })
+    }
+
+    /// The tokenizer of an uncased BERT model (BertNormalizer with its defaults, `[UNK]`,
+    /// `##` continuations, words of at most 100 characters) from its vocabulary written one
+    /// piece per line in id order, as `vocab.txt` files are. The pieces are borrowed, not
+    /// copied: building the maps is all a process pays to embed its first query.
+    pub fn bert_uncased(vocab: &'static str) -> Result<WordPiece, TokenizerError> {
+        const PREFIX: &str = "##";
+        let lines = vocab.lines().count();
+        let mut starts = FxHashMap::default();
+        let mut continues = FxHashMap::default();
+        starts.reserve(lines);
+        for (id, piece) in vocab.lines().enumerate() {
+            let id = id as u32;
+            match piece.strip_prefix(PREFIX) {
+                Some(rest) => continues.insert(Cow::Borrowed(rest), id),
+                None => starts.insert(Cow::Borrowed(piece), id),
+            };
+        }
+        let unk_id = *starts
+            .get("[UNK]")
+            .ok_or_else(|| TokenizerError("the vocabulary has no [UNK] piece".into()))?;
+        Ok(WordPiece {
+            normalizer: Some(Normalizer {
+                clean_text: true,
+                handle_chinese_chars: true,
+                strip_accents: true,
+                lowercase: true,
+            }),
+            starts,
+            continues,
+            unk_id,
+            max_chars_per_word: 100,
+            vocab_size: lines,
         })
     }
 

@@ -115,6 +115,23 @@ impl Engine {
             });
     }
 
+    /// The indexed codebase a search of `path` would use (the longest tracked root that
+    /// holds it), when it is ready to search and served; `None` otherwise. Reads the state
+    /// file and nothing else: a process started for one search (a `satori-cli` call) uses it
+    /// to open that index, and to ask git what changed, while the handshake still runs.
+    pub fn searchable_root(&self, path: &Path) -> Option<PathBuf> {
+        let path = path.canonicalize().ok()?;
+        let file = self.store.load().ok()?;
+        let (root, st) = file
+            .codebases
+            .into_iter()
+            .filter(|(root, _)| path.starts_with(root))
+            .max_by_key(|(root, _)| root.as_os_str().len())?;
+        (matches!(st.state, IndexState::Indexed | IndexState::SyncCompleted)
+            && self.refuse_root(&root).is_none())
+        .then_some(root)
+    }
+
     /// The embedding model, loaded on first use; `None` when dense retrieval is off.
     fn model(&self) -> Result<Option<Arc<StaticModel>>> {
         if !self.embeddings.enabled() {

@@ -171,9 +171,17 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     };
 
     // The engine decides which lists are small enough to boost (`Weights::changed_max_files`).
-    let changed = (p.ranking_mode == RankingMode::AutoChangedFirst)
-        .then(|| ctx.changed_cache.get(&root))
-        .flatten();
+    // Asking git spawns a process: on a first search (a CLI call) it runs while the index
+    // opens instead of before. The open's own errors are answered by the search below.
+    let changed = if p.ranking_mode == RankingMode::AutoChangedFirst {
+        std::thread::scope(|s| {
+            let git = s.spawn(|| ctx.changed_cache.get(&root));
+            let _ = ctx.engine.generation(&root);
+            git.join().ok().flatten()
+        })
+    } else {
+        None
+    };
     let req = to_proto::search_request(&p, changed, t.prefix);
     let outcome = match ctx.engine.search(&root, &req) {
         Ok(o) => o,

@@ -37,6 +37,7 @@ pub fn config(home: &Path) -> Config {
         embedding: ModelSource::Bundled,
         hub: Default::default(),
         tuning: SearchTuning::default(),
+        preopen: None,
     }
 }
 
