@@ -375,10 +375,12 @@ impl Engine {
     ) -> Result<Option<Derived>> {
         let index = self.generation(root)?;
         let prev = index.generation();
-        let dropped_chunks = prev
-            .chunks()
-            .iter()
-            .filter(|c| plan.dropped.contains(&prev.files()[c.file as usize].path))
+        let chunks = prev.chunks();
+        let dropped_chunks = (0..chunks.len())
+            .filter(|&i| {
+                plan.dropped
+                    .contains(&prev.files()[chunks.file(i) as usize].path)
+            })
             .count() as u64;
         let live = prev.chunks().len() as u64 - dropped_chunks;
         // Deleted documents cost search time and disk until tantivy merges them away; past
@@ -462,9 +464,11 @@ impl Engine {
         // Vectors of the modified files' chunks, by path and content hash: a chunk whose
         // text is unchanged embeds the same text (path + content) and keeps its vector.
         let mut reusable: HashMap<&str, HashMap<&str, u32>> = HashMap::new();
-        for (ordinal, c) in prev.chunks().iter().enumerate() {
-            let path = prev.files()[c.file as usize].path.as_str();
+        let chunks = prev.chunks();
+        for ordinal in 0..chunks.len() {
+            let path = prev.files()[chunks.file(ordinal) as usize].path.as_str();
             if plan.modified_paths.contains(path) {
+                let c = chunks.get(ordinal);
                 reusable
                     .entry(path)
                     .or_default()

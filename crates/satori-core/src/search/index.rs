@@ -110,10 +110,9 @@ impl Index {
     pub fn layered(&self, delta: Generation, replaced: &dyn Fn(&str) -> bool) -> Index {
         let stored = &self.generation;
         let gone: Vec<bool> = stored.files().iter().map(|f| replaced(&f.path)).collect();
-        let hidden: Vec<bool> = stored
-            .chunks()
-            .iter()
-            .map(|c| gone[c.file as usize])
+        let stored_chunks = stored.chunks();
+        let hidden: Vec<bool> = (0..stored_chunks.len())
+            .map(|i| gone[stored_chunks.file(i) as usize])
             .collect();
         let shift = stored.files().len() as u32;
         let chunks = delta

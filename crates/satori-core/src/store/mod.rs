@@ -39,7 +39,7 @@ use crate::dense::{DenseIndex, DenseWriter, VectorIndex};
 use crate::lang::Language;
 use crate::{Error, Result};
 
-use self::table::{ChunkEntry, ChunkTable, FileEntry, TABLE_VERSION};
+use self::table::{ChunkEntry, ChunkTable, Chunks, FileEntry, TABLE_VERSION};
 use self::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// Sub-directory of a generation holding the tantivy index.
@@ -574,7 +574,7 @@ impl Generation {
         let n = table.chunks.len();
         // Small tables are common and a hash map costs more than it saves there; the table
         // is sorted by key, so a binary search finds any key.
-        let position = |key: u64| table.chunks.binary_search_by_key(&key, |c| c.key).ok();
+        let position = |key: u64| table.chunks.position(key);
         let mut addr_of = vec![DocAddress::new(u32::MAX, 0); n];
         let mut ord_of = Vec::with_capacity(searcher.segment_readers().len());
         let mut deleted_docs = 0u64;
@@ -660,7 +660,7 @@ impl Generation {
     }
 
     /// The chunk metadata, in ordinal order (ordinal = index = row of the dense matrix).
-    pub fn chunks(&self) -> &[ChunkEntry] {
+    pub fn chunks(&self) -> &Chunks {
         &self.table.chunks
     }
 

@@ -12,6 +12,7 @@
 //! the table is sorted by key, so a reader maps a document to its ordinal by key.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,7 +27,7 @@ pub const TABLE_FILE: &str = "chunks.bin";
 const JSON_TABLE_FILE: &str = "chunks.json";
 
 /// Bumped whenever the table's layout changes incompatibly.
-pub const TABLE_VERSION: u32 = 3;
+pub const TABLE_VERSION: u32 = 4;
 
 /// The version of the JSON tables of older generations.
 const JSON_TABLE_VERSION: u32 = 2;
@@ -67,7 +68,133 @@ pub struct ChunkTable {
     /// it was derived from ever used.
     pub next_key: u64,
     pub files: Vec<FileEntry>,
-    pub chunks: Vec<ChunkEntry>,
+    pub chunks: Chunks,
+}
+
+/// The chunks of a table, in ordinal order. A table read from disk decodes a chunk's
+/// variable part (symbol, names, hash) the first time it is asked for: a search reads a few
+/// thousand of a large codebase's hundred thousand chunks, and a process started for one
+/// search (each `satori-cli` call) must not decode them all. Keys and file ids are read up
+/// front, for the checks of [`ChunkTable::load`] and for mapping documents by key.
+#[derive(Default)]
+pub struct Chunks {
+    keys: Vec<u64>,
+    files: Vec<u32>,
+    cells: Vec<OnceLock<Box<ChunkEntry>>>,
+    /// Where undecoded chunks are read from.
+    source: Option<codec::Source>,
+}
+
+impl Chunks {
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The key of chunk `i`.
+    pub fn key(&self, i: usize) -> u64 {
+        self.keys[i]
+    }
+
+    /// The file id of chunk `i`.
+    pub fn file(&self, i: usize) -> u32 {
+        self.files[i]
+    }
+
+    /// The ordinal of the chunk with `key` (the chunks are in ascending key order).
+    pub fn position(&self, key: u64) -> Option<usize> {
+        self.keys.binary_search(&key).ok()
+    }
+
+    /// Chunk `i`, decoded on first use. The table's checksum was verified when it was read,
+    /// so the bytes are the ones written; a chunk that does not decode is a damaged table,
+    /// and the panic is caught and reported as one by the search that met it.
+    pub fn get(&self, i: usize) -> &ChunkEntry {
+        self.cells[i].get_or_init(|| {
+            let source = self
+                .source
+                .as_ref()
+                .expect("an undecoded chunk has a source");
+            Box::new(
+                source
+                    .chunk(i)
+                    .unwrap_or_else(|e| panic!("chunk table: chunk {i}: {e}")),
+            )
+        })
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &ChunkEntry> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    pub fn push(&mut self, c: ChunkEntry) {
+        self.keys.push(c.key);
+        self.files.push(c.file);
+        self.cells.push(OnceLock::from(Box::new(c)));
+    }
+
+    pub fn reserve(&mut self, n: usize) {
+        self.keys.reserve(n);
+        self.files.reserve(n);
+        self.cells.reserve(n);
+    }
+}
+
+impl std::ops::Index<usize> for Chunks {
+    type Output = ChunkEntry;
+    fn index(&self, i: usize) -> &ChunkEntry {
+        self.get(i)
+    }
+}
+
+impl From<Vec<ChunkEntry>> for Chunks {
+    fn from(v: Vec<ChunkEntry>) -> Chunks {
+        let mut c = Chunks::default();
+        c.reserve(v.len());
+        v.into_iter().for_each(|e| c.push(e));
+        c
+    }
+}
+
+impl FromIterator<ChunkEntry> for Chunks {
+    fn from_iter<I: IntoIterator<Item = ChunkEntry>>(iter: I) -> Chunks {
+        let mut c = Chunks::default();
+        iter.into_iter().for_each(|e| c.push(e));
+        c
+    }
+}
+
+impl Clone for Chunks {
+    fn clone(&self) -> Chunks {
+        self.iter().cloned().collect::<Vec<_>>().into()
+    }
+}
+
+impl PartialEq for Chunks {
+    fn eq(&self, other: &Chunks) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl std::fmt::Debug for Chunks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Chunks {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Chunks {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Chunks, D::Error> {
+        Vec::<ChunkEntry>::deserialize(d).map(Chunks::from)
+    }
 }
 
 impl ChunkTable {
@@ -79,10 +206,14 @@ impl ChunkTable {
     /// Reads and checks the table of a generation (binary, or the JSON of an older one).
     pub fn load(dir: &Path) -> Result<ChunkTable> {
         let binary = dir.join(TABLE_FILE);
-        let (path, decoded) = match std::fs::read(&binary) {
-            Ok(bytes) => {
-                let decoded = codec::decode(&bytes);
-                (binary, decoded)
+        let (path, decoded) = match std::fs::File::open(&binary) {
+            Ok(file) => {
+                // Generations are never written again once published (a new one replaces
+                // them), so the mapping cannot change under the reader.
+                let bytes = unsafe { memmap2::Mmap::map(&file) }
+                    .map(codec::Bytes::Mapped)
+                    .map_err(|e| Error::io("map", &binary, e))?;
+                (binary, codec::decode(bytes))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let path = dir.join(JSON_TABLE_FILE);
@@ -107,11 +238,12 @@ impl ChunkTable {
         };
         let table = decoded.map_err(corrupt)?;
         let files = table.files.len();
-        if let Some(bad) = table.chunks.iter().position(|c| c.file as usize >= files) {
+        if let Some(bad) = table.chunks.files.iter().position(|&f| f as usize >= files) {
             return Err(corrupt(format!("chunk {bad} points to a missing file")));
         }
-        let ascending = table.chunks.windows(2).all(|w| w[0].key < w[1].key);
-        if !ascending || table.chunks.last().is_some_and(|c| c.key >= table.next_key) {
+        let keys = &table.chunks.keys;
+        let ascending = keys.windows(2).all(|w| w[0] < w[1]);
+        if !ascending || keys.last().is_some_and(|&k| k >= table.next_key) {
             return Err(corrupt(
                 "chunk keys are not ascending below the next key".into(),
             ));
@@ -121,35 +253,86 @@ impl ChunkTable {
 }
 
 /// The binary form of the table (`chunks.bin`): reading it is a walk over length-prefixed
-/// fields instead of a JSON parse, several times faster on the tens of megabytes a large
-/// codebase's table takes, which every process that opens the index pays (each `satori-cli`
-/// call, the first search after a sync). Chunks are stored in blocks whose offsets are listed
-/// up front, so the blocks are decoded in parallel.
+/// fields instead of a JSON parse, and a reader decodes only the fixed-size records up front:
+/// each record says where its chunk's variable part is, decoded when the chunk is first
+/// asked for (see [`Chunks`]). Tables of the previous layout (`SATTBL04`) are decoded whole.
 ///
 /// ```text
-/// "SATTBL04" | next_key u64 | files u32 | chunks u32 | blocks u32
+/// "SATTBL05" | next_key u64 | files u32 | chunks u32
 /// | files × (path str | language str | size u64 | mtime_ms u64 | indexed_at_ms u64)
-/// | blocks × offset u64 (from the start of the file; block i holds chunks
-///                        i·BLOCK .. min((i+1)·BLOCK, chunks))
-/// | chunks × (key u64 | file u32 | start_line u32 | end_line u32 | has_symbol u8
+/// | chunks × (key u64 | file u32 | start_line u32 | end_line u32 | 0 u32 | at u64)
+/// | chunks × (has_symbol u8
 ///             | [symbol: id str | name str | label str | kind str | start u32 | end u32
 ///                       | scope strs]
-///             | defines strs | breadcrumbs strs | content_hash str)
+///             | defines strs | breadcrumbs strs | content_hash str)   (chunk i at its `at`)
 /// | crc32 of everything before it, u32
 /// ```
 /// All integers little-endian; `str` is a u32 byte length and UTF-8 bytes, `strs` a u32
 /// count and that many `str`.
 mod codec {
-    use rayon::prelude::*;
+    use std::sync::OnceLock;
 
-    use super::{ChunkEntry, ChunkTable, FileEntry, TABLE_VERSION};
+    use super::{ChunkEntry, ChunkTable, Chunks, FileEntry, TABLE_VERSION};
     use crate::chunk::{Symbol, SymbolKind};
     use crate::lang::Language;
 
-    pub(super) const MAGIC: &[u8; 8] = b"SATTBL04";
+    pub(super) const MAGIC: &[u8; 8] = b"SATTBL05";
+    /// The previous layout: chunks in blocks, every chunk written whole in turn.
+    const MAGIC_V4: &[u8; 8] = b"SATTBL04";
+    /// Bytes of one fixed-size chunk record.
+    const RECORD: usize = 32;
 
-    /// Chunks per block.
-    const BLOCK: usize = 8192;
+    /// The bytes a table is read from: the mapped file, or bytes in memory.
+    pub(super) enum Bytes {
+        Mapped(memmap2::Mmap),
+        #[cfg(test)]
+        Owned(Vec<u8>),
+    }
+
+    impl std::ops::Deref for Bytes {
+        type Target = [u8];
+        fn deref(&self) -> &[u8] {
+            match self {
+                Bytes::Mapped(m) => m,
+                #[cfg(test)]
+                Bytes::Owned(v) => v,
+            }
+        }
+    }
+
+    /// Where the chunks of a table read from disk are decoded from.
+    pub(in crate::store) struct Source {
+        bytes: Bytes,
+        /// Offset of the first fixed-size record.
+        records: usize,
+        /// Length of the checked bytes (everything before the checksum).
+        body: usize,
+    }
+
+    impl Source {
+        /// Decodes chunk `i` whole.
+        pub(super) fn chunk(&self, i: usize) -> Result<ChunkEntry, String> {
+            self.read(i).map(|(c, _)| c)
+        }
+
+        /// Where chunk `i`'s bytes end.
+        fn chunk_end(&self, i: usize) -> Result<usize, String> {
+            self.read(i).map(|(_, end)| end)
+        }
+
+        fn read(&self, i: usize) -> Result<(ChunkEntry, usize), String> {
+            let body = &self.bytes[..self.body];
+            let mut r = Reader {
+                buf: body,
+                at: self.records + i * RECORD,
+            };
+            let (key, file, start_line, end_line) = (r.u64()?, r.u32()?, r.u32()?, r.u32()?);
+            r.u32()?;
+            r.at = r.u64()? as usize;
+            let chunk = variable(&mut r, key, file, start_line, end_line)?;
+            Ok((chunk, r.at))
+        }
+    }
 
     pub(super) fn encode(t: &ChunkTable) -> Vec<u8> {
         let mut w = Writer(Vec::with_capacity(64 + t.chunks.len() * 160));
@@ -157,8 +340,6 @@ mod codec {
         w.u64(t.next_key);
         w.u32(t.files.len() as u32);
         w.u32(t.chunks.len() as u32);
-        let blocks = t.chunks.len().div_ceil(BLOCK);
-        w.u32(blocks as u32);
         for f in &t.files {
             w.str(&f.path);
             w.str(f.language.id());
@@ -166,25 +347,55 @@ mod codec {
             w.u64(f.mtime_ms);
             w.u64(f.indexed_at_ms);
         }
-        let offsets_at = w.0.len();
-        w.0.resize(offsets_at + blocks * 8, 0);
-        for (i, block) in t.chunks.chunks(BLOCK).enumerate() {
-            let at = (w.0.len() as u64).to_le_bytes();
-            w.0[offsets_at + i * 8..offsets_at + i * 8 + 8].copy_from_slice(&at);
-            for c in block {
-                chunk(&mut w, c);
-            }
+        let records = w.0.len();
+        w.0.resize(records + t.chunks.len() * RECORD, 0);
+        for (i, c) in t.chunks.iter().enumerate() {
+            let at = w.0.len() as u64;
+            let mut rec = Writer(Vec::with_capacity(RECORD));
+            rec.u64(c.key);
+            rec.u32(c.file);
+            rec.u32(c.start_line);
+            rec.u32(c.end_line);
+            rec.u32(0);
+            rec.u64(at);
+            w.0[records + i * RECORD..records + (i + 1) * RECORD].copy_from_slice(&rec.0);
+            variable_part(&mut w, c);
         }
         let crc = crc32fast::hash(&w.0);
         w.u32(crc);
         w.0
     }
 
-    fn chunk(w: &mut Writer, c: &ChunkEntry) {
-        w.u64(c.key);
-        w.u32(c.file);
-        w.u32(c.start_line);
-        w.u32(c.end_line);
+    /// The previous layout, for the test that it is still read.
+    #[cfg(test)]
+    pub(super) fn encode_v4(t: &ChunkTable) -> Vec<u8> {
+        let mut w = Writer(MAGIC_V4.to_vec());
+        w.u64(t.next_key);
+        w.u32(t.files.len() as u32);
+        w.u32(t.chunks.len() as u32);
+        w.u32(t.chunks.len().div_ceil(8192) as u32);
+        for f in &t.files {
+            w.str(&f.path);
+            w.str(f.language.id());
+            w.u64(f.size);
+            w.u64(f.mtime_ms);
+            w.u64(f.indexed_at_ms);
+        }
+        let first = (w.0.len() + 8) as u64;
+        w.u64(first);
+        for c in t.chunks.iter() {
+            w.u64(c.key);
+            w.u32(c.file);
+            w.u32(c.start_line);
+            w.u32(c.end_line);
+            variable_part(&mut w, c);
+        }
+        let crc = crc32fast::hash(&w.0);
+        w.u32(crc);
+        w.0
+    }
+
+    fn variable_part(w: &mut Writer, c: &ChunkEntry) {
         match &c.symbol {
             Some(s) => {
                 w.0.push(1);
@@ -203,31 +414,85 @@ mod codec {
         w.str(&c.content_hash);
     }
 
-    pub(super) fn decode(bytes: &[u8]) -> Result<ChunkTable, String> {
+    /// Checks and reads a table: the header, the files and every chunk's record now, the
+    /// chunks' variable parts when they are asked for.
+    pub(super) fn decode(bytes: Bytes) -> Result<ChunkTable, String> {
         let body_len = bytes
             .len()
             .checked_sub(4)
             .filter(|&n| n >= MAGIC.len())
             .ok_or("too short")?;
         let (body, crc) = bytes.split_at(body_len);
-        if &body[..MAGIC.len()] != MAGIC {
+        let magic = &body[..MAGIC.len()];
+        if magic != MAGIC && magic != MAGIC_V4 {
             return Err("not a chunk table".into());
         }
         if crc32fast::hash(body).to_le_bytes() != crc {
             return Err("checksum mismatch".into());
+        }
+        if magic == MAGIC_V4 {
+            return decode_v4(body);
         }
         let mut r = Reader {
             buf: body,
             at: MAGIC.len(),
         };
         let next_key = r.u64()?;
-        let (n_files, n_chunks, n_blocks) =
-            (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
-        if n_blocks != n_chunks.div_ceil(BLOCK) {
-            return Err(format!("{n_blocks} blocks for {n_chunks} chunks"));
+        let (n_files, n_chunks) = (r.u32()? as usize, r.u32()? as usize);
+        let files = read_files(&mut r, n_files)?;
+        let records = r.at;
+        let variable = n_chunks
+            .checked_mul(RECORD)
+            .and_then(|n| n.checked_add(records))
+            .filter(|&end| end <= body.len())
+            .ok_or_else(|| format!("{n_chunks} chunk records do not fit"))?;
+        let mut chunks = Chunks::default();
+        chunks.keys.reserve(n_chunks);
+        chunks.files.reserve(n_chunks);
+        let mut last_at = variable;
+        for i in 0..n_chunks {
+            let key = r.u64()?;
+            let file = r.u32()?;
+            r.take(12)?;
+            let at = r.u64()? as usize;
+            // Variable parts follow each other in chunk order, after the records.
+            if at < last_at || at >= body.len() {
+                return Err(format!("chunk {i} points outside its table"));
+            }
+            last_at = at;
+            chunks.keys.push(key);
+            chunks.files.push(file);
         }
+        chunks.cells = (0..n_chunks).map(|_| OnceLock::new()).collect();
+        let source = Source {
+            records,
+            body: body_len,
+            bytes,
+        };
+        // The last chunk must end where the checked bytes do: a table cut short is refused
+        // now, not when its last chunk is first read.
+        let end = match n_chunks.checked_sub(1) {
+            Some(last) => source.chunk_end(last)?,
+            None => variable,
+        };
+        if end != body_len {
+            return Err(format!(
+                "{} bytes after the last chunk",
+                body_len.abs_diff(end)
+            ));
+        }
+        chunks.source = Some(source);
+        Ok(ChunkTable {
+            version: TABLE_VERSION,
+            next_key,
+            files,
+            chunks,
+        })
+    }
+
+    fn read_files(r: &mut Reader, n_files: usize) -> Result<Vec<FileEntry>, String> {
         // Counts are checked against the bytes left before anything is reserved for them.
-        let mut files = Vec::with_capacity(n_files.min(body.len() / 32));
+        let mut files = Vec::with_capacity(n_files.min(r.buf.len() / 32));
         for _ in 0..n_files {
             let path = r.str()?;
             let language = r.str()?;
@@ -240,37 +505,38 @@ mod codec {
                 indexed_at_ms: r.u64()?,
             });
         }
-        let offsets: Vec<usize> = (0..n_blocks)
-            .map(|_| r.u64().map(|o| o as usize))
-            .collect::<Result<_, _>>()?;
-        // Each block must start where the one before it ended: checked after decoding.
-        if offsets.first().is_some_and(|&o| o != r.at) {
-            return Err("the first block is not where the offsets end".into());
+        Ok(files)
+    }
+
+    /// The previous layout, decoded whole: files, block offsets, then every chunk in turn.
+    fn decode_v4(body: &[u8]) -> Result<ChunkTable, String> {
+        const BLOCK: usize = 8192;
+        let mut r = Reader {
+            buf: body,
+            at: MAGIC_V4.len(),
+        };
+        let next_key = r.u64()?;
+        let (n_files, n_chunks, n_blocks) =
+            (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
+        if n_blocks != n_chunks.div_ceil(BLOCK) {
+            return Err(format!("{n_blocks} blocks for {n_chunks} chunks"));
         }
-        let blocks: Vec<(Vec<ChunkEntry>, usize)> = offsets
-            .par_iter()
-            .enumerate()
-            .map(|(i, &at)| {
-                let count = BLOCK.min(n_chunks - i * BLOCK);
-                let mut r = Reader { buf: body, at };
-                let mut out = Vec::with_capacity(count);
-                for _ in 0..count {
-                    out.push(read_chunk(&mut r)?);
-                }
-                Ok((out, r.at))
-            })
-            .collect::<Result<_, String>>()?;
-        let mut end = r.at;
-        let mut chunks = Vec::with_capacity(n_chunks);
-        for (i, (block, block_end)) in blocks.into_iter().enumerate() {
-            if offsets[i] != end {
-                return Err(format!("block {i} does not follow the one before it"));
+        let files = read_files(&mut r, n_files)?;
+        let first = r.at + n_blocks * 8;
+        for i in 0..n_blocks {
+            let at = r.u64()? as usize;
+            if i == 0 && at != first {
+                return Err("the first block is not where the offsets end".into());
             }
-            end = block_end;
-            chunks.extend(block);
         }
-        if end != body.len() {
-            return Err(format!("{} bytes after the last chunk", body.len() - end));
+        let mut chunks = Chunks::default();
+        chunks.reserve(n_chunks.min(body.len() / 16));
+        for _ in 0..n_chunks {
+            let (key, file, start_line, end_line) = (r.u64()?, r.u32()?, r.u32()?, r.u32()?);
+            chunks.push(variable(&mut r, key, file, start_line, end_line)?);
+        }
+        if r.at != body.len() {
+            return Err(format!("{} bytes after the last chunk", body.len() - r.at));
         }
         Ok(ChunkTable {
             version: TABLE_VERSION,
@@ -280,8 +546,13 @@ mod codec {
         })
     }
 
-    fn read_chunk(r: &mut Reader) -> Result<ChunkEntry, String> {
-        let (key, file, start_line, end_line) = (r.u64()?, r.u32()?, r.u32()?, r.u32()?);
+    fn variable(
+        r: &mut Reader,
+        key: u64,
+        file: u32,
+        start_line: u32,
+        end_line: u32,
+    ) -> Result<ChunkEntry, String> {
         let symbol = match r.u8()? {
             0 => None,
             1 => {
@@ -411,7 +682,7 @@ mod tests {
                     indexed_at_ms: 0,
                 },
             ],
-            chunks: vec![
+            chunks: Chunks::from(vec![
                 ChunkEntry {
                     key: 3,
                     file: 0,
@@ -432,7 +703,7 @@ mod tests {
                     breadcrumbs: vec![],
                     content_hash: String::new(),
                 },
-            ],
+            ]),
         }
     }
 
@@ -458,9 +729,9 @@ mod tests {
         }
     }
 
-    /// Tables of several blocks (decoded in parallel) come back whole and in order.
+    /// Large tables come back whole and in order, each chunk decoded when asked for.
     #[test]
-    fn a_table_of_many_blocks_round_trips() {
+    fn a_large_table_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let mut t = table();
         let template = t.chunks[0].clone();
@@ -475,13 +746,21 @@ mod tests {
         t.next_key = 20_000;
         t.save(dir.path()).unwrap();
         assert_eq!(ChunkTable::load(dir.path()).unwrap(), t);
-        // A table cut inside its last block is refused even with a valid checksum.
+        // A table cut inside its last chunk is refused even with a valid checksum.
         let bytes = codec::encode(&t);
         let cut = &bytes[..bytes.len() - 4 - 100];
         let mut refit = cut.to_vec();
         refit.extend_from_slice(&crc32fast::hash(cut).to_le_bytes());
         std::fs::write(dir.path().join(TABLE_FILE), refit).unwrap();
         assert!(ChunkTable::load(dir.path()).is_err());
+    }
+
+    #[test]
+    fn the_binary_table_of_an_older_generation_is_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table();
+        std::fs::write(dir.path().join(TABLE_FILE), codec::encode_v4(&t)).unwrap();
+        assert_eq!(ChunkTable::load(dir.path()).unwrap(), t);
     }
 
     #[test]
