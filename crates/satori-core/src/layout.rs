@@ -541,6 +541,21 @@ impl Manifest {
         })
     }
 
+    /// Checks that the manifest is there and is well-formed JSON, without building it: a
+    /// search does not need its per-file records, which run to megabytes on a large
+    /// codebase, and every process that opens the index would pay for them.
+    pub fn check(gen_dir: &Path) -> Result<()> {
+        let path = Self::path(gen_dir);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+        serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
+            .map(|_| ())
+            .map_err(|e| Error::Corrupt {
+                what: "manifest",
+                path,
+                reason: e.to_string(),
+            })
+    }
+
     fn write(&self, gen_dir: &Path) -> Result<()> {
         let bytes = serde_json::to_vec(self).map_err(|e| Error::Corrupt {
             what: "manifest",

@@ -87,10 +87,8 @@ impl SatoriServer {
                 let Some(root) = ctx.engine.searchable_root(&path) else {
                     return;
                 };
-                std::thread::scope(|s| {
-                    s.spawn(|| ctx.changed_cache.get(&root));
-                    let _ = ctx.engine.generation(&root);
-                });
+                ctx.changed_cache.get(&root, std::time::Duration::ZERO);
+                let _ = ctx.engine.generation(&root);
             });
     }
 

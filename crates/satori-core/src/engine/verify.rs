@@ -39,7 +39,7 @@ const VERIFIED: &str = "lexical.verified";
 /// and again only when a file of its lexical index no longer has the size and modification
 /// time recorded after they last passed (a damaged file was written to, or is missing).
 pub(super) fn open(gen_dir: &Path) -> Result<search::Index> {
-    Manifest::read(gen_dir).map_err(|e| damaged(gen_dir, e))?;
+    Manifest::check(gen_dir).map_err(|e| damaged(gen_dir, e))?;
     let stamp = lexical_stamp(gen_dir);
     let recorded = std::fs::read_to_string(gen_dir.join(VERIFIED)).ok();
     if stamp.is_none() || recorded != stamp {

@@ -15,9 +15,7 @@
 //! directory word) and must not need a reindex when they do, and deriving them is a pass
 //! over the file paths that costs a few milliseconds per thousand files.
 
-use std::sync::Arc;
-
-use rayon::prelude::*;
+use std::sync::{Arc, OnceLock};
 
 use super::category::{self, Category};
 use super::names::normalize_identifier;
@@ -62,22 +60,31 @@ impl FileFacts {
     }
 }
 
-/// The ranking facts of `files`, in file-id order. Tens of thousands of paths on a large
-/// codebase: one tokenizer per thread.
-fn facts_of(files: &[FileEntry]) -> Vec<FileFacts> {
-    files
-        .par_iter()
-        .map_init(CodeTokenizer::default, |tokenizer, f| {
-            FileFacts::of(f, tokenizer)
-        })
-        .collect()
+/// The ranking facts of a generation's files, in file-id order, each derived the first time
+/// ranking asks for it: ranking needs the files of its candidates only, and deriving the
+/// facts of every file of a large codebase (tokenising and stemming tens of thousands of
+/// paths) would cost a process started for one search more than the search.
+struct Facts(Vec<OnceLock<FileFacts>>);
+
+impl Facts {
+    fn new(files: usize) -> Facts {
+        Facts((0..files).map(|_| OnceLock::new()).collect())
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn get(&self, i: usize, file: &FileEntry) -> &FileFacts {
+        self.0[i].get_or_init(|| FileFacts::of(file, &mut CodeTokenizer::default()))
+    }
 }
 
 /// A generation and its per-file facts, with an optional layer of changed files. Cheap to
 /// share between threads; searched with [`crate::search::search`].
 pub struct Index {
     generation: Arc<Generation>,
-    facts: Arc<Vec<FileFacts>>,
+    facts: Arc<Facts>,
     layer: Option<Arc<Layer>>,
 }
 
@@ -87,7 +94,7 @@ struct Layer {
     delta: Generation,
     /// The delta's chunks with their file ids shifted past the stored files'.
     chunks: Vec<ChunkEntry>,
-    facts: Vec<FileFacts>,
+    facts: Facts,
     /// Per stored chunk: hidden because its file changed or went away.
     hidden: Vec<bool>,
     hidden_count: usize,
@@ -96,7 +103,7 @@ struct Layer {
 impl Index {
     /// Prepares a generation for search.
     pub fn new(generation: Generation) -> Index {
-        let facts = facts_of(generation.files());
+        let facts = Facts::new(generation.files().len());
         Index {
             generation: Arc::new(generation),
             facts: Arc::new(facts),
@@ -123,7 +130,7 @@ impl Index {
                 ..c.clone()
             })
             .collect();
-        let facts = facts_of(delta.files());
+        let facts = Facts::new(delta.files().len());
         Index {
             generation: Arc::clone(&self.generation),
             facts: Arc::clone(&self.facts),
@@ -174,11 +181,13 @@ impl Index {
 
     /// The ranking facts of the file with id `file`.
     pub(super) fn facts(&self, file: u32) -> &FileFacts {
+        let at = file as usize;
         match &self.layer {
-            Some(l) if file as usize >= self.facts.len() => {
-                &l.facts[file as usize - self.facts.len()]
+            Some(l) if at >= self.facts.len() => {
+                let i = at - self.facts.len();
+                l.facts.get(i, &l.delta.files()[i])
             }
-            _ => &self.facts[file as usize],
+            _ => self.facts.get(at, &self.generation.files()[at]),
         }
     }
 

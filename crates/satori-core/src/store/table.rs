@@ -211,7 +211,6 @@ impl ChunkTable {
                 // Generations are never written again once published (a new one replaces
                 // them), so the mapping cannot change under the reader.
                 let bytes = unsafe { memmap2::Mmap::map(&file) }
-                    .map(codec::Bytes::Mapped)
                     .map_err(|e| Error::io("map", &binary, e))?;
                 (binary, codec::decode(bytes))
             }
@@ -282,23 +281,8 @@ mod codec {
     /// Bytes of one fixed-size chunk record.
     const RECORD: usize = 32;
 
-    /// The bytes a table is read from: the mapped file, or bytes in memory.
-    pub(super) enum Bytes {
-        Mapped(memmap2::Mmap),
-        #[cfg(test)]
-        Owned(Vec<u8>),
-    }
-
-    impl std::ops::Deref for Bytes {
-        type Target = [u8];
-        fn deref(&self) -> &[u8] {
-            match self {
-                Bytes::Mapped(m) => m,
-                #[cfg(test)]
-                Bytes::Owned(v) => v,
-            }
-        }
-    }
+    /// The bytes a table is read from: the mapped file.
+    pub(super) type Bytes = memmap2::Mmap;
 
     /// Where the chunks of a table read from disk are decoded from.
     pub(in crate::store) struct Source {

@@ -3,7 +3,7 @@
 //! grouped / raw envelope with navigation hints and telemetry.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolResult;
 use serde_json::json;
@@ -19,6 +19,7 @@ use satori_protocol::{
 };
 
 use super::{canonical_or_normal, reply, require_absolute};
+use crate::changed::CHANGED_WAIT;
 use crate::config::RunMode;
 use crate::ctx::Ctx;
 use crate::syncs::{Caller, SyncFailure};
@@ -171,14 +172,13 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     };
 
     // The engine decides which lists are small enough to boost (`Weights::changed_max_files`).
-    // Asking git spawns a process: on a first search (a CLI call) it runs while the index
-    // opens instead of before. The open's own errors are answered by the search below.
+    // Asking git spawns a process: on a first search it runs while the index opens instead
+    // of before, and a search waits for it only briefly. The open's own errors are answered
+    // by the search below.
     let changed = if p.ranking_mode == RankingMode::AutoChangedFirst {
-        std::thread::scope(|s| {
-            let git = s.spawn(|| ctx.changed_cache.get(&root));
-            let _ = ctx.engine.generation(&root);
-            git.join().ok().flatten()
-        })
+        ctx.changed_cache.get(&root, Duration::ZERO);
+        let _ = ctx.engine.generation(&root);
+        ctx.changed_cache.get(&root, CHANGED_WAIT)
     } else {
         None
     };
