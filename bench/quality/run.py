@@ -620,7 +620,7 @@ def run_config(name, config, server_bin, cli, env_base, work, queries_by_repo, c
                 m = score(q["gold"], results)
                 records.append({
                     "id": q["id"], "repo": repo, "kind": q["kind"], "category": q["category"],
-                    "language": q["language"], "status": status,
+                    "language": q["language"], "split": q.get("split"), "status": status,
                     "error": None if status == "ok" else (envelope.get("message") or envelope.get("reason")),
                     "latency_ms": (tel or {}).get("latency_ms"), "rtt_ms": round(rtt_ms, 3),
                     "query_kind": (tel or {}).get("query_kind"),
@@ -685,7 +685,7 @@ def run_peer(name, python, work, queries_by_repo):
             m = score(q["gold"], results)
             records.append({
                 "id": q["id"], "repo": repo, "kind": q["kind"], "category": q["category"],
-                "language": q["language"], "status": "ok", "error": None,
+                "language": q["language"], "split": q.get("split"), "status": "ok", "error": None,
                 "latency_ms": None, "rtt_ms": 0.0, "query_kind": None,
                 "retrieval_mode": name, "freshness": None,
                 "results": [{"path": h["path"], "start_line": h["start_line"],
