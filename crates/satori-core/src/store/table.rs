@@ -324,13 +324,7 @@ mod codec {
         w.u64(t.next_key);
         w.u32(t.files.len() as u32);
         w.u32(t.chunks.len() as u32);
-        for f in &t.files {
-            w.str(&f.path);
-            w.str(f.language.id());
-            w.u64(f.size);
-            w.u64(f.mtime_ms);
-            w.u64(f.indexed_at_ms);
-        }
+        write_files(&mut w, &t.files);
         let records = w.0.len();
         w.0.resize(records + t.chunks.len() * RECORD, 0);
         for (i, c) in t.chunks.iter().enumerate() {
@@ -358,13 +352,7 @@ mod codec {
         w.u32(t.files.len() as u32);
         w.u32(t.chunks.len() as u32);
         w.u32(t.chunks.len().div_ceil(8192) as u32);
-        for f in &t.files {
-            w.str(&f.path);
-            w.str(f.language.id());
-            w.u64(f.size);
-            w.u64(f.mtime_ms);
-            w.u64(f.indexed_at_ms);
-        }
+        write_files(&mut w, &t.files);
         let first = (w.0.len() + 8) as u64;
         w.u64(first);
         for c in t.chunks.iter() {
@@ -377,6 +365,16 @@ mod codec {
         let crc = crc32fast::hash(&w.0);
         w.u32(crc);
         w.0
+    }
+
+    fn write_files(w: &mut Writer, files: &[FileEntry]) {
+        for f in files {
+            w.str(&f.path);
+            w.str(f.language.id());
+            w.u64(f.size);
+            w.u64(f.mtime_ms);
+            w.u64(f.indexed_at_ms);
+        }
     }
 
     fn variable_part(w: &mut Writer, c: &ChunkEntry) {
