@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 const CHANGED_TTL: Duration = Duration::from_secs(2);
 
 /// How long a search waits for a first answer.
-pub(crate) const CHANGED_WAIT: Duration = Duration::from_millis(50);
+pub(crate) const CHANGED_WAIT: Duration = Duration::from_millis(20);
 
 /// A changed-file list (`None`: not a git work tree, or git failed).
 type Changed = Option<Vec<String>>;
