@@ -132,7 +132,6 @@ def load_queries(pkg):
             q = dict(q)
             q.setdefault("kind", "handwritten")
             q.setdefault("language", language)
-            q["split"] = pkg.get("split")
             q.setdefault("blank", [])
             queries.append(q)
     if not os.path.exists(gen_path):
@@ -144,6 +143,7 @@ def load_queries(pkg):
     for q in queries:
         if q.get("repo") != repo:
             raise BenchError(f"query {q.get('id')} names repo {q.get('repo')!r}, not {repo}")
+        q["split"] = pkg.get("split")
     return queries, blanks
 
 
