@@ -175,6 +175,12 @@ impl CodebaseDir {
         &self.dir
     }
 
+    /// Where the last list of files git reported as changed is kept between processes
+    /// (a hint for ranking, never part of an index generation).
+    pub fn git_changed_file(&self) -> PathBuf {
+        self.dir.join("git-changed")
+    }
+
     /// Creates the directory and records the root it belongs to.
     pub fn ensure(&self, canonical_root: &Path) -> Result<()> {
         std::fs::create_dir_all(&self.dir)

@@ -111,7 +111,7 @@ impl Log {
         line: fmt::Arguments<'_>,
         data: impl FnOnce() -> Value,
     ) {
-        let _ = writeln!(std::io::stderr(), "{line}");
+        write_line(line);
         let level = level.to_mcp();
         let event =
             |data: Value| LoggingMessageNotificationParam::new(level, data).with_logger(logger);
@@ -203,8 +203,15 @@ pub fn emit_for_process(
 ) {
     match PROCESS.get() {
         Some(log) => log.emit(level, logger, line, data),
-        None => {
-            let _ = writeln!(std::io::stderr(), "{line}");
-        }
+        None => write_line(line),
     }
+}
+
+/// Writes one line to stderr in a single write: stderr is unbuffered, and formatting
+/// straight into it costs a system call per piece (dozens for a JSON event), each one
+/// relayed by a client that reads our stderr.
+fn write_line(line: fmt::Arguments<'_>) {
+    let mut text = line.to_string();
+    text.push('\n');
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }

@@ -19,6 +19,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use satori_core::embed::Embeddings;
 use satori_core::{Engine, Home, Policy, Progress};
 
+use crate::changed::ChangedCache;
 use crate::config::Config;
 use crate::ctx::Ctx;
 use crate::jobs::Jobs;
@@ -54,6 +55,7 @@ impl SatoriServer {
         // Leftovers of killed builds and interrupted clears go now, not at the next publish.
         engine.tidy();
         let log = Log::default();
+        let home = engine.home().clone();
         let roots_changed = Arc::new(tokio::sync::Notify::new());
         let server = SatoriServer {
             ctx: Arc::new(Ctx {
@@ -62,7 +64,9 @@ impl SatoriServer {
                 config,
                 jobs: Jobs::new(log.clone(), Arc::clone(&roots_changed)),
                 log,
-                changed_cache: Default::default(),
+                changed_cache: ChangedCache::with_store(move |root| {
+                    Some(home.codebase(root).git_changed_file())
+                }),
                 roots_changed,
                 client_roots: Default::default(),
             }),

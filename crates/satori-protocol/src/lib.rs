@@ -25,7 +25,10 @@ pub mod validate;
 /// MCP protocol revision the server and clients speak.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
-pub use registry::{ToolDef, parse_tool_args, parse_tool_args_value, tool_def, tools};
+pub use registry::{
+    SCHEMAS_JSON, ToolDef, generated_tools, parse_tool_args, parse_tool_args_value, schemas_json,
+    tool_def, tools,
+};
 pub use tools::list_codebases::{self, ListCodebasesParams};
 pub use tools::manage_index::{self, ManageAction, ManageIndexParams};
 pub use tools::read_file::{self, OpenSymbol, ReadFileParams, ReadMode};

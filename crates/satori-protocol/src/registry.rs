@@ -37,6 +37,7 @@ pub struct ToolDef {
 }
 
 fn def<T: JsonSchema>(
+    schemas: Schemas,
     name: &'static str,
     title: &'static str,
     description: &'static str,
@@ -47,7 +48,10 @@ fn def<T: JsonSchema>(
         name,
         title,
         description,
-        input_schema: input_schema::<T>(),
+        input_schema: match schemas {
+            Schemas::Generate => input_schema::<T>(),
+            Schemas::CheckedIn => Value::Null,
+        },
         output_schema: None,
         read_only,
         idempotent,
@@ -56,31 +60,97 @@ fn def<T: JsonSchema>(
 
 impl ToolDef {
     /// The same tool answering with `structuredContent` of type `E`.
-    fn answers<E: JsonSchema>(self) -> Self {
+    fn answers<E: JsonSchema>(self, schemas: Schemas) -> Self {
         Self {
-            output_schema: Some(output_schema::<E>()),
+            output_schema: Some(match schemas {
+                Schemas::Generate => output_schema::<E>(),
+                Schemas::CheckedIn => Value::Null,
+            }),
             ..self
         }
     }
 }
 
-/// All tools of this release, in registry order, built once per process: the schemas are
-/// generated from the types at run time, and both advertising the tools and validating every
-/// call need them.
+/// The schemas of every tool as [`generated_tools`] makes them, checked in (a test fails
+/// when the file and the types drift apart): parsing them costs a process a small part of
+/// generating them, and every `satori-cli` call starts a server that advertises them.
+pub const SCHEMAS_JSON: &str = include_str!("../schemas/tools.json");
+
+/// All tools of this release, in registry order, built once per process: both advertising
+/// the tools and validating every call need them.
 pub fn tools() -> &'static [ToolDef] {
     static TOOLS: OnceLock<Vec<ToolDef>> = OnceLock::new();
-    TOOLS.get_or_init(build)
+    TOOLS.get_or_init(|| with_checked_in_schemas().unwrap_or_else(generated_tools))
 }
 
-/// The definitions of [`tools`], generated.
+/// The definitions of [`tools`] with their schemas generated from the types (slow: for the
+/// drift test and for writing [`SCHEMAS_JSON`]).
+pub fn generated_tools() -> Vec<ToolDef> {
+    build(Schemas::Generate)
+}
+
+/// [`SCHEMAS_JSON`] as written from [`generated_tools`]: one object per tool with its name
+/// and schemas, pretty-printed, ending in a newline.
+pub fn schemas_json(defs: &[ToolDef]) -> String {
+    let list: Vec<Value> = defs
+        .iter()
+        .map(|d| {
+            let mut m = Map::new();
+            m.insert("name".into(), Value::from(d.name));
+            m.insert("inputSchema".into(), d.input_schema.clone());
+            if let Some(out) = &d.output_schema {
+                m.insert("outputSchema".into(), out.clone());
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&list).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The definitions with the checked-in schemas; `None` if the file does not fit them (never
+/// in a tested build: the schemas are then generated instead).
+fn with_checked_in_schemas() -> Option<Vec<ToolDef>> {
+    let file: Vec<Value> = serde_json::from_str(SCHEMAS_JSON).ok()?;
+    let mut defs = build(Schemas::CheckedIn);
+    if file.len() != defs.len() {
+        return None;
+    }
+    for (def, entry) in defs.iter_mut().zip(file) {
+        let Value::Object(mut entry) = entry else {
+            return None;
+        };
+        if entry.get("name").and_then(Value::as_str) != Some(def.name) {
+            return None;
+        }
+        def.input_schema = entry.remove("inputSchema")?;
+        if def.output_schema.is_some() {
+            def.output_schema = Some(entry.remove("outputSchema")?);
+        }
+    }
+    Some(defs)
+}
+
+/// Where a definition's schemas come from.
+#[derive(Clone, Copy)]
+enum Schemas {
+    /// From the types, through schemars.
+    Generate,
+    /// Left empty, to be filled from [`SCHEMAS_JSON`].
+    CheckedIn,
+}
+
+/// The definitions of [`tools`].
 ///
 /// `manage_index` is neither read-only nor idempotent (create/clear change state; a second
 /// create differs from the first). `search_codebase` may run an incremental sync before
 /// searching, but that only brings the index in line with the files, so from the caller's
 /// point of view it reads.
-fn build() -> Vec<ToolDef> {
+fn build(schemas: Schemas) -> Vec<ToolDef> {
     vec![
         def::<list_codebases::ListCodebasesParams>(
+            schemas,
             list_codebases::NAME,
             list_codebases::TITLE,
             list_codebases::DESCRIPTION,
@@ -88,29 +158,32 @@ fn build() -> Vec<ToolDef> {
             true,
         ),
         def::<manage_index::ManageIndexParams>(
+            schemas,
             manage_index::NAME,
             manage_index::TITLE,
             manage_index::DESCRIPTION,
             false,
             false,
         )
-        .answers::<ManageIndexEnvelope>(),
+        .answers::<ManageIndexEnvelope>(schemas),
         def::<search_codebase::SearchCodebaseParams>(
+            schemas,
             search_codebase::NAME,
             search_codebase::TITLE,
             search_codebase::DESCRIPTION,
             true,
             true,
         )
-        .answers::<SearchEnvelope>(),
+        .answers::<SearchEnvelope>(schemas),
         def::<read_file::ReadFileParams>(
+            schemas,
             read_file::NAME,
             read_file::TITLE,
             read_file::DESCRIPTION,
             true,
             true,
         )
-        .answers::<ReadFileAnswer>(),
+        .answers::<ReadFileAnswer>(schemas),
     ]
 }
 

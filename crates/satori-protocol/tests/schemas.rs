@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use satori_protocol::read_file::DEFAULT_MAX_LINES;
 use satori_protocol::search_codebase::{LIMIT_DEFAULT, LIMIT_MAX};
 use satori_protocol::{
-    GroupBy, ManageAction, RankingMode, ReadMode, ResultMode, Scope, ToolDef, tool_def, tools,
+    GroupBy, ManageAction, RankingMode, ReadMode, ResultMode, SCHEMAS_JSON, Scope, ToolDef,
+    generated_tools, schemas_json, tool_def, tools,
 };
 
 fn tool_json(tool: &ToolDef) -> Value {
@@ -38,6 +39,26 @@ fn schema_of(name: &str) -> &'static Value {
     &tool_def(name)
         .unwrap_or_else(|| panic!("no tool {name}"))
         .input_schema
+}
+
+/// The checked-in schemas are what the types generate. On a difference the generated file
+/// is written next to it as `tools.json.new`; move it over the old one to accept it.
+#[test]
+fn checked_in_schemas_match_the_types() {
+    let generated = generated_tools();
+    let text = schemas_json(&generated);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/tools.json");
+    if text != SCHEMAS_JSON {
+        let new = path.with_extension("json.new");
+        std::fs::write(&new, &text).expect("write the generated schemas");
+        panic!(
+            "{} is out of date: the generated schemas are in {}; move that file over it",
+            path.display(),
+            new.display()
+        );
+    }
+    // What the server advertises is the checked-in file, parsed.
+    assert_eq!(tools(), generated.as_slice());
 }
 
 #[test]
