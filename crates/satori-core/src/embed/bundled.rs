@@ -7,16 +7,22 @@
 //! hashing 8 MB at each start; `tests::identity_matches_the_bytes` fails when the files and
 //! the constant disagree.
 //!
-//! The binary carries the tokenizer as `vocab.txt` (one piece per line, in id order) rather
-//! than `tokenizer.json`: building the tokenizer from borrowed lines takes a fraction of
-//! parsing half a megabyte of JSON, which every `satori-cli` search would pay.
+//! The binary carries the tokenizer as `vocab.txt` (one piece per line, in id order) with a
+//! hash table of its pieces laid out by the build script, rather than `tokenizer.json`:
+//! parsing half a megabyte of JSON, or even building maps of its 30,000 pieces, is work
+//! every `satori-cli` search would pay before embedding its query.
 //! `tests::vocab_matches_the_tokenizer` fails when the two files disagree.
 
-use super::wordpiece::WordPiece;
+use super::wordpiece::{PieceTable, WordPiece};
 use super::{ModelError, ModelFiles, ModelInfo, StaticModel};
 
 const SAFETENSORS: &[u8] = include_bytes!("../../assets/model/model.safetensors");
-const VOCAB: &str = include_str!("../../assets/model/vocab.txt");
+/// The tokenizer's vocabulary, laid out by the build script (`build.rs`).
+const VOCAB: PieceTable = PieceTable {
+    text: include_str!("../../assets/model/vocab.txt"),
+    offsets: include_bytes!(concat!(env!("OUT_DIR"), "/vocab_offsets.bin")),
+    slots: include_bytes!(concat!(env!("OUT_DIR"), "/vocab_slots.bin")),
+};
 const CONFIG: &[u8] = include_bytes!("../../assets/model/config.json");
 
 /// Readable id of the bundled model.
@@ -68,6 +74,17 @@ mod tests {
         );
         let m = load().unwrap();
         assert_eq!(m.dim(), DIM);
+    }
+
+    #[test]
+    fn bulk_lookups_tokenize_as_the_table_does() {
+        let m = load().unwrap();
+        let text = "fn parseHttpHeader(value: &str) -> Result<Header, ParseError> { déjà vu 中文 }";
+        let mut scratch = crate::embed::Scratch::default();
+        let from_table = m.token_ids(text, &mut scratch);
+        m.prepare_bulk();
+        assert_eq!(m.token_ids(text, &mut scratch), from_table);
+        assert!(from_table.len() > 10, "{from_table:?}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod bundled;
 pub mod hub;
+mod piece_table;
 mod safetensors;
 mod static_model;
 mod wordpiece;

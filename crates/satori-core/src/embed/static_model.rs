@@ -216,6 +216,11 @@ impl StaticModel {
 
     /// Writes the embedding of `text` into `out` (length [`dim`](Self::dim)). A text
     /// without known tokens embeds as the zero vector. Returns the number of tokens used.
+    /// Readies the model for embedding many texts (see [`WordPiece::prepare_bulk`]).
+    pub fn prepare_bulk(&self) {
+        self.tokenizer.prepare_bulk();
+    }
+
     pub fn embed_into(&self, text: &str, scratch: &mut Scratch, out: &mut [f32]) -> usize {
         self.fill_ids(text, scratch);
         self.pool(&scratch.ids, out);

@@ -9,8 +9,11 @@
 //! does the same as the Unicode path without its per-character table lookups.
 
 use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
+
+use super::piece_table;
 use serde::Deserialize;
 use unicode_categories::UnicodeCategories;
 use unicode_normalization::UnicodeNormalization;
@@ -38,13 +41,128 @@ struct Normalizer {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WordPiece {
     normalizer: Option<Normalizer>,
-    /// Pieces that may start a word.
-    starts: FxHashMap<Cow<'static, str>, u32>,
-    /// Pieces that continue a word, stored without their prefix (`##`).
-    continues: FxHashMap<Cow<'static, str>, u32>,
+    pieces: Pieces,
     unk_id: u32,
     max_chars_per_word: usize,
     vocab_size: usize,
+}
+
+/// A vocabulary laid out at build time by [`piece_table`]: the text of `vocab.txt`, where
+/// each of its lines starts (`u32` little-endian, one more for the end), and the slots.
+#[derive(Debug, Clone, Copy)]
+pub struct PieceTable {
+    pub text: &'static str,
+    pub offsets: &'static [u8],
+    pub slots: &'static [u8],
+}
+
+impl PieceTable {
+    fn lines(&self) -> usize {
+        (self.offsets.len() / 4).saturating_sub(1)
+    }
+
+    /// The line of `id`, without its line break.
+    fn line(&self, id: usize) -> &'static str {
+        let at = |i: usize| {
+            let b = &self.offsets[i * 4..i * 4 + 4];
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+        };
+        self.text[at(id)..at(id + 1)].trim_end_matches('\n')
+    }
+
+    fn get(&self, continuation: bool, piece: &str) -> Option<u32> {
+        let slots = self.slots.len() / 4;
+        let hash = piece_table::hash(continuation, piece);
+        let mut at = hash as usize & (slots - 1);
+        loop {
+            let b = &self.slots[at * 4..at * 4 + 4];
+            let slot = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let id = (slot & 0xffff).checked_sub(1)? as usize;
+            if slot == piece_table::slot(id, hash)
+                && piece_table::key(self.line(id)) == (continuation, piece)
+            {
+                return Some(id as u32);
+            }
+            at = (at + 1) & (slots - 1);
+        }
+    }
+}
+
+/// Where pieces are looked up: maps built from a tokenizer file, or a table of the binary.
+#[derive(Debug, Clone)]
+enum Pieces {
+    Maps {
+        /// Pieces that may start a word.
+        starts: FxHashMap<Cow<'static, str>, u32>,
+        /// Pieces that continue a word, stored without their prefix (`##`).
+        continues: FxHashMap<Cow<'static, str>, u32>,
+    },
+    /// The table, and maps built from it once a process tokenizes in bulk: the table costs
+    /// nothing to start but a lookup in it costs more than in a map, which indexing, with
+    /// millions of lookups, would feel.
+    Table(PieceTable, Arc<OnceLock<Maps>>),
+}
+
+/// Maps from pieces that may start a word, and from pieces that continue one (without
+/// their `##`), to their ids.
+type Maps = (
+    FxHashMap<Cow<'static, str>, u32>,
+    FxHashMap<Cow<'static, str>, u32>,
+);
+
+impl Pieces {
+    fn get(&self, continuation: bool, piece: &str) -> Option<u32> {
+        let (starts, continues) = match self {
+            Pieces::Maps { starts, continues } => (starts, continues),
+            Pieces::Table(t, maps) => match maps.get() {
+                Some((starts, continues)) => (starts, continues),
+                None => return t.get(continuation, piece),
+            },
+        };
+        let map = if continuation { continues } else { starts };
+        map.get(piece).copied()
+    }
+
+    /// Builds the maps of a table, if not done yet.
+    fn prepare_bulk(&self) {
+        if let Pieces::Table(t, maps) = self {
+            maps.get_or_init(|| {
+                let mut starts = FxHashMap::default();
+                let mut continues = FxHashMap::default();
+                starts.reserve(t.lines());
+                for id in 0..t.lines() {
+                    let line = t.line(id);
+                    let map = match piece_table::key(line) {
+                        (true, _) => &mut continues,
+                        (false, _) => &mut starts,
+                    };
+                    map.insert(Cow::Borrowed(piece_table::key(line).1), id as u32);
+                }
+                (starts, continues)
+            });
+        }
+    }
+
+    /// Every key and its id, for comparing two vocabularies however they are stored.
+    fn entries(&self) -> std::collections::BTreeMap<(bool, &str), u32> {
+        match self {
+            Pieces::Maps { starts, continues } => starts
+                .iter()
+                .map(|(k, &v)| ((false, k.as_ref()), v))
+                .chain(continues.iter().map(|(k, &v)| ((true, k.as_ref()), v)))
+                .collect(),
+            Pieces::Table(t, _) => (0..t.lines())
+                .map(|id| (piece_table::key(t.line(id)), id as u32))
+                .filter(|&(key, id)| t.get(key.0, key.1) == Some(id))
+                .collect(),
+        }
+    }
+}
+
+impl PartialEq for Pieces {
+    fn eq(&self, other: &Pieces) -> bool {
+        self.entries() == other.entries()
+    }
 }
 
 #[derive(Deserialize)]
@@ -207,8 +325,7 @@ impl WordPiece {
         })?;
         Ok(WordPiece {
             normalizer,
-            starts,
-            continues,
+            pieces: Pieces::Maps { starts, continues },
             unk_id,
             max_chars_per_word: file.model.max_input_chars_per_word,
             vocab_size: max_id as usize + 1,
@@ -216,24 +333,21 @@ impl WordPiece {
     }
 
     /// The tokenizer of an uncased BERT model (BertNormalizer with its defaults, `[UNK]`,
-    /// `##` continuations, words of at most 100 characters) from its vocabulary written one
-    /// piece per line in id order, as `vocab.txt` files are. The pieces are borrowed, not
-    /// copied: building the maps is all a process pays to embed its first query.
-    pub fn bert_uncased(vocab: &'static str) -> Result<WordPiece, TokenizerError> {
-        const PREFIX: &str = "##";
-        let lines = vocab.lines().count();
-        let mut starts = FxHashMap::default();
-        let mut continues = FxHashMap::default();
-        starts.reserve(lines);
-        for (id, piece) in vocab.lines().enumerate() {
-            let id = id as u32;
-            match piece.strip_prefix(PREFIX) {
-                Some(rest) => continues.insert(Cow::Borrowed(rest), id),
-                None => starts.insert(Cow::Borrowed(piece), id),
-            };
+    /// `##` continuations, words of at most 100 characters) whose vocabulary was laid out
+    /// at build time: nothing is built, so a process can embed its first query at once.
+    pub fn bert_uncased(table: PieceTable) -> Result<WordPiece, TokenizerError> {
+        let lines = table.lines();
+        let slots = table.slots.len() / 4;
+        if lines == 0
+            || slots != piece_table::slot_count(lines)
+            || !table.slots.len().is_multiple_of(4)
+        {
+            return Err(TokenizerError(
+                "the vocabulary table does not fit its text".into(),
+            ));
         }
-        let unk_id = *starts
-            .get("[UNK]")
+        let unk_id = table
+            .get(false, "[UNK]")
             .ok_or_else(|| TokenizerError("the vocabulary has no [UNK] piece".into()))?;
         Ok(WordPiece {
             normalizer: Some(Normalizer {
@@ -242,12 +356,17 @@ impl WordPiece {
                 strip_accents: true,
                 lowercase: true,
             }),
-            starts,
-            continues,
+            pieces: Pieces::Table(table, Arc::default()),
             unk_id,
             max_chars_per_word: 100,
             vocab_size: lines,
         })
+    }
+
+    /// Readies this tokenizer for many texts (indexing): lookups get faster at a small
+    /// one-time cost that a single query is spared.
+    pub fn prepare_bulk(&self) {
+        self.pieces.prepare_bulk();
     }
 
     /// One more than the largest id of the vocabulary.
@@ -285,15 +404,11 @@ impl WordPiece {
         let mark = out.len();
         let mut start = 0;
         while start < word.len() {
-            let table = if start == 0 {
-                &self.starts
-            } else {
-                &self.continues
-            };
+            let continuation = start > 0;
             let mut end = word.len();
             let mut found = None;
             while end > start {
-                if let Some(&id) = table.get(&word[start..end]) {
+                if let Some(id) = self.pieces.get(continuation, &word[start..end]) {
                     found = Some(id);
                     break;
                 }
@@ -461,6 +576,31 @@ pub fn split_camel(text: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_that_does_not_fit_its_text_is_refused() {
+        let text = "[UNK]\nget\n";
+        let offsets: Vec<u8> = [0u32, 6, 10].iter().flat_map(|o| o.to_le_bytes()).collect();
+        let offsets: &'static [u8] = Box::leak(offsets.into_boxed_slice());
+        for slots in [&[][..], &[0u8; 12][..], &[0u8; 17][..]] {
+            let table = PieceTable {
+                text,
+                offsets,
+                slots,
+            };
+            assert!(WordPiece::bert_uncased(table).is_err(), "{slots:?}");
+        }
+        // Two lines need four slots; without [UNK] in them the vocabulary is refused too.
+        let empty = PieceTable {
+            text,
+            offsets,
+            slots: &[0u8; 16],
+        };
+        assert_eq!(
+            WordPiece::bert_uncased(empty).unwrap_err().0,
+            "the vocabulary has no [UNK] piece"
+        );
+    }
 
     fn tiny() -> WordPiece {
         let json = serde_json::json!({

@@ -510,6 +510,7 @@ impl EmbedScratch {
         chunked: &ChunkedFile,
         reused: &[Option<u32>],
     ) -> Vec<f32> {
+        model.prepare_bulk();
         let dim = model.dim();
         let mut out = vec![0.0f32; chunked.chunks.len() * dim];
         let slots = chunked.chunks.iter().zip(out.chunks_exact_mut(dim));
