@@ -10,6 +10,9 @@ in corpus.json and written to bench/quality/generated/<repo>.jsonl:
   identifier  the bare name of a function, method, class or type that is defined exactly once
               in the package; the gold is the definition's span
 
+Definitions are found by per-language extractors for the languages of EXTENSIONS; a package
+in another language gets an empty file (its hand-written queries alone are run).
+
 Only runtime source files are used (no tests, docs, examples, benchmarks, generated or
 vendored code: the same path rules as the engine's `runtime` search scope, plus a few
 directories of this corpus that hold scripts or fixtures).
@@ -1163,6 +1166,9 @@ def followed_by_gap(d, root):
 def generate_repo(pkg, root, seed):
     language = pkg["language"]
     repo = pkg["name"]
+    if language not in EXTENSIONS:
+        return [], {"docstring": 0, "identifier": 0, "docstring_candidates": 0,
+                    "identifier_candidates": 0, "definitions": 0}
     defs, loose = gather(root, language)
 
     # docstring -> function
