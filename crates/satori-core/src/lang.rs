@@ -361,6 +361,44 @@ impl Language {
             .map(|s| s.language)
     }
 
+    /// Detects the language of a script from its first line (`#!/bin/sh`,
+    /// `#!/usr/bin/env python3`): the interpreter's name, versions and `env` flags aside.
+    pub fn from_shebang(first_line: &str) -> Option<Language> {
+        let rest = first_line.strip_prefix("#!")?.trim();
+        let mut words = rest.split_whitespace();
+        let mut program = words.next()?.rsplit('/').next()?;
+        if program == "env" {
+            program = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
+        }
+        let name = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+        let language = match name {
+            "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" => Language::Shell,
+            "python" | "pypy" => Language::Python,
+            "ruby" | "jruby" => Language::Ruby,
+            "node" | "nodejs" | "deno" | "bun" => Language::JavaScript,
+            "ts-node" | "tsx" => Language::TypeScript,
+            "php" => Language::Php,
+            "lua" | "luajit" => Language::Lua,
+            "elixir" => Language::Elixir,
+            "runghc" | "runhaskell" => Language::Haskell,
+            "swift" => Language::Swift,
+            "kotlin" => Language::Kotlin,
+            "scala" => Language::Scala,
+            _ => return None,
+        };
+        Some(language)
+    }
+
+    /// `self`, or for a file detected as plain text, the language its shebang line names:
+    /// scripts often have no extension.
+    pub fn refined(self, text: &str) -> Language {
+        if self != Language::Text {
+            return self;
+        }
+        let first = text.lines().next().unwrap_or("");
+        Language::from_shebang(first).unwrap_or(self)
+    }
+
     /// Detects the language of a path from its extension or a few well-known file names.
     pub fn from_path(path: &str) -> Option<Language> {
         let name = path.rsplit('/').next().unwrap_or(path);
@@ -412,6 +450,32 @@ mod tests {
             expect,
             "{path}"
         );
+    }
+
+    #[test]
+    fn shebangs() {
+        let cases = [
+            ("#!/bin/sh", Some(Language::Shell)),
+            ("#!/usr/bin/env bash", Some(Language::Shell)),
+            ("#!/usr/bin/env -S python3 -u", Some(Language::Python)),
+            ("#! /usr/bin/python3.11", Some(Language::Python)),
+            ("#!/usr/bin/env ruby", Some(Language::Ruby)),
+            ("#!/usr/bin/env node", Some(Language::JavaScript)),
+            ("#!/usr/bin/env LANG=C perl", None),
+            ("#!/usr/bin/lua5.4", Some(Language::Lua)),
+            ("#!/usr/local/bin/elixir", Some(Language::Elixir)),
+            ("# not a shebang", None),
+            ("#!", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(Language::from_shebang(line), want, "{line}");
+        }
+        assert_eq!(
+            Language::Text.refined("#!/bin/bash\necho hi\n"),
+            Language::Shell
+        );
+        assert_eq!(Language::Text.refined("plain words\n"), Language::Text);
+        assert_eq!(Language::Python.refined("#!/bin/sh\n"), Language::Python);
     }
 
     #[test]

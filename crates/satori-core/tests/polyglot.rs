@@ -76,14 +76,28 @@ fn every_language_is_indexed_and_every_definition_found() {
     let mut expected: Vec<String> = std::fs::read_dir(root.join("src"))
         .unwrap()
         .map(|e| format!("src/{}", e.unwrap().file_name().to_string_lossy()))
-        .chain(["extra/Justfile", "extra/schema.proto", "extra/solver.ml"].map(String::from))
+        .chain(
+            [
+                "extra/Justfile",
+                "extra/deploy",
+                "extra/schema.proto",
+                "extra/solver.ml",
+            ]
+            .map(String::from),
+        )
         .collect();
     expected.sort();
     let paths: Vec<&str> = indexed.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(paths, expected);
     for (path, lang) in &indexed {
+        // A script without an extension is known by its shebang line.
+        let want = if path == "extra/deploy" {
+            Language::Shell
+        } else {
+            Language::Text
+        };
         if path.starts_with("extra/") {
-            assert_eq!(*lang, Language::Text, "{path}");
+            assert_eq!(*lang, want, "{path}");
         }
     }
     let st = engine.state(&root).unwrap().unwrap();

@@ -317,6 +317,9 @@ enum Prepared {
     /// `vectors` is then left zero).
     Chunked {
         hash: String,
+        /// The walk's language, or the one a script's shebang names (see
+        /// [`Language::refined`](crate::Language::refined)).
+        language: crate::Language,
         chunked: ChunkedFile,
         vectors: Vec<f32>,
         reused: Vec<Option<u32>>,
@@ -413,6 +416,7 @@ impl FileIndexer {
                 }
                 Prepared::Chunked {
                     hash,
+                    language,
                     chunked,
                     vectors,
                     reused,
@@ -422,7 +426,7 @@ impl FileIndexer {
                     self.chunks += chunked.chunks.len() as u64;
                     let record = FileRecord {
                         path: f.rel_path.clone(),
-                        language: f.language,
+                        language,
                         size: f.size,
                         mtime_ms: f.mtime_ms,
                         indexed_at_ms: self.indexed_at,
@@ -483,7 +487,8 @@ impl EmbedScratch {
             }
             Err(reason) => return Prepared::Skipped { hash, reason },
         };
-        let chunked = chunk_file(&f.rel_path, f.language, &text, opts);
+        let language = f.language.refined(&text);
+        let chunked = chunk_file(&f.rel_path, language, &text, opts);
         let reused: Vec<Option<u32>> = chunked
             .chunks
             .iter()
@@ -495,6 +500,7 @@ impl EmbedScratch {
         };
         Prepared::Chunked {
             hash,
+            language,
             chunked,
             vectors,
             reused,

@@ -285,10 +285,10 @@ impl Engine {
     /// the ids match theirs. Empty when the file's language has no grammar or it defines
     /// nothing. Computed from the text given, not from the index, so it is never stale.
     pub fn outline(&self, file: &str, text: &str) -> Vec<Symbol> {
-        match Language::from_path(file) {
-            Some(language) => chunk_file(file, language, text, &self.chunk_options).symbols,
-            None => Vec::new(),
-        }
+        let language = Language::from_path(file)
+            .unwrap_or(Language::Text)
+            .refined(text);
+        chunk_file(file, language, text, &self.chunk_options).symbols
     }
 
     /// The manifest of the published generation.
