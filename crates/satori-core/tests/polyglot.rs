@@ -20,11 +20,16 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The files of the top `limit` results for `query`, best first, each once.
+/// The files of the top `limit` results for `query` in every category, best first, each
+/// once.
 fn files_for(engine: &Engine, root: &Path, query: &str, limit: usize) -> Vec<String> {
+    files_in(engine, root, query, limit, Scope::Mixed)
+}
+
+fn files_in(engine: &Engine, root: &Path, query: &str, limit: usize, scope: Scope) -> Vec<String> {
     let req = SearchRequest {
         query: query.to_string(),
-        scope: Scope::Mixed,
+        scope,
         limit,
         ..SearchRequest::default()
     };
@@ -159,5 +164,11 @@ fn every_language_is_indexed_and_every_definition_found() {
     ] {
         let files = files_for(&engine, &root, word, 5);
         assert!(files.iter().take(3).any(|f| f == path), "{word}: {files:?}");
+        // They are code, so the default (runtime) scope finds them too.
+        let files = files_in(&engine, &root, word, 5, Scope::Runtime);
+        assert!(
+            files.iter().take(3).any(|f| f == path),
+            "runtime {word}: {files:?}"
+        );
     }
 }

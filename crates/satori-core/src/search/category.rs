@@ -139,7 +139,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
         Category::Fixtures
     } else if in_dir(TEST_DIRS) || in_dir_word(TEST_WORDS) || is_test_name(&lower, stem) {
         Category::Tests
-    } else if language.is_docs()
+    } else if (language.is_docs() && !is_unknown_code(language, &lower))
         // A Go directory is a package, and `doc` is a package name like any other
         // (`go/doc`, cobra's `doc`): its sources are code, not documentation.
         || (in_dir(DOC_DIRS) && language != Language::Go)
@@ -159,6 +159,27 @@ pub fn categorize(path: &str, language: Language) -> Category {
     } else {
         Category::Runtime
     }
+}
+
+/// A file detected as plain text only because Satori has no grammar for it (an OCaml module,
+/// a Perl script, a `.proto` schema, a script without an extension): it is code, and must
+/// be found in the runtime scope like any other. Only `.txt` files are prose.
+/// Files named like `AUTHORS` or `NEWS` are prose too.
+fn is_unknown_code(language: Language, lower_name: &str) -> bool {
+    const PROSE_NAMES: &[&str] = &[
+        "authors",
+        "changes",
+        "copying",
+        "credits",
+        "history",
+        "maintainers",
+        "news",
+        "notice",
+        "thanks",
+        "todo",
+    ];
+    let stem = lower_name.split('.').next().unwrap_or(lower_name);
+    language == Language::Text && !lower_name.ends_with(".txt") && !PROSE_NAMES.contains(&stem)
 }
 
 fn is_generated_name(lower: &str) -> bool {
@@ -235,6 +256,13 @@ mod tests {
         check("src/__fixtures__/a.ts", Fixtures);
         check("pkg/testdata/input.go", Fixtures);
         check("README.md", Docs);
+        check("notes/design.txt", Docs);
+        check("lib/solver.ml", Runtime);
+        check("proto/billing.proto", Runtime);
+        check("bin/deploy", Runtime);
+        check("script/release.pl", Runtime);
+        check("NEWS", Docs);
+        check("AUTHORS", Docs);
         check("docs/guide/setup.py", Docs);
         check("docs/guide/setup.md", Docs);
         check("doc/md_docs.go", Runtime);
