@@ -454,6 +454,9 @@ fn c_declarator_name(mut n: Node, src: &str) -> Option<String> {
 fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
     match n.kind() {
         "function_definition" => {
+            if let Some(d) = exported_class(n, src) {
+                return Some(d);
+            }
             let name = c_declarator_name(n.child_by_field_name("declarator")?, src)?;
             let kind = if function_or_method(ctx, &[SymbolKind::Class, SymbolKind::Struct])
                 == SymbolKind::Method
@@ -502,6 +505,37 @@ fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
         }
         _ => None,
     }
+}
+
+/// `class LEVELDB_EXPORT Status { ... };`: with an export macro between the keyword and
+/// the name, the grammar reads a class definition as a function named `Status` returning
+/// `class LEVELDB_EXPORT`. Libraries put such macros on most of their public types, so the
+/// pattern is read back as the class it is: the macro is an all-caps name without a body,
+/// the "function" a bare name.
+fn exported_class<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    let ty = n.child_by_field_name("type")?;
+    let kind = match ty.kind() {
+        "class_specifier" => SymbolKind::Class,
+        "struct_specifier" | "union_specifier" => SymbolKind::Struct,
+        _ => return None,
+    };
+    if ty.child_by_field_name("body").is_some() {
+        return None;
+    }
+    let is_macro = |t: &str| {
+        t.len() > 1
+            && t.chars().any(|c| c.is_ascii_uppercase())
+            && t.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    };
+    if !is_macro(field_text(src, ty, "name")?.as_str()) {
+        return None;
+    }
+    let declarator = n.child_by_field_name("declarator")?;
+    if declarator.kind() != "identifier" {
+        return None;
+    }
+    Some(def(kind, text(src, declarator).to_string(), n))
 }
 
 fn classify_csharp<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
