@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 import tempfile
 import time
 import urllib.error
@@ -39,7 +40,7 @@ MARKER = ".satori-corpus.json"
 REQUIRED_FIELDS = ("name", "language", "registry", "package", "version", "archive", "url",
                    "sha256", "root")
 REGISTRIES = ("pypi", "crates", "npm", "debian")
-ARCHIVES = ("tar", "deb")
+ARCHIVES = ("tar", "deb", "zip")
 USER_AGENT = "satori-bench-fetch-corpus/1"
 # Registries occasionally drop a connection; a couple of retries with a pause keeps a
 # benchmark run from failing on a transient error without hiding a persistent one.
@@ -299,6 +300,25 @@ def extract_deb(path, dest):
     run_tool(["dpkg-deb", "-x", path, dest], dest)
 
 
+def extract_zip(path, dest, root):
+    """Extract the members of a zip archive (a Python wheel) under `root`: a wheel may carry
+    far more than the source tree the benchmark needs. Members that would land outside
+    dest are refused."""
+    prefix = root.rstrip("/") + "/"
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            name = info.filename
+            if not name.startswith(prefix) or info.is_dir():
+                continue
+            parts = name.split("/")
+            if name.startswith("/") or ".." in parts:
+                raise CorpusError(f"{path}: member {name!r} would be written outside the tree")
+            target = os.path.join(dest, *parts)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with z.open(info) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+
+
 def extract(pkg, archive, src_dir):
     """Extract archive into a fresh src_dir; the marker is written only when all went well."""
     parent = os.path.dirname(src_dir)
@@ -310,10 +330,12 @@ def extract(pkg, archive, src_dir):
         try:
             if pkg["archive"] == "deb":
                 extract_deb(archive, tmp)
+            elif pkg["archive"] == "zip":
+                extract_zip(archive, tmp, pkg["root"])
             else:
                 with tarfile.open(archive, mode="r:*") as tar:
                     extract_tar(tar, tmp)
-        except (tarfile.TarError, EOFError, OSError, ValueError) as e:
+        except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
             raise CorpusError(f"{pkg['name']}: cannot extract {archive}: {e}") from e
         root = os.path.join(tmp, pkg["root"])
         if not os.path.isdir(root):
