@@ -245,26 +245,22 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
+    /// A git work tree at `root` whose one commit holds `files` (each a one-line function).
+    fn committed_repo(root: &Path, files: &[&str]) {
+        for f in files {
+            std::fs::write(root.join(f), "fn f() {}\n").unwrap();
+        }
+        git(root, &["init", "-q"]);
+        git(root, &["add", "."]);
+        let identity = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        git(root, &[&identity[..], &["commit", "-qm", "init"]].concat());
+    }
+
     #[test]
     fn changed_files_come_from_git_within_the_wait_or_on_a_later_search() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
-        std::fs::write(root.join("b.rs"), "fn b() {}\n").unwrap();
-        git(&root, &["init", "-q"]);
-        git(&root, &["add", "."]);
-        git(
-            &root,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "init",
-            ],
-        );
+        committed_repo(&root, &["a.rs", "b.rs"]);
         std::fs::write(root.join("b.rs"), "fn b() { 1 }\n").unwrap();
 
         let cache = ChangedCache::default();
@@ -286,21 +282,7 @@ mod tests {
         let root = dir.path().join("repo");
         std::fs::create_dir(&root).unwrap();
         let root = root.canonicalize().unwrap();
-        std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
-        git(&root, &["init", "-q"]);
-        git(&root, &["add", "."]);
-        git(
-            &root,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "init",
-            ],
-        );
+        committed_repo(&root, &["a.rs"]);
         std::fs::write(root.join("a.rs"), "fn a() { 1 }\n").unwrap();
         let kept_dir = dir.path().join("index");
         let store = kept_dir.join("git-changed");
