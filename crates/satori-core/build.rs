@@ -9,9 +9,19 @@ use std::path::PathBuf;
 
 const VOCAB: &str = "assets/model/vocab.txt";
 
+/// Tells cargo when to run this script again. A build script's stdout is read by cargo, not
+/// by any user of Satori: its `cargo:` lines are the only way to talk to it.
+#[allow(clippy::disallowed_methods)]
+fn rerun_if_changed(paths: &[&str]) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for path in paths {
+        writeln!(out, "cargo:rerun-if-changed={path}").expect("write to cargo");
+    }
+}
+
 fn main() {
-    println!("cargo:rerun-if-changed={VOCAB}");
-    println!("cargo:rerun-if-changed=src/embed/piece_table.rs");
+    rerun_if_changed(&[VOCAB, "src/embed/piece_table.rs"]);
     let text = std::fs::read_to_string(VOCAB).expect("read the bundled vocabulary");
     assert!(
         !text.contains('\r'),
