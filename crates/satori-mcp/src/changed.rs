@@ -79,14 +79,24 @@ impl ChangedCache {
                 return entry.answer.as_ref().and_then(|(_, v)| v.clone());
             }
             let store = self.store_for.as_ref().and_then(|f| f(root));
-            if entry.answer.is_none() && entry.asking.is_none() {
-                // An answer another process got moments ago is as good as asking now, and
-                // git's own work competes with this search for the processor.
-                if let Some(kept) = store.as_deref().and_then(read_store)
-                    && let Some(age) = kept.age.filter(|age| *age < CHANGED_TTL)
+            if entry.answer.is_none()
+                && entry.asking.is_none()
+                && let Some(kept) = store.as_deref().and_then(read_store)
+            {
+                // Read once, then remembered as this process's own answer of that age. One
+                // another process got moments ago is as good as asking now (and git's own
+                // work competes with this search for the processor); an older one is served
+                // as stale while git is asked.
+                let age = kept.age.unwrap_or(CHANGED_TTL);
+                // (`Instant` cannot go back past the machine's boot: then only as stale.)
+                let now = Instant::now();
+                if let Some(at) = now
+                    .checked_sub(age)
+                    .or_else(|| now.checked_sub(CHANGED_TTL))
                 {
-                    let at = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
                     entry.answer = Some((at, kept.files.clone()));
+                }
+                if age < CHANGED_TTL {
                     return kept.files;
                 }
             }
@@ -103,9 +113,6 @@ impl ChangedCache {
             };
             if let Some((_, stale)) = &entry.answer {
                 return stale.clone();
-            }
-            if let Some(kept) = store.as_deref().and_then(read_store) {
-                return kept.files;
             }
             pending
         };
