@@ -12,11 +12,11 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
-
-use super::piece_table;
 use serde::Deserialize;
 use unicode_categories::UnicodeCategories;
 use unicode_normalization::UnicodeNormalization;
+
+use super::piece_table;
 
 /// Why a `tokenizer.json` cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,12 +91,7 @@ impl PieceTable {
 /// Where pieces are looked up: maps built from a tokenizer file, or a table of the binary.
 #[derive(Debug, Clone)]
 enum Pieces {
-    Maps {
-        /// Pieces that may start a word.
-        starts: FxHashMap<Cow<'static, str>, u32>,
-        /// Pieces that continue a word, stored without their prefix (`##`).
-        continues: FxHashMap<Cow<'static, str>, u32>,
-    },
+    Maps(Maps),
     /// The table, and maps built from it once a process tokenizes in bulk: the table costs
     /// nothing to start but a lookup in it costs more than in a map, which indexing, with
     /// millions of lookups, would feel.
@@ -113,9 +108,9 @@ type Maps = (
 impl Pieces {
     fn get(&self, continuation: bool, piece: &str) -> Option<u32> {
         let (starts, continues) = match self {
-            Pieces::Maps { starts, continues } => (starts, continues),
+            Pieces::Maps(maps) => maps,
             Pieces::Table(t, maps) => match maps.get() {
-                Some((starts, continues)) => (starts, continues),
+                Some(maps) => maps,
                 None => return t.get(continuation, piece),
             },
         };
@@ -131,12 +126,13 @@ impl Pieces {
                 let mut continues = FxHashMap::default();
                 starts.reserve(t.lines());
                 for id in 0..t.lines() {
-                    let line = t.line(id);
-                    let map = match piece_table::key(line) {
-                        (true, _) => &mut continues,
-                        (false, _) => &mut starts,
+                    let (continuation, piece) = piece_table::key(t.line(id));
+                    let map = if continuation {
+                        &mut continues
+                    } else {
+                        &mut starts
                     };
-                    map.insert(Cow::Borrowed(piece_table::key(line).1), id as u32);
+                    map.insert(Cow::Borrowed(piece), id as u32);
                 }
                 (starts, continues)
             });
@@ -146,7 +142,7 @@ impl Pieces {
     /// Every key and its id, for comparing two vocabularies however they are stored.
     fn entries(&self) -> std::collections::BTreeMap<(bool, &str), u32> {
         match self {
-            Pieces::Maps { starts, continues } => starts
+            Pieces::Maps((starts, continues)) => starts
                 .iter()
                 .map(|(k, &v)| ((false, k.as_ref()), v))
                 .chain(continues.iter().map(|(k, &v)| ((true, k.as_ref()), v)))
@@ -325,7 +321,7 @@ impl WordPiece {
         })?;
         Ok(WordPiece {
             normalizer,
-            pieces: Pieces::Maps { starts, continues },
+            pieces: Pieces::Maps((starts, continues)),
             unk_id,
             max_chars_per_word: file.model.max_input_chars_per_word,
             vocab_size: max_id as usize + 1,
