@@ -288,6 +288,9 @@ impl Engine {
         let language = Language::from_path(file)
             .unwrap_or(Language::Text)
             .refined(text);
+        if !language.has_symbols() {
+            return Vec::new();
+        }
         chunk_file(file, language, text, &self.chunk_options).symbols
     }
 
