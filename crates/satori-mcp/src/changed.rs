@@ -293,16 +293,20 @@ mod tests {
         std::fs::write(root.join("a.rs"), "fn a() { 1 }\n").unwrap();
         let kept_dir = dir.path().join("index");
         let store = kept_dir.join("git-changed");
-        let cache = || {
-            let store = store.clone();
-            ChangedCache::with_store(move |_| Some(store.clone()))
-        };
+        let cache_at = |store: PathBuf| ChangedCache::with_store(move |_| Some(store.clone()));
+        let cache = || cache_at(store.clone());
         let a_changed = Some(vec!["a.rs".to_string()]);
 
         // Without the index directory nothing is kept, and a new process knows nothing.
-        assert_eq!(cache().get(&root, Duration::from_secs(30)), a_changed);
-        assert!(!store.exists());
-        assert_eq!(cache().get(&root, Duration::ZERO), None);
+        // (Another directory than `kept_dir`: the git these processes start may answer
+        // late, and must not write where the checks below read.)
+        let absent = dir.path().join("absent").join("git-changed");
+        assert_eq!(
+            cache_at(absent.clone()).get(&root, Duration::from_secs(30)),
+            a_changed
+        );
+        assert!(!absent.exists());
+        assert_eq!(cache_at(absent).get(&root, Duration::ZERO), None);
 
         std::fs::create_dir(&kept_dir).unwrap();
         assert_eq!(cache().get(&root, Duration::from_secs(30)), a_changed);
@@ -318,8 +322,11 @@ mod tests {
         assert_eq!(kept(&a_changed), Some(a_changed.clone()));
 
         // A new process takes an answer kept moments ago as it is, without asking git.
+        // (Kept again just now, so that a slow machine cannot age it past the limit.)
         std::fs::write(root.join("b.rs"), "fn b() {}\n").unwrap();
         git(&root, &["add", "b.rs"]);
+        let now = satori_core::now_ms();
+        std::fs::write(&store, format!("{STORE_HEADER} {now} 1\na.rs\n")).unwrap();
         assert_eq!(cache().get(&root, Duration::from_secs(30)), a_changed);
         assert_eq!(files(&store), Some(a_changed.clone()));
 
