@@ -15,6 +15,7 @@ pub mod dense;
 pub mod embed;
 mod engine;
 mod error;
+pub mod graph;
 mod lang;
 mod layout;
 mod policy;

@@ -11,7 +11,7 @@ use satori_core::search::{
 };
 use satori_core::{
     CodebaseState, Fingerprint as CoreFingerprint, IndexState as CoreIndexState,
-    IndexStatus as CoreIndexStatus, Phase, Progress as CoreProgress,
+    IndexStatus as CoreIndexStatus, Language, Phase, Progress as CoreProgress,
     ReindexReason as CoreReindexReason, Symbol, SyncSummary, iso8601, now_ms,
 };
 use satori_protocol::envelope::{
@@ -19,7 +19,7 @@ use satori_protocol::envelope::{
     FusionDebug, GroupResult, Hint, IndexState, IndexStats, IndexStatus, NavigationContext,
     NavigationFallback, NoiseMitigation, NoiseRatios, OperatorsDebug, OutlineSymbol, Progress,
     QueryKind, ReindexReason, RetrievalMode, ScoreDebug, SearchDebug, SearchResult, SkippedFiles,
-    Span, StalenessBucket, SyncRunStats, SyncStats,
+    Span, StalenessBucket, SymbolRef, SyncRunStats, SyncStats,
 };
 use satori_protocol::{GroupBy, ManageAction, ResultMode, Scope, SearchCodebaseParams};
 
@@ -235,16 +235,47 @@ fn span(h: &Hit) -> Span {
     Span::new(h.start_line, h.end_line)
 }
 
-/// A grouped result. The call graph arrives with the navigation tools; until then every group
-/// says why it has no handle and points at a runnable read of its span.
+/// A grouped result. A result with a known symbol in a language the call graph covers
+/// carries a handle for `call_graph`, `file_outline` and `read_file` `open_symbol`; any other
+/// says why it has none and points at runnable reads of its span instead.
 pub(crate) fn group_result(root: &Path, h: &Hit) -> SearchResult {
     let abs_shown = display(&root.join(&h.file));
-    let reason = if !h.language_has_symbols {
-        CallGraphUnsupportedReason::UnsupportedLanguage
-    } else if h.symbol.is_none() {
-        CallGraphUnsupportedReason::MissingSymbol
-    } else {
-        CallGraphUnsupportedReason::CallGraphUnavailable
+    let supported = satori_core::graph::supports(h.language);
+    let (call_graph_hint, navigation_fallback) = match &h.symbol {
+        Some(s) if supported && h.language_has_symbols => (
+            CallGraphHint::Supported {
+                symbol_ref: SymbolRef {
+                    file: h.file.clone(),
+                    symbol_id: s.id.clone(),
+                    symbol_label: Some(s.label.clone()),
+                    span: Some(Span::new(s.start_line, s.end_line)),
+                },
+            },
+            None,
+        ),
+        _ => {
+            let reason = if !h.language_has_symbols || !supported {
+                CallGraphUnsupportedReason::UnsupportedLanguage
+            } else {
+                CallGraphUnsupportedReason::MissingSymbol
+            };
+            let outline = h
+                .language_has_symbols
+                .then(|| Hint::file_outline(&display(root), &h.file, h.start_line, h.end_line));
+            (
+                CallGraphHint::Unsupported { reason },
+                Some(NavigationFallback {
+                    message: "No symbol handle for this result; read the span directly.".to_owned(),
+                    context: NavigationContext {
+                        codebase_root: display(root),
+                        relative_file: h.file.clone(),
+                        absolute_path: abs_shown.clone(),
+                    },
+                    read_span: Hint::read_file(&abs_shown, h.start_line, h.end_line),
+                    file_outline_window: outline,
+                }),
+            )
+        }
     };
     SearchResult::Group(GroupResult {
         group_id: h.group_id.clone(),
@@ -257,19 +288,8 @@ pub(crate) fn group_result(root: &Path, h: &Hit) -> SearchResult {
         indexed_at: (h.indexed_at_ms > 0).then(|| time(h.indexed_at_ms)),
         staleness_bucket: staleness(h.indexed_at_ms),
         collapsed_chunk_count: u32::try_from(h.collapsed_chunk_count).unwrap_or(u32::MAX),
-        call_graph_hint: CallGraphHint::Unsupported { reason },
-        navigation_fallback: Some(NavigationFallback {
-            message:
-                "Call graph navigation is not available for this result; read the span directly."
-                    .to_owned(),
-            context: NavigationContext {
-                codebase_root: display(root),
-                relative_file: h.file.clone(),
-                absolute_path: abs_shown.clone(),
-            },
-            read_span: Hint::read_file(&abs_shown, h.start_line, h.end_line),
-            file_outline_window: None,
-        }),
+        call_graph_hint,
+        navigation_fallback,
         preview: h.text.clone(),
         debug: h.components.as_ref().map(score_debug),
     })
@@ -403,15 +423,31 @@ pub(crate) fn noise_mitigation(noise: &NoiseReport, root_shown: &str) -> NoiseMi
     }
 }
 
-/// One symbol of a file outline. The call graph arrives with the navigation tools.
-pub(crate) fn outline_symbol(s: &Symbol) -> OutlineSymbol {
+/// One symbol of a file outline, with a call-graph handle when the file's language has one.
+pub(crate) fn outline_symbol(file: &str, language: Language, s: &Symbol) -> OutlineSymbol {
     OutlineSymbol {
         symbol_id: s.id.clone(),
         symbol_label: s.label.clone(),
         kind: s.kind.id().to_owned(),
         span: Span::new(s.start_line, s.end_line),
-        call_graph_hint: CallGraphHint::Unsupported {
-            reason: CallGraphUnsupportedReason::CallGraphUnavailable,
-        },
+        call_graph_hint: symbol_hint(file, language, s),
+    }
+}
+
+/// The call-graph handle of a symbol of `file`.
+pub(crate) fn symbol_hint(file: &str, language: Language, s: &Symbol) -> CallGraphHint {
+    if satori_core::graph::supports(language) {
+        CallGraphHint::Supported {
+            symbol_ref: SymbolRef {
+                file: file.to_owned(),
+                symbol_id: s.id.clone(),
+                symbol_label: Some(s.label.clone()),
+                span: Some(Span::new(s.start_line, s.end_line)),
+            },
+        }
+    } else {
+        CallGraphHint::Unsupported {
+            reason: CallGraphUnsupportedReason::UnsupportedLanguage,
+        }
     }
 }

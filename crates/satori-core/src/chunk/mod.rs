@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::graph::FileRefs;
+use crate::graph::extract;
 use crate::lang::Language;
 use crate::util::{hash_parts, hash16};
 
@@ -162,6 +164,8 @@ pub struct ChunkedFile {
     pub chunks: Vec<Chunk>,
     /// Every definition found, sorted by (start_line, end_line, label, id).
     pub symbols: Vec<Symbol>,
+    /// The file's call sites and imports (empty without a grammar).
+    pub refs: FileRefs,
 }
 
 /// Chunks one file. `file` is the root-relative path (used in ids); `text` its UTF-8 content.
@@ -201,7 +205,9 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
             root,
         );
         let symbols = ts::symbols(language, root, text);
-        return assemble(file, language, &lines, &pieces, symbols);
+        let mut chunked = assemble(file, language, &lines, &pieces, symbols);
+        chunked.refs = extract::refs(language, root, text);
+        return chunked;
     }
     let pieces = fallback_pieces(&lines, &opts);
     assemble(file, language, &lines, &pieces, Vec::new())
@@ -339,7 +345,11 @@ fn assemble(
             &b.id,
         ))
     });
-    ChunkedFile { chunks, symbols }
+    ChunkedFile {
+        chunks,
+        symbols,
+        refs: FileRefs::default(),
+    }
 }
 
 fn line_no(i: usize) -> u32 {

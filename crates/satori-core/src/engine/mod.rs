@@ -26,6 +26,7 @@ pub use self::target::{Purpose, Refusal, Target};
 
 use crate::chunk::{ChunkOptions, Symbol, chunk_file};
 use crate::embed::{Embeddings, StaticModel};
+use crate::graph::{CallGraph, GraphFile, GraphStatus};
 use crate::lang::Language;
 use crate::layout::{CodebaseDir, ExistingLock, Fingerprint, Home, Manifest, WriterLock};
 use crate::policy::{Policy, RootRefusal};
@@ -52,6 +53,9 @@ pub struct Engine {
     embeddings: Arc<Embeddings>,
     tuning: SearchTuning,
     open: Mutex<HashMap<PathBuf, Arc<search::Index>>>,
+    /// Resolved call graphs by generation directory (built on first use, dropped with the
+    /// generation's other cached state).
+    graphs: Mutex<HashMap<PathBuf, Arc<CallGraph>>>,
     /// Per codebase, the changes layered in memory over its published generation.
     layers: Mutex<HashMap<PathBuf, layer::Layer>>,
     /// Per codebase, what the last sync that found nothing to do saw (see `sync`).
@@ -73,6 +77,7 @@ impl Engine {
             embeddings,
             tuning,
             open: Mutex::new(HashMap::new()),
+            graphs: Mutex::new(HashMap::new()),
             layers: Mutex::new(HashMap::new()),
             stamps: Mutex::new(HashMap::new()),
             checked: Mutex::new(HashMap::new()),
@@ -259,6 +264,9 @@ impl Engine {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         open.retain(|k, _| !k.starts_with(dir.path()));
         drop(open);
+        let mut graphs = self.graphs.lock().unwrap_or_else(|p| p.into_inner());
+        graphs.retain(|k, _| !k.starts_with(dir.path()));
+        drop(graphs);
         self.drop_layer(root);
     }
 
@@ -285,13 +293,46 @@ impl Engine {
     /// the ids match theirs. Empty when the file's language has no grammar or it defines
     /// nothing. Computed from the text given, not from the index, so it is never stale.
     pub fn outline(&self, file: &str, text: &str) -> Vec<Symbol> {
+        self.outline_of(file, text).1
+    }
+
+    /// [`Engine::outline`] with the language the file was read as (its extension, refined
+    /// by a `#!` line).
+    pub fn outline_of(&self, file: &str, text: &str) -> (Language, Vec<Symbol>) {
         let language = Language::from_path(file)
             .unwrap_or(Language::Text)
             .refined(text);
         if !language.has_symbols() {
-            return Vec::new();
+            return (language, Vec::new());
         }
-        chunk_file(file, language, text, &self.chunk_options).symbols
+        let symbols = chunk_file(file, language, text, &self.chunk_options).symbols;
+        (language, symbols)
+    }
+
+    /// The resolved call graph of a codebase's published generation, built from the
+    /// generation's stored definitions and call sites on first use and kept for the life
+    /// of the generation. `Ok(None)` when the generation predates the call graph (a
+    /// reindex records it); a graph that a sync could only partly carry over answers as
+    /// well, with [`GraphStatus::Partial`].
+    pub fn call_graph(&self, root: &Path) -> Result<Option<(Arc<CallGraph>, GraphStatus)>> {
+        let dir = self.home.codebase(root);
+        let gen_dir = dir
+            .current_dir()
+            .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
+        let mut graphs = self.graphs.lock().unwrap_or_else(|p| p.into_inner());
+        // One codebase's generations replace each other: older entries are dead weight.
+        graphs.retain(|k, _| k == &gen_dir || !k.starts_with(dir.path()));
+        if let Some(g) = graphs.get(&gen_dir) {
+            let status = g.status();
+            return Ok(Some((Arc::clone(g), status)));
+        }
+        let Some(file) = GraphFile::load(&gen_dir)? else {
+            return Ok(None);
+        };
+        let graph = Arc::new(CallGraph::build(file));
+        graphs.insert(gen_dir, Arc::clone(&graph));
+        let status = graph.status();
+        Ok(Some((graph, status)))
     }
 
     /// The manifest of the published generation.

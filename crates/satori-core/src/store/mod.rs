@@ -36,6 +36,7 @@ use tantivy::{
 
 use crate::chunk::ChunkedFile;
 use crate::dense::{DenseIndex, DenseWriter, VectorIndex};
+use crate::graph::{FileGraph, GraphFile};
 use crate::lang::Language;
 use crate::{Error, Result};
 
@@ -236,6 +237,9 @@ pub struct GenerationWriter<'a> {
     table: ChunkTable,
     dense: Option<DenseWriter>,
     base: Option<Base<'a>>,
+    /// Every file's outline and references, saved beside the table (not for in-memory
+    /// generations: the call graph reads published generations only).
+    graph: Option<GraphFile>,
 }
 
 impl<'a> GenerationWriter<'a> {
@@ -262,6 +266,7 @@ impl<'a> GenerationWriter<'a> {
                 ..ChunkTable::default()
             },
             base: None,
+            graph: Some(GraphFile::new()),
         })
     }
 
@@ -283,6 +288,7 @@ impl<'a> GenerationWriter<'a> {
                 ..ChunkTable::default()
             },
             base: None,
+            graph: None,
         })
     }
 
@@ -349,6 +355,20 @@ impl<'a> GenerationWriter<'a> {
                 }
             }
         }
+        // The kept files' outlines and references carry over; a previous generation without
+        // a graph (older than the call graph) gives a graph of the new and changed files only,
+        // which the engine reports as partial until the next full index.
+        // A damaged graph file is not worth failing a sync for: it is dropped the same way.
+        let mut graph = match GraphFile::load(&prev.dir) {
+            Ok(Some(g)) => g,
+            _ => GraphFile {
+                complete: false,
+                ..GraphFile::new()
+            },
+        };
+        let kept: std::collections::HashSet<&str> =
+            table.files.iter().map(|f| f.path.as_str()).collect();
+        graph.files.retain(|f| kept.contains(f.path.as_str()));
         Ok(GenerationWriter {
             dir: dir.to_path_buf(),
             writer,
@@ -356,6 +376,7 @@ impl<'a> GenerationWriter<'a> {
             table,
             dense,
             base: Some(Base { prev }),
+            graph: Some(graph),
         })
     }
 
@@ -424,6 +445,16 @@ impl<'a> GenerationWriter<'a> {
                 }
             }
         }
+        if let Some(graph) = &mut self.graph
+            && (!chunked.symbols.is_empty() || !chunked.refs.calls.is_empty())
+        {
+            graph.files.push(FileGraph {
+                path: file.path.clone(),
+                language: file.language,
+                symbols: chunked.symbols.clone(),
+                refs: chunked.refs.clone(),
+            });
+        }
         let file_id = u32::try_from(self.table.files.len())
             .map_err(|_| Error::Lexical("too many files in one generation".into()))?;
         self.table.files.push(FileEntry {
@@ -470,6 +501,11 @@ impl<'a> GenerationWriter<'a> {
         // files no longer touched) before the engine publishes it.
         self.writer.wait_merging_threads()?;
         self.table.save(&self.dir)?;
+        if let Some(graph) = &mut self.graph {
+            // File order is the order files finished chunking, which varies between runs.
+            graph.files.sort_by(|a, b| a.path.cmp(&b.path));
+            graph.save(&self.dir)?;
+        }
         if let Some(dense) = self.dense {
             dense.finish()?;
             crate::util::sync_dir(&self.dir.join(VECTORS_DIR));

@@ -163,10 +163,13 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     let lines = whole.as_deref().map(split_lines);
 
     // The file's outline, computed on the spot from its current text.
-    let symbols: Option<Vec<Symbol>> = whole
-        .as_deref()
-        .map(|content| ctx.engine.outline(&rel, content))
-        .filter(|s| !s.is_empty());
+    let (language, symbols) = match whole.as_deref() {
+        Some(content) => {
+            let (language, symbols) = ctx.engine.outline_of(&rel, content);
+            (language, Some(symbols).filter(|s| !s.is_empty()))
+        }
+        None => (satori_core::Language::Text, None),
+    };
 
     let (mut start, mut end) = (p.start_line, p.end_line);
     if let Some(open) = &p.open_symbol {
@@ -209,12 +212,16 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                     return reply(&answer, true);
                 }
                 many => {
+                    let matches = many
+                        .iter()
+                        .map(|s| to_proto::outline_symbol(&rel, language, s))
+                        .collect();
                     let answer = OpenSymbolFailure {
                         status: Status::Ambiguous,
                         path: shown,
                         file: rel,
                         message: "Several symbols match open_symbol; pass the symbolId of the one you want.".to_owned(),
-                        matches: many.iter().map(|s| to_proto::outline_symbol(s)).collect(),
+                        matches,
                         warnings: Vec::new(),
                         hints: ReadHints::default(),
                     };
@@ -307,7 +314,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                         symbols: symbols
                             .iter()
                             .filter(|s| s.end_line as usize >= from && s.start_line as usize <= to)
-                            .map(to_proto::outline_symbol)
+                            .map(|s| to_proto::outline_symbol(&rel, language, s))
                             .collect(),
                     }),
                 ),

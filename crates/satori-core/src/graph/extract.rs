@@ -1,0 +1,456 @@
+//! What a syntax tree says about references between definitions: every call site (the name
+//! called, what it was called on, its line) and every import (the module path written and
+//! the names it brings in). Languages differ only in the node kinds and fields listed here;
+//! the walk is shared.
+
+use tree_sitter::Node;
+
+use super::{CallSite, FileRefs, Import, Receiver};
+use crate::lang::Language;
+
+/// Where a call node keeps what it calls.
+#[derive(Clone, Copy)]
+enum Callee {
+    /// An expression in this field (`f`, `obj.f`, `pkg::f`) holds the name.
+    Field(&'static str),
+    /// The name and the receiver are fields of the call itself (Java's `obj.f()`).
+    Split {
+        name: &'static str,
+        receiver: &'static str,
+    },
+    /// The first named child is the called expression (grammars without fields).
+    First,
+}
+
+/// Call node kinds of a language.
+fn call_rules(lang: Language) -> &'static [(&'static str, Callee)] {
+    use Callee::*;
+    match lang {
+        Language::Python => &[("call", Field("function"))],
+        Language::TypeScript | Language::Tsx | Language::JavaScript => &[
+            ("call_expression", Field("function")),
+            ("new_expression", Field("constructor")),
+        ],
+        Language::Rust => &[
+            ("call_expression", Field("function")),
+            ("macro_invocation", Field("macro")),
+        ],
+        Language::Go | Language::C | Language::Zig | Language::Scala => {
+            &[("call_expression", Field("function"))]
+        }
+        Language::Cpp => &[
+            ("call_expression", Field("function")),
+            ("new_expression", Field("type")),
+        ],
+        Language::Java => &[
+            (
+                "method_invocation",
+                Split {
+                    name: "name",
+                    receiver: "object",
+                },
+            ),
+            ("object_creation_expression", Field("type")),
+        ],
+        Language::CSharp => &[
+            ("invocation_expression", Field("function")),
+            ("object_creation_expression", Field("type")),
+        ],
+        Language::Ruby => &[(
+            "call",
+            Split {
+                name: "method",
+                receiver: "receiver",
+            },
+        )],
+        Language::Php => &[
+            ("function_call_expression", Field("function")),
+            (
+                "member_call_expression",
+                Split {
+                    name: "name",
+                    receiver: "object",
+                },
+            ),
+            (
+                "nullsafe_member_call_expression",
+                Split {
+                    name: "name",
+                    receiver: "object",
+                },
+            ),
+            (
+                "scoped_call_expression",
+                Split {
+                    name: "name",
+                    receiver: "scope",
+                },
+            ),
+            ("object_creation_expression", First),
+        ],
+        Language::Kotlin | Language::Swift => &[("call_expression", First)],
+        Language::Elixir => &[("call", Field("target"))],
+        Language::Haskell => &[("apply", Field("function"))],
+        Language::Lua => &[("function_call", Field("name"))],
+        Language::Shell => &[("command", Field("name"))],
+        _ => &[],
+    }
+}
+
+/// Whether `lang` has call rules at all.
+pub(crate) fn has_call_rules(lang: Language) -> bool {
+    !call_rules(lang).is_empty()
+}
+
+/// Import statement kinds of a language.
+fn import_kinds(lang: Language) -> &'static [&'static str] {
+    match lang {
+        Language::Python => &["import_statement", "import_from_statement"],
+        Language::TypeScript | Language::Tsx | Language::JavaScript => &["import_statement"],
+        Language::Rust => &["use_declaration", "mod_item"],
+        Language::Go => &["import_declaration"],
+        Language::Java | Language::Scala => &["import_declaration"],
+        Language::Kotlin => &["import"],
+        Language::C | Language::Cpp => &["preproc_include"],
+        Language::CSharp => &["using_directive"],
+        Language::Php => &["namespace_use_declaration"],
+        Language::Haskell => &["import"],
+        Language::Swift => &["import_declaration"],
+        _ => &[],
+    }
+}
+
+/// Calls that are themselves imports: `require_relative 'x'`, `require("x")`, `@import("x")`,
+/// Elixir's `alias`/`import`, PHP's `require_once` (an expression there).
+fn import_call(lang: Language, name: &str) -> bool {
+    match lang {
+        Language::Ruby => matches!(name, "require" | "require_relative" | "load"),
+        Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Lua => {
+            name == "require"
+        }
+        Language::Zig => name == "@import",
+        Language::Elixir => matches!(name, "alias" | "import" | "require" | "use"),
+        Language::Shell => matches!(name, "source" | "."),
+        _ => false,
+    }
+}
+
+/// Names that the grammar parses as calls but that are syntax: Elixir's definitions and
+/// control flow are calls, so are a few Ruby and shell keywords.
+fn is_keyword_call(lang: Language, name: &str) -> bool {
+    match lang {
+        Language::Elixir => matches!(
+            name,
+            "def"
+                | "defp"
+                | "defmacro"
+                | "defmacrop"
+                | "defmodule"
+                | "defstruct"
+                | "defimpl"
+                | "defprotocol"
+                | "defdelegate"
+                | "defguard"
+                | "defguardp"
+                | "defexception"
+                | "defoverridable"
+                | "if"
+                | "unless"
+                | "case"
+                | "cond"
+                | "with"
+                | "for"
+                | "fn"
+                | "quote"
+                | "unquote"
+                | "receive"
+                | "try"
+                | "raise"
+                | "describe"
+                | "test"
+        ),
+        Language::Ruby => matches!(
+            name,
+            "attr_reader"
+                | "attr_writer"
+                | "attr_accessor"
+                | "private"
+                | "protected"
+                | "public"
+                | "include"
+                | "extend"
+                | "raise"
+                | "puts"
+        ),
+        _ => false,
+    }
+}
+
+/// Fields that hold the name part of a member expression, most specific first.
+const NAME_FIELDS: &[&str] = &[
+    "property",
+    "attribute",
+    "field",
+    "member",
+    "method",
+    "right",
+    "suffix",
+    "id",
+    "name",
+];
+
+/// Fields that hold what a member expression is taken on.
+const RECEIVER_FIELDS: &[&str] = &[
+    "object",
+    "value",
+    "argument",
+    "operand",
+    "expression",
+    "path",
+    "scope",
+    "qualifier",
+    "table",
+    "left",
+    "target",
+    "module",
+    "receiver",
+];
+
+fn text<'s>(src: &'s str, n: Node) -> &'s str {
+    src.get(n.byte_range()).unwrap_or("")
+}
+
+/// The receiver as written, classified: `self`/`this` is the enclosing type.
+fn receiver_of(src: &str, n: Node) -> Receiver {
+    let t = text(src, n).trim();
+    match t {
+        "self" | "this" | "Self" | "@" | "$this" | "static" | "parent" | "super" => {
+            Receiver::SelfType
+        }
+        _ if !t.is_empty()
+            && t.len() <= 64
+            && t.chars().all(|c| {
+                c.is_alphanumeric() || matches!(c, '_' | '$' | '@' | ':' | '.' | '\\')
+            }) =>
+        {
+            Receiver::Named(t.trim_start_matches(['$', '@']).to_owned())
+        }
+        _ => Receiver::Expression,
+    }
+}
+
+/// The called name (and receiver) of a callee expression, or `None` when the callee is not
+/// a name (a call of a call's result, of a lambda, of an index).
+fn callee_name(src: &str, mut n: Node, mut receiver: Receiver) -> Option<(String, Receiver)> {
+    for _ in 0..8 {
+        match n.kind() {
+            // Wrappers around the callee.
+            "generic_function"
+            | "generic_name"
+            | "template_function"
+            | "parenthesized_expression"
+            | "command_name" => {
+                n = n
+                    .child_by_field_name("function")
+                    .or_else(|| n.child_by_field_name("name"))
+                    .or_else(|| n.named_child(0))?;
+                continue;
+            }
+            // Kotlin writes `a.b` as two named children, receiver first.
+            "navigation_expression" if n.child_by_field_name("target").is_none() => {
+                let count = n.named_child_count();
+                let last = n.named_child((count.checked_sub(1)?) as u32)?;
+                if count >= 2 {
+                    receiver = receiver_of(src, n.named_child(0)?);
+                }
+                n = last;
+                continue;
+            }
+            // Haskell's `f x y` nests applications: the function is the innermost.
+            "apply" => {
+                n = n.child_by_field_name("function")?;
+                continue;
+            }
+            _ => {}
+        }
+        if n.named_child_count() == 0 {
+            let name = text(src, n).trim();
+            let name = name.trim_start_matches('$');
+            if name.is_empty()
+                || name.len() > 128
+                || !name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '@' | '!' | '?' | '-'))
+            {
+                return None;
+            }
+            return Some((name.trim_end_matches('!').to_owned(), receiver));
+        }
+        let named = NAME_FIELDS
+            .iter()
+            .find_map(|f| n.child_by_field_name(f).map(|c| (c, *f)));
+        match named {
+            Some((name, field)) => {
+                if let Some(r) = RECEIVER_FIELDS
+                    .iter()
+                    .find_map(|f| n.child_by_field_name(f))
+                {
+                    receiver = receiver_of(src, r);
+                } else if field == "suffix" {
+                    receiver = Receiver::Expression;
+                }
+                n = name;
+            }
+            None => {
+                // A node with children but no name field: an identifier spelled with parts
+                // (Swift's `navigation_suffix` holds the name in `suffix`, handled above; a
+                // qualified type holds it last).
+                let count = n.named_child_count();
+                n = n.named_child((count.checked_sub(1)?) as u32)?;
+            }
+        }
+    }
+    None
+}
+
+/// The (name, receiver) a call node calls.
+fn call_target(src: &str, call: Node, how: Callee) -> Option<(String, Receiver)> {
+    match how {
+        Callee::Field(f) => callee_name(src, call.child_by_field_name(f)?, Receiver::None),
+        Callee::Split { name, receiver } => {
+            let r = call
+                .child_by_field_name(receiver)
+                .map(|r| receiver_of(src, r))
+                .unwrap_or(Receiver::None);
+            callee_name(src, call.child_by_field_name(name)?, r)
+        }
+        Callee::First => {
+            let first = call.named_child(0)?;
+            // PHP's `new Foo()` starts with the class name; Kotlin and Swift with the callee.
+            callee_name(src, first, Receiver::None)
+        }
+    }
+}
+
+/// String literals inside an import, unquoted (module paths: `'./x'`, `"x.h"`).
+fn strings_in(src: &str, n: Node, out: &mut Vec<String>) {
+    let mut stack = vec![n];
+    let mut cursor = n.walk();
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        if kind.contains("string") || kind == "system_lib_string" {
+            let t = text(src, node).trim_matches(|c| matches!(c, '"' | '\'' | '`' | '<' | '>'));
+            if !t.is_empty() && t.len() < 256 && !t.contains('\n') {
+                out.push(t.to_owned());
+            }
+            continue;
+        }
+        stack.extend(node.named_children(&mut cursor));
+    }
+}
+
+/// Identifiers inside an import (the names it binds, and the parts of its path).
+fn identifiers_in(src: &str, n: Node, out: &mut Vec<String>) {
+    let mut stack = vec![n];
+    let mut cursor = n.walk();
+    while let Some(node) = stack.pop() {
+        if node.named_child_count() == 0 {
+            let kind = node.kind();
+            if kind.contains("identifier") || kind == "name" || kind == "module" {
+                let t = text(src, node).trim();
+                if !t.is_empty() && t.len() <= 128 {
+                    out.push(t.to_owned());
+                }
+            }
+            continue;
+        }
+        if node.kind().contains("string") {
+            continue;
+        }
+        stack.extend(node.named_children(&mut cursor));
+    }
+}
+
+/// The module path an import statement names, in the writing of its language (`a.b.c`,
+/// `crate::a::b`, `./a/b`, `a/b.h`): the statement's text without the keyword and the
+/// imported list, which is enough to compare it with file paths.
+fn import_path(lang: Language, src: &str, n: Node) -> String {
+    let mut strings = Vec::new();
+    strings_in(src, n, &mut strings);
+    if let Some(s) = strings.into_iter().next() {
+        return s;
+    }
+    let field = match lang {
+        Language::Python if n.kind() == "import_from_statement" => "module_name",
+        Language::Rust if n.kind() == "mod_item" => "name",
+        Language::Rust => "argument",
+        _ => "",
+    };
+    let node = n.child_by_field_name(field).unwrap_or(n);
+    let t = text(src, node);
+    let t = t
+        .split(['{', '(', ';', '\n'])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_start_matches("import ")
+        .trim_start_matches("using ")
+        .trim_start_matches("use ")
+        .trim_start_matches("static ")
+        .trim();
+    t.to_owned()
+}
+
+/// Every call site and import of a parsed file. `text` is the text `root` was parsed from.
+pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
+    let rules = call_rules(lang);
+    let imports = import_kinds(lang);
+    let mut out = FileRefs::default();
+    if rules.is_empty() && imports.is_empty() {
+        return out;
+    }
+    let mut stack = vec![root];
+    let mut cursor = root.walk();
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        if imports.contains(&kind) {
+            let mut names = Vec::new();
+            identifiers_in(src, node, &mut names);
+            out.imports.push(Import {
+                path: import_path(lang, src, node),
+                names,
+                line: node.start_position().row as u32 + 1,
+            });
+            // A Rust `mod x { ... }` holds code; other imports hold nothing to walk.
+            if kind != "mod_item" {
+                continue;
+            }
+        }
+        if let Some(&(_, how)) = rules.iter().find(|(k, _)| *k == kind)
+            && let Some((name, receiver)) = call_target(src, node, how)
+        {
+            let line = node.start_position().row as u32 + 1;
+            if import_call(lang, &name) {
+                let mut paths = Vec::new();
+                strings_in(src, node, &mut paths);
+                let mut names = Vec::new();
+                if lang == Language::Elixir {
+                    identifiers_in(src, node, &mut names);
+                    names.retain(|n| *n != name);
+                }
+                let path = paths.into_iter().next().unwrap_or_else(|| names.join("."));
+                out.imports.push(Import { path, names, line });
+            } else if !is_keyword_call(lang, &name) {
+                out.calls.push(CallSite {
+                    name,
+                    receiver,
+                    line,
+                });
+            }
+        }
+        let first = stack.len();
+        stack.extend(node.named_children(&mut cursor));
+        stack[first..].reverse();
+    }
+    out
+}

@@ -1,0 +1,133 @@
+//! The call graph: which definitions call which, across the files of a codebase.
+//!
+//! Chunking records, per file, its definitions (the outline) and its references (call sites
+//! and imports, see `extract`). A generation stores them in one file ([`GRAPH_FILE`]), carried
+//! over file by file when a sync derives the next generation, so only changed files are parsed
+//! again. Resolution (`resolve`) runs when the graph is first asked for: it is heuristic and
+//! says so — a call is matched by name, preferring the caller's own type and file, then files
+//! the caller imports, then its directory, then a unique definition anywhere; every edge
+//! carries how sure it is, and every site it could not pin down becomes a note.
+
+pub(crate) mod extract;
+mod resolve;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::Symbol;
+use crate::lang::Language;
+use crate::{Error, Result};
+
+pub use resolve::{
+    CallGraph, Direction, EdgeKind, GraphEdge, GraphNode, GraphQuery, GraphStatus, GraphView,
+};
+
+/// The file of a generation that holds every file's definitions and references.
+pub const GRAPH_FILE: &str = "graph.json";
+
+/// Bumped when what [`FileRefs`] records changes; an older graph file is not read.
+const GRAPH_VERSION: u32 = 1;
+
+/// Whether the call graph covers files of `language` (it has a grammar and call rules).
+pub fn supports(language: Language) -> bool {
+    extract::has_call_rules(language)
+}
+
+/// What a call was made on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Receiver {
+    /// A bare name: `f()`.
+    None,
+    /// The enclosing type: `self.f()`, `this.f()`, `@f`.
+    SelfType,
+    /// A name or a dotted path: `svc.f()`, `Ledger::new()`, `fmt.Println`.
+    Named(String),
+    /// Anything else: `make().f()`, `xs[0].f()`.
+    Expression,
+}
+
+/// One call site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSite {
+    /// The name called (the last part of `a.b.c()`).
+    pub name: String,
+    pub receiver: Receiver,
+    /// 1-based line of the call.
+    pub line: u32,
+}
+
+/// One import: the module path as written and the names it mentions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Import {
+    /// `./orders/service`, `crate::orders::service`, `orders.service`, `orders/service.h`.
+    pub path: String,
+    /// Identifiers written in the statement (imported names and the parts of the path).
+    pub names: Vec<String>,
+    /// 1-based line of the statement.
+    pub line: u32,
+}
+
+/// The references of one file, as chunking found them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRefs {
+    pub calls: Vec<CallSite>,
+    pub imports: Vec<Import>,
+}
+
+/// Everything the graph keeps of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileGraph {
+    /// Root-relative, `/`-separated.
+    pub path: String,
+    pub language: Language,
+    /// The file's outline.
+    pub symbols: Vec<Symbol>,
+    pub refs: FileRefs,
+}
+
+/// The stored form: every file of a generation.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GraphFile {
+    pub version: u32,
+    /// Every file of the generation is in it: false when a sync derived it from a
+    /// generation that had no graph, so only the files it chunked are.
+    pub complete: bool,
+    pub files: Vec<FileGraph>,
+}
+
+impl GraphFile {
+    /// An empty graph of the current version.
+    pub fn new() -> Self {
+        GraphFile {
+            version: GRAPH_VERSION,
+            complete: true,
+            files: Vec::new(),
+        }
+    }
+
+    /// Writes `<dir>/graph.json` (the generation directory is published as a whole, so a
+    /// plain write is enough).
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(GRAPH_FILE);
+        let bytes = serde_json::to_vec(self)
+            .map_err(|e| Error::Lexical(format!("cannot encode the call graph: {e}")))?;
+        std::fs::write(&path, bytes).map_err(|e| Error::io("write", &path, e))
+    }
+
+    /// Reads `<dir>/graph.json`; `Ok(None)` when the generation has none (it predates the
+    /// call graph) or one of another version.
+    pub fn load(dir: &Path) -> Result<Option<GraphFile>> {
+        let path = dir.join(GRAPH_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        let graph: GraphFile = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Lexical(format!("the call graph {} is damaged: {e}", path.display()))
+        })?;
+        Ok((graph.version == GRAPH_VERSION).then_some(graph))
+    }
+}
