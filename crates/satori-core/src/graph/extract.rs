@@ -243,6 +243,10 @@ fn receiver_of(src: &str, n: Node) -> Receiver {
 /// a name (a call of a call's result, of a lambda, of an index).
 fn callee_name(src: &str, mut n: Node, mut receiver: Receiver) -> Option<(String, Receiver)> {
     for _ in 0..8 {
+        // The result of a call, or an argument list reached by descending: not a name.
+        if n.kind().contains("call") || n.kind().contains("arguments") {
+            return None;
+        }
         match n.kind() {
             // Wrappers around the callee.
             "generic_function"
@@ -401,6 +405,24 @@ fn import_path(lang: Language, src: &str, n: Node) -> String {
     t.to_owned()
 }
 
+/// The ids of the named node kinds called `kinds` (a grammar may alias several ids to one
+/// name), so the walk compares numbers instead of strings.
+fn kind_ids(root: Node, kinds: &[&str]) -> Vec<(u16, usize)> {
+    let lang = root.language();
+    let mut out = Vec::new();
+    for id in 0..lang.node_kind_count() as u16 {
+        if !lang.node_kind_is_named(id) {
+            continue;
+        }
+        if let Some(name) = lang.node_kind_for_id(id)
+            && let Some(i) = kinds.iter().position(|k| *k == name)
+        {
+            out.push((id, i));
+        }
+    }
+    out
+}
+
 /// Every call site and import of a parsed file. `text` is the text `root` was parsed from.
 pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
     let rules = call_rules(lang);
@@ -409,25 +431,31 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
     if rules.is_empty() && imports.is_empty() {
         return out;
     }
-    let mut stack = vec![root];
+    let call_names: Vec<&str> = rules.iter().map(|(k, _)| *k).collect();
+    let call_ids = kind_ids(root, &call_names);
+    let import_ids = kind_ids(root, imports);
+    // A cursor walk: indexing a large codebase visits millions of nodes here.
     let mut cursor = root.walk();
-    while let Some(node) = stack.pop() {
-        let kind = node.kind();
-        if imports.contains(&kind) {
-            let mut names = Vec::new();
-            identifiers_in(src, node, &mut names);
-            out.imports.push(Import {
-                path: import_path(lang, src, node),
-                names,
-                line: node.start_position().row as u32 + 1,
-            });
-            // A Rust `mod x { ... }` holds code; other imports hold nothing to walk.
-            if kind != "mod_item" {
-                continue;
+    loop {
+        let node = cursor.node();
+        let id = node.kind_id();
+        let mut descend = true;
+        if import_ids.iter().any(|(i, _)| *i == id) {
+            // `mod x;` imports a file; `mod x { ... }` only holds code.
+            let inline_module =
+                node.kind() == "mod_item" && node.child_by_field_name("body").is_some();
+            if !inline_module {
+                let mut names = Vec::new();
+                identifiers_in(src, node, &mut names);
+                out.imports.push(Import {
+                    path: import_path(lang, src, node),
+                    names,
+                    line: node.start_position().row as u32 + 1,
+                });
+                descend = false;
             }
-        }
-        if let Some(&(_, how)) = rules.iter().find(|(k, _)| *k == kind)
-            && let Some((name, receiver)) = call_target(src, node, how)
+        } else if let Some(&(_, rule)) = call_ids.iter().find(|(i, _)| *i == id)
+            && let Some((name, receiver)) = call_target(src, node, rules[rule].1)
         {
             let line = node.start_position().row as u32 + 1;
             if import_call(lang, &name) {
@@ -438,7 +466,10 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
                     identifiers_in(src, node, &mut names);
                     names.retain(|n| *n != name);
                 }
-                let path = paths.into_iter().next().unwrap_or_else(|| names.join("."));
+                let path = paths
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| names.join("."));
                 out.imports.push(Import { path, names, line });
             } else if !is_keyword_call(lang, &name) {
                 out.calls.push(CallSite {
@@ -448,9 +479,13 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
                 });
             }
         }
-        let first = stack.len();
-        stack.extend(node.named_children(&mut cursor));
-        stack[first..].reverse();
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
     }
-    out
 }

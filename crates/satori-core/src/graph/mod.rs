@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::Symbol;
+use crate::chunk::{Symbol, SymbolKind};
 use crate::lang::Language;
 use crate::{Error, Result};
 
@@ -76,8 +76,10 @@ pub struct FileRefs {
     pub imports: Vec<Import>,
 }
 
-/// Everything the graph keeps of one file.
+/// Everything the graph keeps of one file. Stored as arrays, not objects ([`StoredFile`]):
+/// field names repeated for every symbol and call would be most of the file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "StoredFile", from = "StoredFile")]
 pub struct FileGraph {
     /// Root-relative, `/`-separated.
     pub path: String,
@@ -85,6 +87,94 @@ pub struct FileGraph {
     /// The file's outline.
     pub symbols: Vec<Symbol>,
     pub refs: FileRefs,
+}
+
+/// A symbol as stored: id, name, label, kind, first and last line, scope.
+type StoredSymbol = (String, String, String, SymbolKind, u32, u32, Vec<String>);
+
+/// A call as stored: name, receiver (`""` none, `"."` the enclosing type, `"~"` an
+/// expression, else the name written), line.
+type StoredCall = (String, String, u32);
+
+/// A file as stored: path, language, symbols, calls, imports (path, names, line).
+#[derive(Serialize, Deserialize)]
+struct StoredFile(
+    String,
+    Language,
+    Vec<StoredSymbol>,
+    Vec<StoredCall>,
+    Vec<(String, Vec<String>, u32)>,
+);
+
+impl From<FileGraph> for StoredFile {
+    fn from(f: FileGraph) -> Self {
+        let symbols = f
+            .symbols
+            .into_iter()
+            .map(|s| (s.id, s.name, s.label, s.kind, s.start_line, s.end_line, s.scope))
+            .collect();
+        let calls = f
+            .refs
+            .calls
+            .into_iter()
+            .map(|c| {
+                let receiver = match c.receiver {
+                    Receiver::None => String::new(),
+                    Receiver::SelfType => ".".to_owned(),
+                    Receiver::Expression => "~".to_owned(),
+                    Receiver::Named(n) => n,
+                };
+                (c.name, receiver, c.line)
+            })
+            .collect();
+        let imports = f
+            .refs
+            .imports
+            .into_iter()
+            .map(|i| (i.path, i.names, i.line))
+            .collect();
+        StoredFile(f.path, f.language, symbols, calls, imports)
+    }
+}
+
+impl From<StoredFile> for FileGraph {
+    fn from(StoredFile(path, language, symbols, calls, imports): StoredFile) -> Self {
+        FileGraph {
+            path,
+            language,
+            symbols: symbols
+                .into_iter()
+                .map(|(id, name, label, kind, start_line, end_line, scope)| Symbol {
+                    id,
+                    name,
+                    label,
+                    kind,
+                    start_line,
+                    end_line,
+                    scope,
+                })
+                .collect(),
+            refs: FileRefs {
+                calls: calls
+                    .into_iter()
+                    .map(|(name, receiver, line)| CallSite {
+                        name,
+                        receiver: match receiver.as_str() {
+                            "" => Receiver::None,
+                            "." => Receiver::SelfType,
+                            "~" => Receiver::Expression,
+                            _ => Receiver::Named(receiver),
+                        },
+                        line,
+                    })
+                    .collect(),
+                imports: imports
+                    .into_iter()
+                    .map(|(path, names, line)| Import { path, names, line })
+                    .collect(),
+            },
+        }
+    }
 }
 
 /// The stored form: every file of a generation.

@@ -446,6 +446,7 @@ impl<'a> GenerationWriter<'a> {
             }
         }
         if let Some(graph) = &mut self.graph
+            && crate::graph::supports(file.language)
             && (!chunked.symbols.is_empty() || !chunked.refs.calls.is_empty())
         {
             graph.files.push(FileGraph {
