@@ -249,11 +249,6 @@ fn python() {
     check("python");
 }
 
-#[test]
-fn zz() {
-    check("zz");
-}
-
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();

@@ -466,10 +466,7 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
                     identifiers_in(src, node, &mut names);
                     names.retain(|n| *n != name);
                 }
-                let path = paths
-                    .into_iter()
-                    .next()
-                    .unwrap_or_else(|| names.join("."));
+                let path = paths.into_iter().next().unwrap_or_else(|| names.join("."));
                 out.imports.push(Import { path, names, line });
             } else if !is_keyword_call(lang, &name) {
                 out.calls.push(CallSite {

@@ -111,7 +111,17 @@ impl From<FileGraph> for StoredFile {
         let symbols = f
             .symbols
             .into_iter()
-            .map(|s| (s.id, s.name, s.label, s.kind, s.start_line, s.end_line, s.scope))
+            .map(|s| {
+                (
+                    s.id,
+                    s.name,
+                    s.label,
+                    s.kind,
+                    s.start_line,
+                    s.end_line,
+                    s.scope,
+                )
+            })
             .collect();
         let calls = f
             .refs
@@ -144,15 +154,17 @@ impl From<StoredFile> for FileGraph {
             language,
             symbols: symbols
                 .into_iter()
-                .map(|(id, name, label, kind, start_line, end_line, scope)| Symbol {
-                    id,
-                    name,
-                    label,
-                    kind,
-                    start_line,
-                    end_line,
-                    scope,
-                })
+                .map(
+                    |(id, name, label, kind, start_line, end_line, scope)| Symbol {
+                        id,
+                        name,
+                        label,
+                        kind,
+                        start_line,
+                        end_line,
+                        scope,
+                    },
+                )
                 .collect(),
             refs: FileRefs {
                 calls: calls
