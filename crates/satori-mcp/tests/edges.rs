@@ -175,7 +175,7 @@ async fn edges(c: &mut Raw) {
     let tools = c.request(json!(1), "tools/list", json!({})).await;
     assert_eq!(
         tools["result"]["tools"].as_array().unwrap().len(),
-        4,
+        6,
         "{tools}"
     );
 

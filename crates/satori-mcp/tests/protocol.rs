@@ -243,8 +243,12 @@ impl Harness {
 /// Every envelope the server sends must read back as the contract's envelope type.
 #[track_caller]
 fn conforms_to_contract(tool: &str, v: &Value) {
-    use satori_protocol::envelope::{ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope};
+    use satori_protocol::envelope::{
+        CallGraphEnvelope, FileOutlineEnvelope, ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope,
+    };
     let checked = match tool {
+        "file_outline" => serde_json::from_value::<FileOutlineEnvelope>(v.clone()).map(|_| ()),
+        "call_graph" => serde_json::from_value::<CallGraphEnvelope>(v.clone()).map(|_| ()),
         "manage_index" => serde_json::from_value::<ManageIndexEnvelope>(v.clone()).map(|_| ()),
         "search_codebase" => serde_json::from_value::<SearchEnvelope>(v.clone()).map(|_| ()),
         "read_file" => serde_json::from_value::<ReadFileAnswer>(v.clone()).map(|_| ()),
@@ -490,6 +494,189 @@ async fn read_file_paths() {
 }
 
 /// Every invalid-arguments path of the contract: one line, `isError: true`.
+/// `file_outline`, `call_graph` and `read_file` `open_symbol` over one codebase: the gates,
+/// outlines (window, limit, exact with ok/ambiguous/not_found), the files an outline refuses,
+/// a walk in each direction, and the handles after edits: a moved function keeps its id, a
+/// renamed one answers `not_found` with a search to refresh it.
+#[tokio::test]
+async fn navigation() {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    let mut out = Vec::new();
+    macro_rules! step {
+        ($name:expr, $tool:expr, $args:expr) => {{
+            let r = h.check($tool, $args).await;
+            out.push(json!({"step": $name, "result": r.clone()}));
+            r
+        }};
+    }
+    let router = "src/server/router.py";
+    step!(
+        "outline untracked",
+        "file_outline",
+        json!({"path": repo, "file": router})
+    );
+    step!(
+        "graph untracked",
+        "call_graph",
+        json!({"path": repo, "symbolRef": {"file": router, "symbolId": "sym_0000000000000000"}})
+    );
+    h.create_and_wait().await;
+    let outline = step!(
+        "outline",
+        "file_outline",
+        json!({"path": repo, "file": router})
+    );
+    step!(
+        "outline window",
+        "file_outline",
+        json!({"path": repo, "file": router, "start_line": 13, "end_line": 16})
+    );
+    step!(
+        "outline limit",
+        "file_outline",
+        json!({"path": repo, "file": router, "limitSymbols": 2})
+    );
+    step!(
+        "outline from a subdirectory path",
+        "file_outline",
+        json!({"path": format!("{repo}/src"), "file": "server/router.py"})
+    );
+    step!(
+        "exact by label",
+        "file_outline",
+        json!({"path": repo, "file": router, "resolveMode": "exact", "symbolLabelExact": "route_request"})
+    );
+    step!(
+        "exact unknown",
+        "file_outline",
+        json!({"path": repo, "file": router, "resolveMode": "exact", "symbolLabelExact": "dispatch"})
+    );
+    write(
+        &h.repo(),
+        "src/handlers.py",
+        b"class Users:\n    def handle(self, request):\n        return request\n\n\nclass Orders:\n    def handle(self, request):\n        return request\n",
+    );
+    step!(
+        "exact ambiguous",
+        "file_outline",
+        json!({"path": repo, "file": "src/handlers.py", "resolveMode": "exact", "symbolLabelExact": "handle"})
+    );
+    step!(
+        "unsupported language",
+        "file_outline",
+        json!({"path": repo, "file": "notes/long.txt"})
+    );
+    step!(
+        "binary",
+        "file_outline",
+        json!({"path": repo, "file": "assets/logo.png"})
+    );
+    step!(
+        "missing file",
+        "file_outline",
+        json!({"path": repo, "file": "src/server/gone.py"})
+    );
+    step!(
+        "parent directory",
+        "file_outline",
+        json!({"path": repo, "file": "../etc/passwd"})
+    );
+    write(&h.repo(), ".env", b"API_KEY=abc\n");
+    step!(
+        "secrets",
+        "file_outline",
+        json!({"path": repo, "file": ".env"})
+    );
+
+    let symbols = outline["structuredContent"]["outline"]["symbols"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let handle = |name: &str| -> Value {
+        symbols
+            .iter()
+            .find(|s| s["symbolLabel"].as_str().unwrap().contains(name))
+            .unwrap_or_else(|| panic!("no {name} in {symbols:?}"))["callGraphHint"]["symbolRef"]
+            .clone()
+    };
+    let route = handle("route_request");
+    step!(
+        "callers depth 2",
+        "call_graph",
+        json!({"path": repo, "symbolRef": route, "direction": "callers", "depth": 2})
+    );
+    step!(
+        "callees",
+        "call_graph",
+        json!({"path": repo, "symbolRef": route, "direction": "callees"})
+    );
+    step!(
+        "bidirectional, limit 1",
+        "call_graph",
+        json!({"path": repo, "symbolRef": route, "direction": "bidirectional", "limit": 1})
+    );
+    step!(
+        "stale id",
+        "call_graph",
+        json!({"path": repo, "symbolRef": {"file": router, "symbolId": "sym_0000000000000000", "symbolLabel": "route_request"}})
+    );
+    step!(
+        "no call graph for the language",
+        "call_graph",
+        json!({"path": repo, "symbolRef": {"file": "notes/long.txt", "symbolId": "sym_0000000000000000", "span": {"startLine": 1, "endLine": 3}}})
+    );
+    step!(
+        "open symbol by id",
+        "read_file",
+        json!({"path": format!("{repo}/{router}"), "open_symbol": {"symbolId": route["symbolId"]}})
+    );
+
+    // Lines added above the function move it: same id, new span, same callers.
+    let path = h.repo().join(router);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("import os\nimport sys\n\n{text}")).unwrap();
+    step!(
+        "sync after a move",
+        "manage_index",
+        json!({"action": "sync", "path": repo})
+    );
+    let moved = step!(
+        "moved function keeps its id",
+        "file_outline",
+        json!({"path": repo, "file": router, "resolveMode": "exact", "symbolIdExact": route["symbolId"]})
+    );
+    assert_eq!(moved["structuredContent"]["status"], "ok");
+    step!(
+        "callers after the move",
+        "call_graph",
+        json!({"path": repo, "symbolRef": route, "direction": "callers"})
+    );
+    // A renamed function is another symbol: the old handle is stale.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("def route_request", "def dispatch_request"),
+    )
+    .unwrap();
+    step!(
+        "sync after a rename",
+        "manage_index",
+        json!({"action": "sync", "path": repo})
+    );
+    step!(
+        "renamed function",
+        "call_graph",
+        json!({"path": repo, "symbolRef": route, "direction": "callers"})
+    );
+    step!(
+        "renamed function by id",
+        "file_outline",
+        json!({"path": repo, "file": router, "resolveMode": "exact", "symbolIdExact": route["symbolId"]})
+    );
+    insta::assert_json_snapshot!(out);
+}
+
 #[tokio::test]
 async fn invalid_arguments() {
     let h = Harness::new().await;
@@ -553,7 +740,7 @@ async fn unknown_tool_is_a_protocol_error() {
     let h = Harness::new().await;
     let err = h
         .client
-        .call_tool(CallToolRequestParams::new("file_outline"))
+        .call_tool(CallToolRequestParams::new("rename_symbol"))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("unknown tool"), "{err}");
@@ -823,6 +1010,10 @@ fn collect_structured(name: &str, v: &Value, out: &mut Vec<(String, &'static str
                 // Only manage_index says its name; a search echoes its request.
                 let tool = if sc["tool"] == "manage_index" {
                     "manage_index"
+                } else if sc.get("edges").is_some() {
+                    "call_graph"
+                } else if sc.get("outline").is_some() && sc.get("mode").is_none() {
+                    "file_outline"
                 } else if sc.get("resultMode").is_some() {
                     "search_codebase"
                 } else {
@@ -952,7 +1143,9 @@ fn schema_errors(schema: &Value, value: &Value, at: &str, errors: &mut Vec<Strin
 /// refuses unknown keys too) and writes back to the same JSON, so the type is the wire shape.
 #[tokio::test]
 async fn snapshot_envelopes_conform_to_the_output_schemas() {
-    use satori_protocol::envelope::{ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope};
+    use satori_protocol::envelope::{
+        CallGraphEnvelope, FileOutlineEnvelope, ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope,
+    };
     fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> Value {
         let typed: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}"));
         serde_json::to_value(typed).unwrap()
@@ -974,13 +1167,21 @@ async fn snapshot_envelopes_conform_to_the_output_schemas() {
         let back = match tool {
             "manage_index" => round_trip::<ManageIndexEnvelope>(&envelope),
             "search_codebase" => round_trip::<SearchEnvelope>(&envelope),
+            "file_outline" => round_trip::<FileOutlineEnvelope>(&envelope),
+            "call_graph" => round_trip::<CallGraphEnvelope>(&envelope),
             _ => round_trip::<ReadFileAnswer>(&envelope),
         };
         assert_eq!(back, envelope, "{file} ({tool}) does not round-trip");
         *counts.entry(tool).or_insert(0) += 1;
     }
     // The walk found the envelopes (a renamed snapshot directory must not pass silently).
-    for tool in ["manage_index", "search_codebase", "read_file"] {
+    for tool in [
+        "manage_index",
+        "search_codebase",
+        "read_file",
+        "file_outline",
+        "call_graph",
+    ] {
         assert!(counts.get(tool).copied().unwrap_or(0) >= 5, "{counts:?}");
     }
     // And the check itself refuses what it must: an extra key, a missing one, a wrong type.

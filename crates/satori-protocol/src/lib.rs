@@ -17,6 +17,7 @@ mod macros;
 pub mod docs;
 pub mod env;
 pub mod envelope;
+mod handle;
 pub mod registry;
 mod schema;
 pub mod tools;
@@ -29,6 +30,8 @@ pub use registry::{
     SCHEMAS_JSON, ToolDef, generated_tools, parse_tool_args, parse_tool_args_value, schemas_json,
     tool_def, tools,
 };
+pub use tools::call_graph::{self, CallGraphParams, Direction, DirectionArg};
+pub use tools::file_outline::{self, FileOutlineParams, ResolveMode};
 pub use tools::list_codebases::{self, ListCodebasesParams};
 pub use tools::manage_index::{self, ManageAction, ManageIndexParams};
 pub use tools::read_file::{self, OpenSymbol, ReadFileParams, ReadMode};

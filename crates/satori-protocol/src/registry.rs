@@ -11,9 +11,13 @@ use std::sync::OnceLock;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
-use crate::envelope::{ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope};
+use crate::envelope::{
+    CallGraphEnvelope, FileOutlineEnvelope, ManageIndexEnvelope, ReadFileAnswer, SearchEnvelope,
+};
 use crate::schema::{input_schema, output_schema};
-use crate::tools::{list_codebases, manage_index, read_file, search_codebase};
+use crate::tools::{
+    call_graph, file_outline, list_codebases, manage_index, read_file, search_codebase,
+};
 use crate::validate::{InvalidArguments, Problem, ToolParams, describe, parse_args};
 
 /// Everything a server needs to advertise one tool and a client needs to drive it.
@@ -175,6 +179,24 @@ fn build(schemas: Schemas) -> Vec<ToolDef> {
             true,
         )
         .answers::<SearchEnvelope>(schemas),
+        def::<file_outline::FileOutlineParams>(
+            schemas,
+            file_outline::NAME,
+            file_outline::TITLE,
+            file_outline::DESCRIPTION,
+            true,
+            true,
+        )
+        .answers::<FileOutlineEnvelope>(schemas),
+        def::<call_graph::CallGraphParams>(
+            schemas,
+            call_graph::NAME,
+            call_graph::TITLE,
+            call_graph::DESCRIPTION,
+            true,
+            true,
+        )
+        .answers::<CallGraphEnvelope>(schemas),
         def::<read_file::ReadFileParams>(
             schemas,
             read_file::NAME,

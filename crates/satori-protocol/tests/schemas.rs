@@ -76,6 +76,8 @@ fn registry_order() {
             "list_codebases",
             "manage_index",
             "search_codebase",
+            "file_outline",
+            "call_graph",
             "read_file"
         ]
     );
@@ -176,7 +178,13 @@ fn output_schemas_are_closed_object_schemas() {
         .collect();
     assert_eq!(
         with_output,
-        ["manage_index", "search_codebase", "read_file"]
+        [
+            "manage_index",
+            "search_codebase",
+            "file_outline",
+            "call_graph",
+            "read_file"
+        ]
     );
     for tool in tools() {
         let Some(schema) = &tool.output_schema else {
@@ -260,7 +268,14 @@ fn compatible_with_the_original_input_schemas() {
 
 fn compare_property(path: &str, ours: &Value, theirs: &Value) {
     assert_eq!(ours["type"], theirs["type"], "{path} type");
-    assert_eq!(ours.get("enum"), theirs.get("enum"), "{path} enum");
+    if path == "call_graph.direction" {
+        // Documented addition: `bidirectional` is accepted as `both`.
+        let mut theirs_plus = theirs["enum"].as_array().expect("enum").clone();
+        theirs_plus.push(json!("bidirectional"));
+        assert_eq!(ours["enum"], Value::Array(theirs_plus), "{path} enum");
+    } else {
+        assert_eq!(ours.get("enum"), theirs.get("enum"), "{path} enum");
+    }
     assert_eq!(
         ours.get("minLength"),
         theirs.get("minLength"),

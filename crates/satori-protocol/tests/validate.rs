@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use satori_protocol::{
-    InvalidArguments, ListCodebasesParams, ManageIndexParams, ReadFileParams, SearchCodebaseParams,
-    parse_tool_args_value,
+    CallGraphParams, FileOutlineParams, InvalidArguments, ListCodebasesParams, ManageIndexParams,
+    ReadFileParams, SearchCodebaseParams, parse_tool_args_value,
 };
 
 /// `ok <params as JSON>` or the error line.
@@ -31,6 +31,8 @@ fn check(tool: &str, args_json: &str) -> String {
         "manage_index" => outcome(parse_tool_args_value::<ManageIndexParams>(tool, &args)),
         "search_codebase" => outcome(parse_tool_args_value::<SearchCodebaseParams>(tool, &args)),
         "read_file" => outcome(parse_tool_args_value::<ReadFileParams>(tool, &args)),
+        "file_outline" => outcome(parse_tool_args_value::<FileOutlineParams>(tool, &args)),
+        "call_graph" => outcome(parse_tool_args_value::<CallGraphParams>(tool, &args)),
         other => panic!("no such tool in the test table: {other}"),
     }
 }
@@ -277,6 +279,89 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"path":"/repo/src/lib.rs","start_line":5000000000}"#,
     ),
     ("string arguments", "read_file", r#""/repo/src/lib.rs""#),
+    // file_outline
+    (
+        "outline with defaults",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs"}"#,
+    ),
+    (
+        "outline of a window",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs","start_line":10,"end_line":40,"limitSymbols":20}"#,
+    ),
+    (
+        "a window that ends before it starts",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs","start_line":40,"end_line":10}"#,
+    ),
+    (
+        "exact by id",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs","resolveMode":"exact","symbolIdExact":"sym_1"}"#,
+    ),
+    (
+        "exact needs a symbol",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs","resolveMode":"exact"}"#,
+    ),
+    (
+        "a symbol needs exact mode",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs","symbolLabelExact":"fn main"}"#,
+    ),
+    (
+        "limitSymbols must be positive",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs","limitSymbols":0}"#,
+    ),
+    (
+        "an unknown resolve mode",
+        "file_outline",
+        r#"{"path":"/repo","file":"src/lib.rs","resolveMode":"fuzzy"}"#,
+    ),
+    ("file is required", "file_outline", r#"{"path":"/repo"}"#),
+    // call_graph
+    (
+        "graph with defaults",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1"}}"#,
+    ),
+    (
+        "bidirectional is both",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1","symbolLabel":"fn main","span":{"startLine":3,"endLine":9}},"direction":"bidirectional","depth":3,"limit":50}"#,
+    ),
+    (
+        "depth beyond 3",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1"},"depth":4}"#,
+    ),
+    (
+        "depth 0",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1"},"depth":0}"#,
+    ),
+    (
+        "an unknown direction",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1"},"direction":"up"}"#,
+    ),
+    (
+        "a handle without an id",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs"}}"#,
+    ),
+    (
+        "a blank id",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"  "}}"#,
+    ),
+    (
+        "a handle with an unknown key",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1","line":3}}"#,
+    ),
 ];
 
 #[test]

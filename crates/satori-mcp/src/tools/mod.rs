@@ -2,6 +2,9 @@
 //! one-line invalid-arguments error), asks the engine, and answers with an envelope type of
 //! `satori-protocol`, filled through `to_proto`.
 
+mod call_graph;
+mod file_outline;
+mod gate;
 mod lines;
 mod list_codebases;
 mod manage_index;
@@ -35,6 +38,10 @@ pub(crate) fn dispatch(
         }
         satori_protocol::SEARCH_CODEBASE => {
             with_args(name, args, |p| search::handle(ctx, p, caller))
+        }
+        satori_protocol::FILE_OUTLINE => with_args(name, args, |p| file_outline::handle(ctx, p)),
+        satori_protocol::CALL_GRAPH => {
+            with_args(name, args, |p| call_graph::handle(ctx, p, caller))
         }
         satori_protocol::READ_FILE => with_args(name, args, |p| read_file::handle(ctx, p)),
         _ => text(format!("Error: unknown tool '{name}'."), true),

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rmcp::model::CallToolResult;
 
-use satori_core::{Purpose, Refusal, Rule, Symbol};
+use satori_core::{Purpose, Refusal, Rule};
 use satori_protocol::envelope::{
     AnnotatedRead, Hint, IndexingProgress, OpenSymbolFailure, Outline, PlainRead, ReadFileNotReady,
     ReadHints, ReadWindow, Status,
@@ -177,16 +177,12 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             start = Some(s);
             end = open.end_line.or(Some(s));
         } else {
-            let candidates = symbols.as_deref().unwrap_or_default();
-            let matches: Vec<&Symbol> = candidates
-                .iter()
-                .filter(|s| open.symbol_id.as_ref().is_none_or(|id| *id == s.id))
-                .filter(|s| {
-                    open.symbol_label
-                        .as_ref()
-                        .is_none_or(|l| *l == s.label || *l == s.name)
-                })
-                .collect();
+            // The rule of file_outline's exact mode.
+            let matches = super::file_outline::matching(
+                symbols.as_deref().unwrap_or_default(),
+                open.symbol_id.as_deref(),
+                open.symbol_label.as_deref(),
+            );
             match matches.as_slice() {
                 [one] => {
                     start = Some(one.start_line);
@@ -341,7 +337,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
 /// Opens `path` for reading without waiting: a path replaced by a named pipe after it was
 /// checked must not hold the call until some writer appears (the open file is checked
 /// again, and only a regular file is read).
-fn open_regular(path: &Path) -> std::io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -354,7 +350,7 @@ fn open_regular(path: &Path) -> std::io::Result<File> {
 
 /// The refusal of anything but a regular file, naming what it is: a named pipe, a socket or
 /// a device has no size to cap and may never end (or never start) its data.
-fn not_regular(shown: &str, meta: &Metadata) -> Option<CallToolResult> {
+pub(crate) fn not_regular(shown: &str, meta: &Metadata) -> Option<CallToolResult> {
     let ft = meta.file_type();
     if ft.is_file() {
         return None;
@@ -383,11 +379,16 @@ fn not_regular(shown: &str, meta: &Metadata) -> Option<CallToolResult> {
 }
 
 /// Bytes read first to tell text from binary (the heuristic looks at the first 8 KiB).
-const HEAD_BYTES: usize = 8192;
+pub(crate) const HEAD_BYTES: usize = 8192;
 
 /// The refusal of a file the policy keeps out, naming the rule; secrets rules name the
 /// opt-out the user (not the caller) can set.
 fn refused(shown: &str, rule: &Rule) -> CallToolResult {
+    text(refusal(READ_FILE, shown, rule), true)
+}
+
+/// `Error: <tool> refuses '<shown>': <rule>.`, with the opt-out of secrets rules.
+pub(crate) fn refusal(tool: &str, shown: &str, rule: &Rule) -> String {
     let lift = if rule.is_secret() {
         format!(
             " Files that look like secrets are never returned; the user can start the server with {}=true to lift this rule.",
@@ -396,10 +397,7 @@ fn refused(shown: &str, rule: &Rule) -> CallToolResult {
     } else {
         String::new()
     };
-    text(
-        format!("Error: read_file refuses '{shown}': {rule}.{lift}"),
-        true,
-    )
+    format!("Error: {tool} refuses '{shown}': {rule}.{lift}")
 }
 
 /// Why a file outside every tracked codebase is not read. Indexing is suggested only when

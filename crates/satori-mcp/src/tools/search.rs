@@ -8,22 +8,29 @@ use std::time::{Duration, Instant};
 use rmcp::model::CallToolResult;
 use serde_json::json;
 
+use satori_core::now_ms;
 use satori_core::search::SearchOutcome;
-use satori_core::{Purpose, Refusal, now_ms};
 use satori_protocol::envelope::{
-    FreshnessDecision, FreshnessMode, Hint, SearchEnvelope, SearchHints, Status, SyncStats,
-    reasons, sorted_warnings, warnings as warning_codes,
+    FreshnessDecision, FreshnessMode, SearchEnvelope, SearchHints, Status, SyncStats, reasons,
+    sorted_warnings, warnings as warning_codes,
 };
 use satori_protocol::{
     ManageAction, RankingMode, ResultMode, SEARCH_CODEBASE, SearchCodebaseParams,
 };
 
+use super::gate::{Verb, gate};
 use super::{canonical_or_normal, reply, require_absolute};
 use crate::changed::CHANGED_WAIT;
 use crate::config::RunMode;
 use crate::ctx::Ctx;
 use crate::syncs::{Caller, SyncFailure};
 use crate::to_proto::{self, display, manage_hint, time};
+
+/// How the gate's messages name a search.
+const SEARCHES: Verb = Verb {
+    verb: "search",
+    done: "searched",
+};
 
 pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> CallToolResult {
     let started = Instant::now();
@@ -49,99 +56,22 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
         hints: SearchHints::default(),
         compatibility: None,
     };
-    if let Err(outside) = ctx.client_roots.check(&target) {
-        let v = answer(
-            Status::Blocked,
-            Some(reasons::OUTSIDE_CLIENT_ROOTS),
-            format!(
-                "Satori does not search here: {}.",
-                outside.describe(&p.path)
-            ),
-        );
-        return reply(&v, false);
-    }
-    let t = match ctx.engine.target(&target, Purpose::Search) {
+    let t = match gate(ctx, &p.path, &target, SEARCHES) {
         Ok(t) => t,
-        Err(Refusal::State(e)) => {
-            return reply(&answer(Status::Error, None, e.to_string()), true);
-        }
-        Err(Refusal::Blocked { root, refusal }) => {
-            let v = answer(
-                Status::Blocked,
-                Some(reasons::ROOT_REFUSED),
-                format!(
-                    "'{}' is tracked, but Satori no longer serves it: {refusal}. Remove its index with manage_index clear.",
-                    display(&root)
-                ),
-            );
-            return reply(&v, false);
-        }
-        Err(Refusal::NotTracked) => {
-            let mut v = answer(
-                Status::NotIndexed,
-                Some(reasons::NOT_INDEXED),
-                format!(
-                    "'{}' is not inside an indexed codebase. Index it first with manage_index create.",
-                    p.path
-                ),
-            );
-            v.hints.create = Some(manage_hint(ManageAction::Create, &p.path));
-            return reply(&v, false);
-        }
-        Err(Refusal::Indexing {
-            root, percentage, ..
-        }) => {
-            let root_shown = display(&root);
-            let pct = ctx.indexing_percentage(&root, percentage);
-            let mut v = answer(
-                Status::NotReady,
-                Some(reasons::INDEXING),
-                format!(
-                    "'{root_shown}' is being indexed ({pct:.0}%). Poll manage_index status, then search again."
-                ),
-            );
-            v.freshness_decision = Some(FreshnessDecision::new(FreshnessMode::SkippedIndexing));
-            v.hints.status = Some(manage_hint(ManageAction::Status, &root_shown));
-            return reply(&v, false);
-        }
-        Err(Refusal::Failed { root, message }) => {
-            let root_shown = display(&root);
-            let mut v = answer(
-                Status::NotIndexed,
-                Some(reasons::INDEX_FAILED),
-                format!(
-                    "Indexing '{root_shown}' failed: {}. Run manage_index create with force=true.",
-                    message.as_deref().unwrap_or("unknown error")
-                ),
-            );
-            v.hints.create = Some(Hint::manage_index_force_create(&root_shown));
-            return reply(&v, false);
-        }
-        Err(Refusal::RequiresReindex {
-            root,
-            reason,
-            indexed,
-            detail,
-        }) => {
-            let root_shown = display(&root);
-            let why = detail.unwrap_or_else(|| reason.id().to_owned());
-            let mut v = answer(
-                Status::RequiresReindex,
-                Some(reasons::REQUIRES_REINDEX),
-                format!(
-                    "The index of '{root_shown}' must be rebuilt ({why}) before it can be searched."
-                ),
-            );
-            v.freshness_decision = Some(FreshnessDecision::new(
-                FreshnessMode::SkippedRequiresReindex,
-            ));
-            v.hints.reindex = Some(manage_hint(ManageAction::Reindex, &root_shown));
-            v.compatibility = Some(to_proto::incompatible(
-                ctx.engine.fingerprint(),
-                indexed.as_deref(),
-                to_proto::reindex_reason(reason),
-            ));
-            return reply(&v, false);
+        Err(stop) => {
+            let mut v = answer(stop.status, stop.reason, stop.message);
+            v.freshness_decision = match stop.status {
+                Status::NotReady => Some(FreshnessDecision::new(FreshnessMode::SkippedIndexing)),
+                Status::RequiresReindex => Some(FreshnessDecision::new(
+                    FreshnessMode::SkippedRequiresReindex,
+                )),
+                _ => None,
+            };
+            v.hints.create = stop.create;
+            v.hints.status = stop.status_hint;
+            v.hints.reindex = stop.reindex;
+            v.compatibility = stop.compatibility;
+            return reply(&v, stop.is_error);
         }
     };
     let root = t.root;
@@ -270,7 +200,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
 /// changed), as when the last check of the tree is older than the threshold; else skip
 /// (`skipped_recent`). `None` when the caller's request was cancelled (or the server is
 /// closing) before the sync ended.
-fn ensure_fresh(
+pub(crate) fn ensure_fresh(
     ctx: &Ctx,
     root: &Path,
     last_sync_ms: Option<u64>,

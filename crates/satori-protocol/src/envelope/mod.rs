@@ -18,8 +18,9 @@ pub use manage_index::{
     PreflightConfidence, PreflightOutcome, Progress, SkippedFiles, SyncRunStats,
 };
 pub use navigation::{
-    CallGraphHint, CallGraphUnsupportedReason, NavigationContext, NavigationFallback, Outline,
-    OutlineSymbol, SymbolRef,
+    CallGraphEnvelope, CallGraphHint, CallGraphUnsupportedReason, CallSite, EdgeKind,
+    FileOutlineEnvelope, GraphEdge, GraphNode, NavHints, NavigationContext, NavigationFallback,
+    Outline, OutlineSymbol,
 };
 pub use read_file::{
     AnnotatedRead, IndexingProgress, OpenSymbolFailure, PlainRead, ReadFileAnswer,
@@ -35,6 +36,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+pub use crate::handle::{Span, SymbolRef};
 use crate::tools::manage_index::ManageAction;
 use crate::{FILE_OUTLINE, LIST_CODEBASES, MANAGE_INDEX, READ_FILE, SEARCH_CODEBASE};
 
@@ -121,6 +123,24 @@ pub mod reasons {
     pub const ROOT_REFUSED: &str = "root_refused";
     /// The path lies outside every root the MCP client declared.
     pub const OUTSIDE_CLIENT_ROOTS: &str = "outside_client_roots";
+    /// No such file in the codebase (it was moved, renamed or deleted).
+    pub const FILE_NOT_FOUND: &str = "file_not_found";
+    /// The file resolves (through a symbolic link) to a place outside its codebase.
+    pub const OUTSIDE_CODEBASE: &str = "outside_codebase";
+    /// The file is kept out by the path or secrets policy.
+    pub const POLICY_REFUSED: &str = "policy_refused";
+    /// The file's language has no grammar (or no call graph).
+    pub const UNSUPPORTED_LANGUAGE: &str = "unsupported_language";
+    /// The file is binary.
+    pub const BINARY_FILE: &str = "binary_file";
+    /// The file is larger than the server reads whole.
+    pub const FILE_TOO_LARGE: &str = "file_too_large";
+    /// No symbol of the file matches the handle (renamed, moved to another file, deleted).
+    pub const SYMBOL_NOT_FOUND: &str = "symbol_not_found";
+    /// Several symbols match the exact request.
+    pub const AMBIGUOUS_SYMBOL: &str = "ambiguous_symbol";
+    /// The index was built before call graphs were recorded.
+    pub const CALL_GRAPH_MISSING: &str = "call_graph_missing";
 }
 
 /// Stable warning codes (`CODE` or `CODE:detail`).
@@ -255,28 +275,6 @@ impl Hint {
     /// `list_codebases {}`.
     pub fn list_codebases() -> Self {
         Self::new(LIST_CODEBASES, Value::Object(Map::new()))
-    }
-}
-
-/// A line span, 1-based and inclusive.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Span {
-    /// First line.
-    pub start_line: u32,
-    /// Last line.
-    pub end_line: u32,
-}
-
-impl Span {
-    /// `start_line..=end_line`.
-    pub const fn new(start_line: u32, end_line: u32) -> Self {
-        Self {
-            start_line,
-            end_line,
-        }
     }
 }
 
