@@ -157,6 +157,12 @@ fn check(language: &str) {
     let files = files_under(&root);
     let names = qualified_names(&graph, &files);
     let found = all_edges(&graph, &names);
+    if std::env::var_os("DUMP_GRAPH").is_some() {
+        eprintln!("NAMES {:?}", names.keys());
+        for (a, b, l, k) in &found {
+            eprintln!("EDGE {a} -> {b} @{l} {k:?}");
+        }
+    }
     // Qualified names drop overload numbers: `all_edges` names each symbol once.
     let plain = |q: &str| -> String {
         match q.split_once('#') {
@@ -247,6 +253,61 @@ fn check(language: &str) {
 #[test]
 fn python() {
     check("python");
+}
+
+#[test]
+fn typescript() {
+    check("typescript");
+}
+
+#[test]
+fn javascript() {
+    check("javascript");
+}
+
+#[test]
+fn rust() {
+    check("rust");
+}
+
+#[test]
+fn go() {
+    check("go");
+}
+
+#[test]
+fn java() {
+    check("java");
+}
+
+#[test]
+fn c() {
+    check("c");
+}
+
+#[test]
+fn cpp() {
+    check("cpp");
+}
+
+#[test]
+fn ruby() {
+    check("ruby");
+}
+
+#[test]
+fn php() {
+    check("php");
+}
+
+#[test]
+fn csharp() {
+    check("csharp");
+}
+
+#[test]
+fn kotlin() {
+    check("kotlin");
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
