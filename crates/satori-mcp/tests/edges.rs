@@ -619,8 +619,9 @@ async fn protocol_versions_real_process() {
 }
 
 /// The official MCP Python SDK (a third-party client) initializes, lists the tools, sets a
-/// log level and calls a tool. Runs when `python3` (or `$SATORI_TEST_PYTHON`) can import
-/// `mcp`; skipped with a message otherwise.
+/// log level, calls a tool, and navigates an indexed repository (search, outline, callers
+/// two steps out, open_symbol) with its output-schema validation on. Runs when `python3` (or
+/// `$SATORI_TEST_PYTHON`) can import `mcp` (CI installs it); skipped with a message otherwise.
 #[test]
 fn python_sdk_client() {
     let python = match support::python_with_sdk() {
@@ -631,7 +632,19 @@ fn python_sdk_client() {
         }
     };
     let home = tempfile::tempdir().unwrap();
-    let seen = support::run_sdk_script(&python, "sdk_client.py", &[], home.path());
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    support::write(
+        &root,
+        "app/router.py",
+        "class Router:\n    def route_request(self, request):\n        return request\n",
+    );
+    support::write(
+        &root,
+        "app/server.py",
+        "from app.router import Router\n\n\ndef serve(request):\n    return Router().route_request(request)\n\n\ndef main():\n    serve(None)\n",
+    );
+    let seen = support::run_sdk_script(&python, "sdk_client.py", &[root.as_os_str()], home.path());
     // The SDK asks for its own latest version; the server echoes it or answers its latest.
     assert!(
         ["2025-06-18", "2025-11-25"].contains(&seen["protocolVersion"].as_str().unwrap()),
@@ -644,11 +657,26 @@ fn python_sdk_client() {
             "list_codebases",
             "manage_index",
             "search_codebase",
+            "file_outline",
+            "call_graph",
             "read_file"
         ]),
         "{seen}"
     );
     assert_eq!(seen["isError"], false, "{seen}");
+    // The SDK validated every structured answer against its outputSchema on the way.
+    assert_eq!(
+        seen["navigation"],
+        json!({
+            "state": "indexed",
+            "symbol": "class Router",
+            "outline": ["class Router", "def route_request(self, request)"],
+            "graphStatus": "ok",
+            "callers": ["def main()", "def serve(request)"],
+            "opened": {"startLine": 1, "endLine": 3, "totalLines": 3},
+        }),
+        "{seen}"
+    );
     assert!(
         seen["text"].as_str().unwrap().contains("No codebases"),
         "{seen}"
