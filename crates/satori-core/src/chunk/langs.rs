@@ -14,6 +14,8 @@ pub(crate) struct Ctx<'a> {
     /// Kind of the innermost enclosing definition.
     pub parent: Option<SymbolKind>,
     pub parent_name: Option<&'a str>,
+    /// Scope of the innermost enclosing definition (its own, without its name).
+    pub parent_scope: &'a [String],
     /// Inside a function body: local constants are not outline symbols.
     pub in_function: bool,
 }
@@ -431,6 +433,13 @@ fn classify_java<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
     Some(def(kind, field_text(src, n, "name")?, n))
 }
 
+/// The declarator inside a declarator: its `declarator` field, or the only child of one that
+/// has none (a C++ reference declarator, `& name()`).
+fn inner_declarator(n: Node) -> Option<Node> {
+    n.child_by_field_name("declarator")
+        .or_else(|| (n.kind() == "reference_declarator").then(|| n.named_child(0))?)
+}
+
 /// The identifier at the bottom of a C declarator (`*buffer_new(void)` -> `buffer_new`).
 fn c_declarator_name(mut n: Node, src: &str) -> Option<String> {
     for _ in 0..16 {
@@ -445,7 +454,7 @@ fn c_declarator_name(mut n: Node, src: &str) -> Option<String> {
                 let last = t.rsplit("::").next().unwrap_or(&t).to_string();
                 return (!last.is_empty()).then_some(last);
             }
-            _ => n = n.child_by_field_name("declarator")?,
+            _ => n = inner_declarator(n)?,
         }
     }
     None
@@ -457,7 +466,11 @@ fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
             if let Some(d) = exported_class(n, src) {
                 return Some(d);
             }
-            let name = c_declarator_name(n.child_by_field_name("declarator")?, src)?;
+            let declarator = n.child_by_field_name("declarator")?;
+            let name = c_declarator_name(declarator, src)?;
+            if let Some(owner) = c_qualifier(declarator, src) {
+                return Some(c_out_of_line(n, name, owner, ctx));
+            }
             let kind = if function_or_method(ctx, &[SymbolKind::Class, SymbolKind::Struct])
                 == SymbolKind::Method
             {
@@ -505,6 +518,47 @@ fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
         }
         _ => None,
     }
+}
+
+/// The qualifier of a function defined outside its class (`long Ledger::post(...)` →
+/// `["Ledger"]`, `Ledger::Ledger(...)` → `["Ledger"]`), without template arguments.
+fn c_qualifier(mut n: Node, src: &str) -> Option<Vec<String>> {
+    for _ in 0..16 {
+        match n.kind() {
+            "qualified_identifier" => {
+                let t = collapse(text(src, n));
+                let mut parts: Vec<String> = t
+                    .split("::")
+                    .map(bare_type)
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                parts.pop();
+                return (!parts.is_empty()).then_some(parts);
+            }
+            "identifier" | "field_identifier" | "destructor_name" | "operator_name" => {
+                return None;
+            }
+            _ => n = inner_declarator(n)?,
+        }
+    }
+    None
+}
+
+/// A C++ function defined outside its class: a method (or a constructor, when named after the
+/// class) whose scope is the enclosing one followed by the qualifier, as if written inside the
+/// class, so that it has the same scope as the methods written there.
+fn c_out_of_line<'t>(n: Node<'t>, name: String, owner: Vec<String>, ctx: &Ctx) -> Def<'t> {
+    let kind = if owner.last() == Some(&name) {
+        SymbolKind::Constructor
+    } else {
+        SymbolKind::Method
+    };
+    let mut scope = ctx.parent_scope.to_vec();
+    scope.extend(ctx.parent_name.map(str::to_string));
+    scope.extend(owner);
+    let mut d = def(kind, name, n);
+    d.scope = Some(scope);
+    d
 }
 
 /// `class LEVELDB_EXPORT Status { ... };`: with an export macro between the keyword and

@@ -294,6 +294,7 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Vec<RawSymbol> 
         let ctx = Ctx {
             parent: parent_sym.map(|s| s.kind),
             parent_name: parent_sym.map(|s| s.name.as_str()),
+            parent_scope: parent_sym.map(|s| s.scope.as_slice()).unwrap_or(&[]),
             in_function,
         };
         let mut child_parent = parent;

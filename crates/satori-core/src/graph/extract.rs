@@ -35,9 +35,16 @@ fn call_rules(lang: Language) -> &'static [(&'static str, Callee)] {
             ("call_expression", Field("function")),
             ("macro_invocation", Field("macro")),
         ],
-        Language::Go | Language::C | Language::Zig | Language::Scala => {
-            &[("call_expression", Field("function"))]
-        }
+        Language::Go | Language::C => &[("call_expression", Field("function"))],
+        // Builtins (`@import("x.zig")`, `@intCast(n)`) are a node of their own.
+        Language::Zig => &[
+            ("call_expression", Field("function")),
+            ("builtin_function", First),
+        ],
+        Language::Scala => &[
+            ("call_expression", Field("function")),
+            ("instance_expression", First),
+        ],
         Language::Cpp => &[
             ("call_expression", Field("function")),
             ("new_expression", Field("type")),
@@ -108,7 +115,8 @@ fn import_kinds(lang: Language) -> &'static [&'static str] {
         Language::Python => &["import_statement", "import_from_statement"],
         Language::TypeScript | Language::Tsx | Language::JavaScript => &["import_statement"],
         Language::Rust => &["use_declaration", "mod_item"],
-        Language::Go => &["import_declaration"],
+        // One spec per imported package: a grouped `import ( ... )` names several.
+        Language::Go => &["import_spec"],
         Language::Java | Language::Scala => &["import_declaration"],
         Language::Kotlin => &["import"],
         Language::C | Language::Cpp => &["preproc_include"],
@@ -186,6 +194,50 @@ fn is_keyword_call(lang: Language, name: &str) -> bool {
     }
 }
 
+/// Ruby constructs with `Ledger.new(...)`: a call of the class's name, as `new Ledger()` is
+/// elsewhere (the method that runs is `initialize`, which nothing calls by name). A
+/// namespace before the class (`Formats::Text.new`) stays the receiver.
+fn constructed(lang: Language, name: String, receiver: Receiver) -> (String, Receiver) {
+    if lang != Language::Ruby || name != "new" {
+        return (name, receiver);
+    }
+    match &receiver {
+        Receiver::Named(r)
+            if r.rsplit("::").next().is_some_and(|c| {
+                c.starts_with(|ch: char| ch.is_ascii_uppercase()) && !c.contains('.')
+            }) =>
+        {
+            match r.rsplit_once("::") {
+                Some((outer, class)) => (class.to_owned(), Receiver::Named(outer.to_owned())),
+                None => (r.clone(), Receiver::None),
+            }
+        }
+        _ => (name, receiver),
+    }
+}
+
+/// Elixir's calls that define a function or macro, whose first argument is its head.
+fn is_elixir_definition(name: &str) -> bool {
+    matches!(
+        name,
+        "def" | "defp" | "defmacro" | "defmacrop" | "defguard" | "defguardp" | "defdelegate"
+    )
+}
+
+/// The head call of an Elixir definition: `name(args)` in `def name(args)`, also before a
+/// guard (`def name(x) when x > 0`).
+fn elixir_head(def: Node) -> Option<Node> {
+    let mut cursor = def.walk();
+    let args = def
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "arguments")?;
+    let mut head = args.named_child(0)?;
+    if head.kind() == "binary_operator" {
+        head = head.child_by_field_name("left")?;
+    }
+    (head.kind() == "call").then_some(head)
+}
+
 /// Fields that hold the name part of a member expression, most specific first.
 const NAME_FIELDS: &[&str] = &[
     "property",
@@ -222,7 +274,12 @@ fn text<'s>(src: &'s str, n: Node) -> &'s str {
 
 /// The receiver as written, classified: `self`/`this` is the enclosing type.
 fn receiver_of(src: &str, n: Node) -> Receiver {
-    let t = text(src, n).trim();
+    receiver_text(text(src, n))
+}
+
+/// [`receiver_of`] on text.
+fn receiver_text(t: &str) -> Receiver {
+    let t = t.trim();
     match t {
         "self" | "this" | "Self" | "@" | "$this" | "static" | "parent" | "super" => {
             Receiver::SelfType
@@ -251,6 +308,7 @@ fn callee_name(src: &str, mut n: Node, mut receiver: Receiver) -> Option<(String
             // Wrappers around the callee.
             "generic_function"
             | "generic_name"
+            | "generic_type"
             | "template_function"
             | "parenthesized_expression"
             | "command_name" => {
@@ -280,11 +338,13 @@ fn callee_name(src: &str, mut n: Node, mut receiver: Receiver) -> Option<(String
         if n.named_child_count() == 0 {
             let name = text(src, n).trim();
             let name = name.trim_start_matches('$');
-            if name.is_empty()
-                || name.len() > 128
-                || !name
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '@' | '!' | '?' | '-'))
+            // The shell's `.` (source) is the one name that is punctuation.
+            if name != "."
+                && (name.is_empty()
+                    || name.len() > 128
+                    || !name
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '@' | '!' | '?' | '-')))
             {
                 return None;
             }
@@ -300,7 +360,9 @@ fn callee_name(src: &str, mut n: Node, mut receiver: Receiver) -> Option<(String
                     .find_map(|f| n.child_by_field_name(f))
                 {
                     receiver = receiver_of(src, r);
-                } else if field == "suffix" {
+                } else if field == "suffix" && n.kind() != "navigation_suffix" {
+                    // A suffix with nothing it is taken on is taken on an expression; Swift's
+                    // `.name` part of `a.name` got its receiver from its parent.
                     receiver = Receiver::Expression;
                 }
                 n = name;
@@ -330,7 +392,8 @@ fn call_target(src: &str, call: Node, how: Callee) -> Option<(String, Receiver)>
         }
         Callee::First => {
             let first = call.named_child(0)?;
-            // PHP's `new Foo()` starts with the class name; Kotlin and Swift with the callee.
+            // PHP's and Scala's `new Foo()` start with the class name; Kotlin and Swift with
+            // the callee.
             callee_name(src, first, Receiver::None)
         }
     }
@@ -360,7 +423,8 @@ fn identifiers_in(src: &str, n: Node, out: &mut Vec<String>) {
     while let Some(node) = stack.pop() {
         if node.named_child_count() == 0 {
             let kind = node.kind();
-            if kind.contains("identifier") || kind == "name" || kind == "module" {
+            // Elixir's module names (`alias Acme.Ledger.Book`) are `alias` nodes.
+            if kind.contains("identifier") || matches!(kind, "name" | "module" | "alias") {
                 let t = text(src, node).trim();
                 if !t.is_empty() && t.len() <= 128 {
                     out.push(t.to_owned());
@@ -405,6 +469,62 @@ fn import_path(lang: Language, src: &str, n: Node) -> String {
     t.to_owned()
 }
 
+/// Rust keywords that can stand before a parenthesis inside a macro's tokens.
+const RUST_KEYWORDS: &[&str] = &[
+    "if", "while", "match", "return", "in", "for", "move", "fn", "let", "as", "else", "loop",
+    "break", "mut", "ref", "where", "impl", "dyn", "async", "await",
+];
+
+/// A call written inside a Rust macro's arguments (`println!("{}", ledger.balance())`): the
+/// grammar leaves them as a flat token tree, so a name followed by a parenthesised token tree
+/// is read back as a call, with the `a.b` / `A::b` chain before the name as its receiver.
+fn token_tree_call(src: &str, tree: Node) -> Option<CallSite> {
+    if !text(src, tree).starts_with('(') {
+        return None;
+    }
+    let name_node = tree.prev_sibling().filter(|n| n.kind() == "identifier")?;
+    let name = text(src, name_node);
+    if RUST_KEYWORDS.contains(&name) {
+        return None;
+    }
+    // Walk back over `part.` / `part::` pairs; a chain that starts with a call's or an
+    // index's result is an expression.
+    let mut start = name_node;
+    let mut parts: Vec<&str> = Vec::new();
+    let mut expression = false;
+    while let Some(sep) = start
+        .prev_sibling()
+        .filter(|n| matches!(n.kind(), "." | "::"))
+    {
+        match sep.prev_sibling() {
+            Some(p) if matches!(p.kind(), "identifier" | "self" | "super" | "crate") => {
+                parts.push(sep.kind());
+                parts.push(text(src, p));
+                start = p;
+            }
+            _ => {
+                expression = true;
+                break;
+            }
+        }
+    }
+    parts.reverse();
+    let receiver = if expression {
+        Receiver::Expression
+    } else if parts.is_empty() {
+        Receiver::None
+    } else {
+        // Drop the trailing separator: `self.a.` -> `self.a`.
+        let written: String = parts[..parts.len() - 1].concat();
+        receiver_text(&written)
+    };
+    Some(CallSite {
+        name: name.to_owned(),
+        receiver,
+        line: start.start_position().row as u32 + 1,
+    })
+}
+
 /// The ids of the named node kinds called `kinds` (a grammar may alias several ids to one
 /// name), so the walk compares numbers instead of strings.
 fn kind_ids(root: Node, kinds: &[&str]) -> Vec<(u16, usize)> {
@@ -434,6 +554,16 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
     let call_names: Vec<&str> = rules.iter().map(|(k, _)| *k).collect();
     let call_ids = kind_ids(root, &call_names);
     let import_ids = kind_ids(root, imports);
+    let token_tree_ids: Vec<u16> = if lang == Language::Rust {
+        kind_ids(root, &["token_tree"])
+            .iter()
+            .map(|(i, _)| *i)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Elixir definition heads (`def name(args)`) still to skip: they are parsed as calls.
+    let mut heads: Vec<usize> = Vec::new();
     // A cursor walk: indexing a large codebase visits millions of nodes here.
     let mut cursor = root.walk();
     loop {
@@ -466,15 +596,33 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
                     identifiers_in(src, node, &mut names);
                     names.retain(|n| *n != name);
                 }
+                // `. lib/x.sh`: a shell path is most often a bare word, not a string.
+                if lang == Language::Shell && paths.is_empty() {
+                    paths.extend(
+                        node.child_by_field_name("argument")
+                            .map(|a| text(src, a).to_owned()),
+                    );
+                }
                 let path = paths.into_iter().next().unwrap_or_else(|| names.join("."));
                 out.imports.push(Import { path, names, line });
+            } else if lang == Language::Elixir && is_elixir_definition(&name) {
+                heads.extend(elixir_head(node).map(|h| h.id()));
+            } else if heads.last() == Some(&node.id()) {
+                // The head of the definition just seen names what it defines.
+                heads.pop();
             } else if !is_keyword_call(lang, &name) {
+                let (name, receiver) = constructed(lang, name, receiver);
                 out.calls.push(CallSite {
                     name,
                     receiver,
                     line,
                 });
             }
+        }
+        if token_tree_ids.contains(&id)
+            && let Some(site) = token_tree_call(src, node)
+        {
+            out.calls.push(site);
         }
         if descend && cursor.goto_first_child() {
             continue;

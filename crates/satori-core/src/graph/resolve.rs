@@ -4,7 +4,9 @@
 //! name by where they live relative to the call: the caller's own type (a `self.f()` call),
 //! the caller's file, a file the caller imports, the caller's directory, anywhere. The best
 //! tier wins when it holds one definition; several overloads of one method all get an edge;
-//! anything else is ambiguous and becomes a note instead of a guess.
+//! anything else is ambiguous and becomes a note instead of a guess. A call on a named type
+//! (`Ledger::new()`) only considers that type's definitions, and a call on a type the
+//! codebase does not define (`Vec::new()`) is a library call.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -149,6 +151,8 @@ fn callee_kind(kind: SymbolKind) -> Option<EdgeKind> {
 }
 
 /// The parts of a path without its extension: `src/orders/service.py` → `src orders service`.
+/// A directory's module file stands for the directory, since that is what imports name:
+/// `mod orders;` and `use orders::X` reach `src/orders/mod.rs` → `src orders`.
 fn file_parts(path: &str) -> Vec<String> {
     let mut parts: Vec<String> = path.split('/').map(str::to_owned).collect();
     if let Some(last) = parts.last_mut()
@@ -157,7 +161,50 @@ fn file_parts(path: &str) -> Vec<String> {
     {
         *last = stem.to_owned();
     }
+    if parts.len() > 1
+        && matches!(
+            parts.last().map(String::as_str),
+            Some("mod" | "__init__" | "index")
+        )
+    {
+        parts.pop();
+    }
     parts
+}
+
+/// The type part of a scope element: `Export for Text` (a Rust trait impl) → `Text`.
+fn scope_type(scope: &str) -> &str {
+    scope.rsplit(" for ").next().unwrap_or(scope)
+}
+
+/// The last part of a written path: `a.b` → `b`, `std::vec::Vec` → `Vec`, `\App\Ledger` →
+/// `Ledger`.
+fn last_part(path: &str) -> &str {
+    path.rsplit(['.', ':', '\\']).next().unwrap_or(path)
+}
+
+/// C#'s built-in types, called on by their keyword (`long.Parse(s)`, `string.Join(...)`).
+const CSHARP_TYPES: &[&str] = &[
+    "bool", "byte", "char", "decimal", "double", "float", "int", "long", "object", "sbyte",
+    "short", "string", "uint", "ulong", "ushort",
+];
+
+/// A receiver written as a type: a capitalised name alone or at the end of a `::` or `\`
+/// path (`Vec::new()`, `Math.max()`, `std::collections::HashMap::new()`), as opposed to a
+/// value (`ledger.post()`, `self.entries.push()`). In C# a capitalised name is as often a
+/// property as a type, so only the built-in types' keywords are taken for types there.
+fn written_type(language: Language, receiver: &Receiver) -> Option<&str> {
+    let Receiver::Named(r) = receiver else {
+        return None;
+    };
+    if language == Language::CSharp {
+        return CSHARP_TYPES.contains(&r.as_str()).then_some(r.as_str());
+    }
+    if r.contains('.') {
+        return None;
+    }
+    let last = last_part(r);
+    last.starts_with(|c: char| c.is_uppercase()).then_some(last)
 }
 
 /// The parts of an import path in any language's writing, without relative markers.
@@ -185,6 +232,20 @@ fn import_parts(import: &Import) -> Vec<String> {
             )
     });
     parts
+}
+
+/// `LedgerBook` → `ledger_book`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_lowercase());
+    }
+    out
 }
 
 /// Whether one part list ends with the other (the shorter one, at least one part long).
@@ -218,6 +279,18 @@ impl CallGraph {
             }
         }
         let file_parts_of: Vec<Vec<String>> = files.iter().map(|f| file_parts(&f.path)).collect();
+        // Every name a receiver could write for a type of the codebase: definitions' names
+        // and the types of scopes (a Go method's receiver type has no definition of its own
+        // when it is declared elsewhere).
+        let mut type_names: HashSet<&str> = HashSet::new();
+        for f in &files {
+            for s in &f.symbols {
+                type_names.insert(last_part(&s.name));
+                for part in &s.scope {
+                    type_names.insert(last_part(scope_type(part)));
+                }
+            }
+        }
         let mut edges = Vec::new();
         let mut ambiguous = Vec::new();
         let mut external: HashMap<u32, Vec<String>> = HashMap::new();
@@ -225,15 +298,54 @@ impl CallGraph {
             if f.refs.calls.is_empty() {
                 continue;
             }
-            let imports: Vec<Vec<String>> = f.refs.imports.iter().map(import_parts).collect();
+            // (parts, whether the import names a directory): a Go import names a package,
+            // which is every file of its directory, a C# `using` a namespace, which is most
+            // often a directory too, and so does a wildcard (`a.b.*`).
+            let mut imports: Vec<(Vec<String>, bool)> = Vec::new();
+            for i in &f.refs.imports {
+                let whole_dir =
+                    matches!(f.language, Language::Go | Language::CSharp) || i.path.ends_with('*');
+                let mut parts = import_parts(i);
+                if f.language == Language::Elixir {
+                    // `Acme.LedgerBook` lives in `lib/acme/ledger_book.ex`.
+                    parts = parts.iter().map(|p| snake_case(p)).collect();
+                }
+                // A grouped import names its files after the path: `from ledger import book`,
+                // `import acme.ledger.{Entry, Ledger}`, `use crate::ledger::{book::Ledger}`.
+                // (`from . import book` has no path: the directory tier finds its file.)
+                for name in &i.names {
+                    if !parts.is_empty() && !parts.contains(name) {
+                        let mut named = parts.clone();
+                        named.push(name.clone());
+                        imports.push((named, false));
+                    }
+                }
+                imports.push((parts, whole_dir));
+            }
+            // PHP maps a namespace's vendor prefix to a directory of another name
+            // (`Acme\Ledger\Book` lives in `src/Ledger/Book.php`): without its first one or
+            // two parts, a namespace still names the file.
+            if f.language == Language::Php {
+                let unprefixed: Vec<(Vec<String>, bool)> = imports
+                    .iter()
+                    .flat_map(|(parts, _)| {
+                        (1..=2)
+                            .filter(|k| parts.len() >= k + 2)
+                            .map(|k| (parts[k..].to_vec(), false))
+                    })
+                    .collect();
+                imports.extend(unprefixed);
+            }
             // Files this file imports, decided lazily per candidate file.
             let mut imported: HashMap<u32, bool> = HashMap::new();
             let mut is_imported = |gi: u32| {
                 *imported.entry(gi).or_insert_with(|| {
                     let target = &file_parts_of[gi as usize];
-                    imports.iter().any(|parts| {
+                    let target_dir = &target[..target.len().saturating_sub(1)];
+                    imports.iter().any(|(parts, whole_dir)| {
                         suffix_match(parts, target)
                             || (parts.len() > 1 && suffix_match(&parts[..parts.len() - 1], target))
+                            || (*whole_dir && suffix_match(parts, target_dir))
                     })
                 })
             };
@@ -244,13 +356,41 @@ impl CallGraph {
                 };
                 let caller = offsets[fi] + caller_si as u32;
                 let caller_sym = &f.symbols[caller_si];
-                let Some(cands) = by_name.get(site.name.as_str()) else {
+                let outside = |external: &mut HashMap<u32, Vec<String>>| {
                     let names = external.entry(caller).or_default();
                     if !names.contains(&site.name) {
                         names.push(site.name.clone());
                     }
+                };
+                let Some(cands) = by_name.get(site.name.as_str()) else {
+                    outside(&mut external);
                     continue;
                 };
+                // A call on a type the codebase does not define (`Vec::new()`, `Math.max()`)
+                // is a library call, whatever the codebase defines under that name.
+                let typed = written_type(f.language, &site.receiver);
+                if typed.is_some_and(|t| !type_names.contains(t)) {
+                    outside(&mut external);
+                    continue;
+                }
+                // A call on a named type (`Ledger::new()`, `Ledger.open()`) reaches that
+                // type's definitions when it has any by that name.
+                let on_type = |node: &u32| {
+                    let (gi, si) = nodes[*node as usize];
+                    let scope = &files[gi as usize].symbols[si as usize].scope;
+                    let Receiver::Named(r) = &site.receiver else {
+                        return false;
+                    };
+                    let written = last_part(r);
+                    scope.iter().any(|p| last_part(scope_type(p)) == written)
+                };
+                let of_type: Vec<u32> = cands.iter().copied().filter(on_type).collect();
+                let cands: &[u32] = if of_type.is_empty() { cands } else { &of_type };
+                // A call does not reach the definition it is written in by its own name unless
+                // it is a plain recursive call: `self.file.close()` in `close` is another
+                // `close`.
+                let plain = matches!(site.receiver, Receiver::None | Receiver::SelfType)
+                    || !of_type.is_empty();
                 let tier_of = |node: u32, is_imported: &mut dyn FnMut(u32) -> bool| -> usize {
                     let (gi, si) = nodes[node as usize];
                     let cand = &files[gi as usize].symbols[si as usize];
@@ -273,8 +413,9 @@ impl CallGraph {
                 let mut best = usize::MAX;
                 let mut chosen: Vec<u32> = Vec::new();
                 for &c in cands {
-                    // A call does not reach the definition it is written in by its own name
-                    // unless it is a plain recursive call.
+                    if c == caller && !plain {
+                        continue;
+                    }
                     let t = tier_of(c, &mut is_imported);
                     if t < best {
                         best = t;
@@ -284,27 +425,40 @@ impl CallGraph {
                         chosen.push(c);
                     }
                 }
+                // `new Ledger(...)` names the class and the constructors it declares alike:
+                // the call runs the constructors.
+                let construct = constructors(&files, &nodes, &chosen);
+                if let Some(ctors) = &construct {
+                    chosen.clone_from(ctors);
+                }
                 let kind_of = |node: u32| {
                     let (gi, si) = nodes[node as usize];
-                    callee_kind(files[gi as usize].symbols[si as usize].kind)
-                        .unwrap_or(EdgeKind::Call)
+                    match construct {
+                        Some(_) => EdgeKind::Construct,
+                        None => callee_kind(files[gi as usize].symbols[si as usize].kind)
+                            .unwrap_or(EdgeKind::Call),
+                    }
                 };
+                let overloaded = chosen.len() > 1 && overloads(&files, &nodes, &chosen);
+                // An overload calling another by their shared name (`post(account, amount)`
+                // delegating to `post(entry)`) is not also taken for a call of itself.
+                if overloaded && chosen.contains(&caller) {
+                    chosen.retain(|&c| c != caller);
+                }
                 match chosen.as_slice() {
-                    [one] => edges.push(Edge {
-                        src: caller,
-                        dst: *one,
-                        kind: kind_of(*one),
-                        line: site.line,
-                        confidence: CONFIDENCE[best],
-                    }),
-                    many if overloads(&files, &nodes, many) => {
+                    [] => outside(&mut external),
+                    many if many.len() == 1 || overloaded => {
                         for &c in many {
                             edges.push(Edge {
                                 src: caller,
                                 dst: c,
                                 kind: kind_of(c),
                                 line: site.line,
-                                confidence: OVERLOAD_CONFIDENCE,
+                                confidence: if overloaded {
+                                    OVERLOAD_CONFIDENCE
+                                } else {
+                                    CONFIDENCE[best]
+                                },
                             });
                         }
                     }
@@ -539,6 +693,8 @@ impl CallGraph {
             }
         }
         notes.sort();
+        // Two calls of one name on one line read the same.
+        notes.dedup();
         notes
     }
 }
@@ -554,6 +710,32 @@ fn overloads(files: &[FileGraph], nodes: &[(u32, u32)], cands: &[u32]) -> bool {
         let (f, s) = sym(c);
         f == f0 && s.scope == s0.scope && s.name == s0.name && s.kind == s0.kind
     })
+}
+
+/// When `cands` are one class (or struct) and constructors it declares (named after it, as
+/// in Java, C#, C++, Kotlin), the constructors. C++ defines them in another file than the
+/// class, under the same scope.
+fn constructors(files: &[FileGraph], nodes: &[(u32, u32)], cands: &[u32]) -> Option<Vec<u32>> {
+    let sym = |n: u32| {
+        let (fi, si) = nodes[n as usize];
+        &files[fi as usize].symbols[si as usize]
+    };
+    let mut classes = cands
+        .iter()
+        .filter(|&&c| matches!(sym(c).kind, SymbolKind::Class | SymbolKind::Struct));
+    let (Some(&class), None) = (classes.next(), classes.next()) else {
+        return None;
+    };
+    let class_sym = sym(class);
+    let ctors: Vec<u32> = cands.iter().copied().filter(|&c| c != class).collect();
+    let declared = |c: u32| {
+        let s = sym(c);
+        s.kind == SymbolKind::Constructor
+            && s.scope.len() == class_sym.scope.len() + 1
+            && s.scope.starts_with(&class_sym.scope)
+            && s.scope.last() == Some(&class_sym.name)
+    };
+    (!ctors.is_empty() && ctors.iter().all(|&c| declared(c))).then_some(ctors)
 }
 
 /// The innermost callable definition whose span holds `line`; else the innermost definition
