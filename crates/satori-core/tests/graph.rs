@@ -1,7 +1,8 @@
 //! The call graph on small projects with a known call structure, one per language
 //! (`tests/fixtures/callgraph/<language>/`, described by `<language>.json`): every listed
 //! edge is found with its call site, ambiguous calls give a note and no edge, calls of
-//! library functions give no edge, overloads get an edge each, and nothing else is drawn
+//! library functions give no edge, a method called on a value whose only definition is out
+//! of the caller's reach (not in its file, imports or package) gives a note and no edge, overloads get an edge each, and nothing else is drawn
 //! except constructor calls. Then what survives edits: ids of moved functions, a sync that
 //! re-parses only the changed file, stale handles.
 
@@ -230,6 +231,32 @@ fn check(language: &str) {
                 .iter()
                 .any(|n| n.starts_with("ambiguous:") && n.contains(&format!("`{name}`"))),
             "{language}: no note on the ambiguous call of {name}: {:?}",
+            view.notes
+        );
+    }
+    for u in spec["untyped"].as_array().into_iter().flatten() {
+        let from = u["from"].as_str().unwrap();
+        let name = u["name"].as_str().unwrap();
+        let line = u["line"].as_u64().unwrap() as u32;
+        assert!(
+            !found.iter().any(|(f, _, l, _)| f == from && *l == line),
+            "{language}: an edge was drawn for the call of {name} on a value at {line}"
+        );
+        let s = &names[from];
+        let view = graph
+            .query(&GraphQuery {
+                file: from.split("::").next().unwrap().to_owned(),
+                symbol_id: s.id.clone(),
+                direction: Direction::Callees,
+                depth: 1,
+                limit: 100,
+            })
+            .unwrap();
+        assert!(
+            view.notes
+                .iter()
+                .any(|n| n.contains("values of unknown type") && n.contains(name)),
+            "{language}: no note on the call of {name} on a value: {:?}",
             view.notes
         );
     }

@@ -82,6 +82,9 @@ pub struct CallGraph {
     ambiguous: Vec<Ambiguous>,
     /// Per caller node: the names it calls that nothing in the codebase defines.
     external: HashMap<u32, Vec<String>>,
+    /// Per caller node: methods it calls on values of unknown type whose only definitions
+    /// are out of reach (see `on_value` in `build`).
+    untyped: HashMap<u32, Vec<String>>,
 }
 
 /// One end of an edge in an answer.
@@ -148,6 +151,32 @@ fn callee_kind(kind: SymbolKind) -> Option<EdgeKind> {
         SymbolKind::Class | SymbolKind::Struct => Some(EdgeKind::Construct),
         _ => None,
     }
+}
+
+/// The language whose definitions a file of `lang` can call by name: one per runtime
+/// (TypeScript calls JavaScript, C++ calls C, Kotlin and Scala call Java).
+fn family(lang: Language) -> Language {
+    match lang {
+        Language::TypeScript | Language::Tsx => Language::JavaScript,
+        Language::Cpp => Language::C,
+        Language::Kotlin | Language::Scala => Language::Java,
+        other => other,
+    }
+}
+
+/// Languages whose unit of code is the directory: a Go or Java package, a C# namespace, a
+/// C or C++ source beside its header. Code calls across files of it without importing them.
+fn directory_is_unit(lang: Language) -> bool {
+    matches!(
+        lang,
+        Language::Go
+            | Language::Java
+            | Language::Kotlin
+            | Language::Scala
+            | Language::CSharp
+            | Language::C
+            | Language::Cpp
+    )
 }
 
 /// The parts of a path without its extension: `src/orders/service.py` → `src orders service`.
@@ -294,6 +323,7 @@ impl CallGraph {
         let mut edges = Vec::new();
         let mut ambiguous = Vec::new();
         let mut external: HashMap<u32, Vec<String>> = HashMap::new();
+        let mut untyped: HashMap<u32, Vec<String>> = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
             if f.refs.calls.is_empty() {
                 continue;
@@ -362,10 +392,21 @@ impl CallGraph {
                         names.push(site.name.clone());
                     }
                 };
-                let Some(cands) = by_name.get(site.name.as_str()) else {
+                // Only code of the caller's runtime can be called by name: a Python `get()`
+                // never runs a TypeScript method.
+                let cands: Vec<u32> = by_name
+                    .get(site.name.as_str())
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&n| {
+                        family(files[nodes[n as usize].0 as usize].language) == family(f.language)
+                    })
+                    .collect();
+                if cands.is_empty() {
                     outside(&mut external);
                     continue;
-                };
+                }
                 // A call on a type the codebase does not define (`Vec::new()`, `Math.max()`)
                 // is a library call, whatever the codebase defines under that name.
                 let typed = written_type(f.language, &site.receiver);
@@ -385,7 +426,28 @@ impl CallGraph {
                     scope.iter().any(|p| last_part(scope_type(p)) == written)
                 };
                 let of_type: Vec<u32> = cands.iter().copied().filter(on_type).collect();
-                let cands: &[u32] = if of_type.is_empty() { cands } else { &of_type };
+                // A method called on a value (`ledger.post()`, `make().post()`) belongs to a
+                // type nobody wrote down: a definition of that name in the caller's file or
+                // in what it imports is a fair guess, one elsewhere is mostly a different
+                // method of the same name (`entries.clear()` is not `Cache::clear`). Where
+                // the directory is the unit of code (a Go package, a Java package, a C or
+                // C++ module beside its header), the directory counts as imported.
+                let on_value = of_type.is_empty()
+                    && typed.is_none()
+                    && match &site.receiver {
+                        Receiver::Expression => true,
+                        Receiver::Named(r) => !r.contains("::"),
+                        Receiver::None | Receiver::SelfType => false,
+                    };
+                // Swift never imports a file: every file of a module sees every other.
+                let reach = if !on_value || f.language == Language::Swift {
+                    CONFIDENCE.len()
+                } else if directory_is_unit(f.language) {
+                    4
+                } else {
+                    3
+                };
+                let cands: &[u32] = if of_type.is_empty() { &cands } else { &of_type };
                 // A call does not reach the definition it is written in by its own name unless
                 // it is a plain recursive call: `self.file.close()` in `close` is another
                 // `close`.
@@ -424,6 +486,15 @@ impl CallGraph {
                     if t == best {
                         chosen.push(c);
                     }
+                }
+                // Out of reach and unique: a guess not worth an edge. Several candidates
+                // stay an ambiguous note below, which says what they are.
+                if best >= reach && best != usize::MAX && chosen.len() == 1 {
+                    let names = untyped.entry(caller).or_default();
+                    if !names.contains(&site.name) {
+                        names.push(site.name.clone());
+                    }
+                    continue;
                 }
                 // `new Ledger(...)` names the class and the constructors it declares alike:
                 // the call runs the constructors.
@@ -487,6 +558,7 @@ impl CallGraph {
             into,
             ambiguous,
             external,
+            untyped,
         }
     }
 
@@ -669,26 +741,35 @@ impl CallGraph {
             ));
         }
         if callees {
-            let mut names: Vec<&str> = nodes
-                .iter()
-                .filter_map(|n| self.external.get(n))
-                .flatten()
-                .map(String::as_str)
-                .collect();
-            names.sort_unstable();
-            names.dedup();
-            if !names.is_empty() {
+            let listed = |map: &HashMap<u32, Vec<String>>| -> Option<(usize, String)> {
+                let mut names: Vec<&str> = nodes
+                    .iter()
+                    .filter_map(|n| map.get(n))
+                    .flatten()
+                    .map(String::as_str)
+                    .collect();
+                names.sort_unstable();
+                names.dedup();
+                if names.is_empty() {
+                    return None;
+                }
                 let shown: Vec<&str> = names.iter().take(NOTE_NAMES).copied().collect();
                 let more = names.len().saturating_sub(NOTE_NAMES);
+                let tail = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                Some((names.len(), format!("{}{tail}", shown.join(", "))))
+            };
+            if let Some((n, names)) = listed(&self.external) {
                 notes.push(format!(
-                    "unresolved: {} called name(s) are defined outside the codebase (library or built-in): {}{}.",
-                    names.len(),
-                    shown.join(", "),
-                    if more > 0 {
-                        format!(" and {more} more")
-                    } else {
-                        String::new()
-                    }
+                    "unresolved: {n} called name(s) are defined outside the codebase (library or built-in): {names}."
+                ));
+            }
+            if let Some((n, names)) = listed(&self.untyped) {
+                notes.push(format!(
+                    "unresolved: {n} method(s) called on values of unknown type are defined only outside the caller's file, imports and package, so no edge is drawn: {names}."
                 ));
             }
         }
