@@ -360,6 +360,14 @@ fn callee_name(src: &str, mut n: Node, mut receiver: Receiver) -> Option<(String
                     .find_map(|f| n.child_by_field_name(f))
                 {
                     receiver = receiver_of(src, r);
+                    // `task::spawn()` names a module or a type, never a value: the path is
+                    // marked with a leading `::` so resolution tells it from `task.spawn()`.
+                    if matches!(n.kind(), "scoped_identifier" | "qualified_identifier")
+                        && let Receiver::Named(path) = &receiver
+                        && !path.contains("::")
+                    {
+                        receiver = Receiver::Named(format!("::{path}"));
+                    }
                 } else if field == "suffix" && n.kind() != "navigation_suffix" {
                     // A suffix with nothing it is taken on is taken on an expression; Swift's
                     // `.name` part of `a.name` got its receiver from its parent.

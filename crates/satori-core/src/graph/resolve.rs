@@ -164,6 +164,25 @@ fn family(lang: Language) -> Language {
     }
 }
 
+/// Whether a call without a receiver (`f()`) cannot run a method: where a method is only
+/// ever called on something (`self.f()`, `this.f()`, `x.f()`, `Type::f()`), a bare name
+/// means a function (Java, C#, C++, Kotlin, Scala, Swift and Ruby call their own methods
+/// bare).
+fn bare_call_misses_methods(lang: Language, receiver: &Receiver) -> bool {
+    *receiver == Receiver::None
+        && matches!(
+            lang,
+            Language::Rust
+                | Language::Python
+                | Language::JavaScript
+                | Language::TypeScript
+                | Language::Tsx
+                | Language::Go
+                | Language::Php
+                | Language::Lua
+        )
+}
+
 /// Languages whose unit of code is the directory: a Go or Java package, a C# namespace, a
 /// C or C++ source beside its header. Code calls across files of it without importing them.
 fn directory_is_unit(lang: Language) -> bool {
@@ -352,6 +371,16 @@ impl CallGraph {
                 }
                 imports.push((parts, whole_dir));
             }
+            // A Rust path starts with a crate name (`tokio::task` in tokio's own tests and
+            // examples) where the crate's files start at `src/`: without it, it names them.
+            if f.language == Language::Rust {
+                let uncrated: Vec<(Vec<String>, bool)> = imports
+                    .iter()
+                    .filter(|(parts, _)| parts.len() >= 2)
+                    .map(|(parts, dir)| (parts[1..].to_vec(), *dir))
+                    .collect();
+                imports.extend(uncrated);
+            }
             // PHP maps a namespace's vendor prefix to a directory of another name
             // (`Acme\Ledger\Book` lives in `src/Ledger/Book.php`): without its first one or
             // two parts, a namespace still names the file.
@@ -400,7 +429,11 @@ impl CallGraph {
                     .flatten()
                     .copied()
                     .filter(|&n| {
-                        family(files[nodes[n as usize].0 as usize].language) == family(f.language)
+                        let (gi, si) = nodes[n as usize];
+                        let cand = &files[gi as usize];
+                        family(cand.language) == family(f.language)
+                            && !(bare_call_misses_methods(f.language, &site.receiver)
+                                && cand.symbols[si as usize].kind == SymbolKind::Method)
                     })
                     .collect();
                 if cands.is_empty() {
