@@ -543,7 +543,20 @@ impl CallGraph {
                             .unwrap_or(EdgeKind::Call),
                     }
                 };
-                let overloaded = chosen.len() > 1 && overloads(&files, &nodes, &chosen);
+                let mut overloaded = chosen.len() > 1 && overloads(&files, &nodes, &chosen);
+                // TypeScript's overloads are signatures followed by the one implementation
+                // that runs for all of them, written last.
+                if overloaded
+                    && family(files[nodes[chosen[0] as usize].0 as usize].language)
+                        == Language::JavaScript
+                {
+                    let last = chosen.iter().copied().max_by_key(|&c| {
+                        let (gi, si) = nodes[c as usize];
+                        files[gi as usize].symbols[si as usize].start_line
+                    });
+                    chosen = last.into_iter().collect();
+                    overloaded = false;
+                }
                 // An overload calling another by their shared name (`post(account, amount)`
                 // delegating to `post(entry)`) is not also taken for a call of itself.
                 if overloaded && chosen.contains(&caller) {
