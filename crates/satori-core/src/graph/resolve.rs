@@ -486,6 +486,17 @@ impl CallGraph {
                 // `close`.
                 let plain = matches!(site.receiver, Receiver::None | Receiver::SelfType)
                     || !of_type.is_empty();
+                // A call through a module path (`task::spawn_blocking()`) reaches the files of
+                // that module as an import would: the path's last module names a directory or
+                // file of the candidate (a re-export from `task/mod.rs` is not followed).
+                let module = match &site.receiver {
+                    Receiver::Named(r) if r.contains("::") && typed.is_none() => {
+                        Some(last_part(r)).filter(|m| !m.is_empty())
+                    }
+                    _ => None,
+                };
+                let in_module =
+                    |parts: &[String]| module.is_some_and(|m| parts.iter().any(|p| p == m));
                 let tier_of = |node: u32, is_imported: &mut dyn FnMut(u32) -> bool| -> usize {
                     let (gi, si) = nodes[node as usize];
                     let cand = &files[gi as usize].symbols[si as usize];
@@ -497,7 +508,7 @@ impl CallGraph {
                         0
                     } else if same_file {
                         1
-                    } else if is_imported(gi) {
+                    } else if is_imported(gi) || in_module(&file_parts_of[gi as usize]) {
                         2
                     } else if dir_of(&files[gi as usize].path) == dir {
                         3
