@@ -373,6 +373,11 @@ impl CallGraph {
             }
             // A Rust path starts with a crate name (`tokio::task` in tokio's own tests and
             // examples) where the crate's files start at `src/`: without it, it names them.
+            // And an item a module exports is most often defined in a file of the module's
+            // directory and re-exported (`use tokio::task::spawn_blocking` is defined in
+            // `src/task/blocking.rs`): the module's directory counts as near as the caller's
+            // own directory.
+            let mut module_dirs: Vec<Vec<String>> = Vec::new();
             if f.language == Language::Rust {
                 let uncrated: Vec<(Vec<String>, bool)> = imports
                     .iter()
@@ -380,6 +385,11 @@ impl CallGraph {
                     .map(|(parts, dir)| (parts[1..].to_vec(), *dir))
                     .collect();
                 imports.extend(uncrated);
+                module_dirs = imports
+                    .iter()
+                    .filter(|(parts, _)| parts.len() >= 2)
+                    .map(|(parts, _)| parts[..parts.len() - 1].to_vec())
+                    .collect();
             }
             // PHP maps a namespace's vendor prefix to a directory of another name
             // (`Acme\Ledger\Book` lives in `src/Ledger/Book.php`): without its first one or
@@ -510,7 +520,11 @@ impl CallGraph {
                         1
                     } else if is_imported(gi) || in_module(&file_parts_of[gi as usize]) {
                         2
-                    } else if dir_of(&files[gi as usize].path) == dir {
+                    } else if dir_of(&files[gi as usize].path) == dir || {
+                        let target = &file_parts_of[gi as usize];
+                        let target_dir = &target[..target.len().saturating_sub(1)];
+                        module_dirs.iter().any(|m| suffix_match(m, target_dir))
+                    } {
                         3
                     } else {
                         4
