@@ -22,10 +22,11 @@ mod policy;
 pub mod search;
 mod state;
 mod store;
+mod symbol;
 mod util;
 mod walk;
 
-pub use chunk::{Chunk, ChunkOptions, ChunkedFile, Symbol, SymbolKind, chunk_file};
+pub use chunk::{Chunk, ChunkOptions, ChunkedFile, chunk_file};
 pub use engine::{
     Engine, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary, Preflight,
     Progress, ProgressFn, Purpose, Refusal, SyncControl, SyncSummary, Target,
@@ -39,5 +40,6 @@ pub use state::{
     StateStore,
 };
 pub use store::{FileRecord, Generation, GenerationStats, GenerationWriter};
+pub use symbol::{Symbol, SymbolKind};
 pub use util::{hash_parts, hash16, iso8601, now_ms};
 pub use walk::{IGNORE_CONTROL_FILES, PathFilter, TreeStamp, looks_binary, to_slash};

@@ -47,6 +47,8 @@ fn index_then_search_from_a_script() {
             "list_codebases",
             "manage_index",
             "search_codebase",
+            "file_outline",
+            "call_graph",
             "read_file"
         ]
     );

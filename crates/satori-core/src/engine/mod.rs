@@ -24,7 +24,7 @@ pub use self::layer::{LAYER_MAX_FILES, LayerSummary};
 pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
 pub use self::target::{Purpose, Refusal, Target};
 
-use crate::chunk::{ChunkOptions, Symbol, chunk_file};
+use crate::chunk::{ChunkOptions, chunk_file};
 use crate::embed::{Embeddings, StaticModel};
 use crate::graph::{CallGraph, GraphFile, GraphStatus};
 use crate::lang::Language;
@@ -32,6 +32,7 @@ use crate::layout::{CodebaseDir, ExistingLock, Fingerprint, Home, Manifest, Writ
 use crate::policy::{Policy, RootRefusal};
 use crate::search::{self, SearchContext, SearchOutcome, SearchRequest, SearchTuning};
 use crate::state::{IndexState, ReindexReason, StateStore};
+use crate::symbol::Symbol;
 use crate::util::now_ms;
 use crate::{Error, Result};
 

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::{Symbol, SymbolKind};
 use crate::lang::Language;
+use crate::symbol::{Symbol, SymbolKind};
 use crate::{Error, Result};
 
 pub use resolve::{

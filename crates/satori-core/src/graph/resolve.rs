@@ -11,8 +11,8 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::{FileGraph, GraphFile, Import, Receiver};
-use crate::chunk::{Symbol, SymbolKind};
 use crate::lang::Language;
+use crate::symbol::{Symbol, SymbolKind};
 
 /// Which way to walk from a symbol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

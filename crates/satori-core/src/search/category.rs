@@ -7,9 +7,9 @@
 //! made per chunk: Rust keeps unit tests inside source files (`#[cfg(test)] mod tests`), and
 //! those chunks are tests wherever they live.
 
-use crate::chunk::SymbolKind;
 use crate::lang::Language;
 use crate::store::table::ChunkEntry;
+use crate::symbol::SymbolKind;
 
 /// What part of a codebase a file belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

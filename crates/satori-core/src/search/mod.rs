@@ -17,8 +17,8 @@ mod retrieve;
 mod vocab;
 mod weights;
 
-use crate::chunk::Symbol;
 use crate::lang::Language;
+use crate::symbol::Symbol;
 
 use self::category::Category;
 use self::query::{ParsedQuery, QueryKind};

@@ -16,8 +16,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::Symbol;
 use crate::lang::Language;
+use crate::symbol::Symbol;
 use crate::{Error, Result};
 
 /// File name of the table inside a generation directory.
@@ -272,8 +272,8 @@ mod codec {
     use std::sync::OnceLock;
 
     use super::{ChunkEntry, ChunkTable, Chunks, FileEntry, TABLE_VERSION};
-    use crate::chunk::{Symbol, SymbolKind};
     use crate::lang::Language;
+    use crate::symbol::{Symbol, SymbolKind};
 
     pub(super) const MAGIC: &[u8; 8] = b"SATTBL05";
     /// The previous layout: chunks in blocks, every chunk written whole in turn.
@@ -633,7 +633,7 @@ mod codec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::{Symbol, SymbolKind};
+    use crate::symbol::{Symbol, SymbolKind};
 
     fn table() -> ChunkTable {
         let symbol = Symbol {

@@ -17,7 +17,7 @@ use satori_protocol::file_outline::LIMIT_SYMBOLS_MAX;
 use satori_protocol::{FILE_OUTLINE, FileOutlineParams, ResolveMode};
 
 use super::gate::{Verb, gate};
-use super::read_file::{HEAD_BYTES, not_regular, open_regular, refusal};
+use super::source::{HEAD_BYTES, not_regular, open_regular, refusal};
 use super::{canonical_or_normal, invalid_field, reply, require_absolute};
 use crate::ctx::Ctx;
 use crate::to_proto::{self, display};

@@ -10,6 +10,7 @@ mod list_codebases;
 mod manage_index;
 mod read_file;
 mod search;
+mod source;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,6 @@
 //! the file's outline, confinement to tracked codebases, the path and secrets policy of
 //! `satori_core::Policy`, binary refusal, and a byte cap (larger files are streamed).
 
-use std::fs::{File, Metadata};
 use std::io::{Read, Seek};
 use std::path::Path;
 
@@ -15,6 +14,7 @@ use satori_protocol::envelope::{
 };
 use satori_protocol::{ManageAction, READ_FILE, ReadFileParams, ReadMode, env};
 
+use super::source::{HEAD_BYTES, not_regular, open_regular, refusal};
 use super::{lines, text};
 use super::{reply, require_absolute};
 use crate::ctx::Ctx;
@@ -334,70 +334,10 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     }
 }
 
-/// Opens `path` for reading without waiting: a path replaced by a named pipe after it was
-/// checked must not hold the call until some writer appears (the open file is checked
-/// again, and only a regular file is read).
-pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options.open(path)
-}
-
-/// The refusal of anything but a regular file, naming what it is: a named pipe, a socket or
-/// a device has no size to cap and may never end (or never start) its data.
-pub(crate) fn not_regular(shown: &str, meta: &Metadata) -> Option<CallToolResult> {
-    let ft = meta.file_type();
-    if ft.is_file() {
-        return None;
-    }
-    if ft.is_dir() {
-        return Some(text(format!("Error: '{shown}' is not a file."), true));
-    }
-    let mut kind = "a special file";
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if ft.is_fifo() {
-            kind = "a named pipe (FIFO)";
-        } else if ft.is_socket() {
-            kind = "a socket";
-        } else if ft.is_block_device() || ft.is_char_device() {
-            kind = "a device";
-        }
-    }
-    Some(text(
-        format!(
-            "Error: '{shown}' is {kind}, not a regular file; read_file reads regular files only."
-        ),
-        true,
-    ))
-}
-
-/// Bytes read first to tell text from binary (the heuristic looks at the first 8 KiB).
-pub(crate) const HEAD_BYTES: usize = 8192;
-
 /// The refusal of a file the policy keeps out, naming the rule; secrets rules name the
 /// opt-out the user (not the caller) can set.
 fn refused(shown: &str, rule: &Rule) -> CallToolResult {
     text(refusal(READ_FILE, shown, rule), true)
-}
-
-/// `Error: <tool> refuses '<shown>': <rule>.`, with the opt-out of secrets rules.
-pub(crate) fn refusal(tool: &str, shown: &str, rule: &Rule) -> String {
-    let lift = if rule.is_secret() {
-        format!(
-            " Files that look like secrets are never returned; the user can start the server with {}=true to lift this rule.",
-            env::ALLOW_SECRETS
-        )
-    } else {
-        String::new()
-    };
-    format!("Error: {tool} refuses '{shown}': {rule}.{lift}")
 }
 
 /// Why a file outside every tracked codebase is not read. Indexing is suggested only when

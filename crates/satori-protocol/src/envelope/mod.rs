@@ -27,9 +27,9 @@ pub use read_file::{
     ReadFileNotReady, ReadHints, ReadWindow,
 };
 pub use search::{
-    ChunkResult, FilterCount, FreshnessDecision, FreshnessMode, FusionDebug, GroupResult,
-    NoiseMitigation, NoiseRatios, OperatorsDebug, QueryKind, RetrievalMode, ScoreDebug,
-    SearchDebug, SearchEnvelope, SearchHints, SearchResult, StalenessBucket,
+    ChunkResult, FilterCount, FusionDebug, GroupResult, NoiseMitigation, NoiseRatios,
+    OperatorsDebug, QueryKind, RetrievalMode, ScoreDebug, SearchDebug, SearchEnvelope, SearchHints,
+    SearchResult, StalenessBucket,
 };
 
 use schemars::JsonSchema;
@@ -322,4 +322,80 @@ pub struct SyncStats {
     pub removed: u64,
     /// Files changed since the last sync.
     pub modified: u64,
+}
+
+string_enum! {
+    /// What the freshness check before a search did.
+    pub enum FreshnessMode {
+        Synced = "synced",
+        SkippedRecent = "skipped_recent",
+        Coalesced = "coalesced",
+        SkippedIndexing = "skipped_indexing",
+        SkippedRequiresReindex = "skipped_requires_reindex",
+        SkippedMissingPath = "skipped_missing_path",
+        ReconciledIgnoreChange = "reconciled_ignore_change",
+        IgnoreReloadFailed = "ignore_reload_failed",
+        SyncFailed = "sync_failed",
+    }
+}
+
+/// How the search made sure the index reflects the working tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FreshnessDecision {
+    /// What happened.
+    pub mode: FreshnessMode,
+    /// When the check ran (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_at: Option<String>,
+    /// Age above which a sync runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_ms: Option<u64>,
+    /// When the last sync finished (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_sync_at: Option<String>,
+    /// Age of the last sync at check time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age_ms: Option<u64>,
+    /// Counts of the sync that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<SyncStats>,
+    /// Duration of the sync or reconciliation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Ignore-rule generation after a reconciliation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_rules_version: Option<u64>,
+    /// Files dropped from the index because they are now ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newly_ignored_files: Option<u64>,
+    /// Files added because they are no longer ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_files: Option<u64>,
+    /// Edits folded into an already running sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesced_edits: Option<u64>,
+    /// Why a sync or reconciliation failed (the search still ran on the old index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+impl FreshnessDecision {
+    /// A decision with only its mode set.
+    pub fn new(mode: FreshnessMode) -> Self {
+        Self {
+            mode,
+            checked_at: None,
+            threshold_ms: None,
+            last_sync_at: None,
+            age_ms: None,
+            stats: None,
+            duration_ms: None,
+            ignore_rules_version: None,
+            newly_ignored_files: None,
+            added_files: None,
+            coalesced_edits: None,
+            error_message: None,
+        }
+    }
 }
