@@ -5,7 +5,7 @@
 
 use tree_sitter::Node;
 
-use super::{CallSite, FileRefs, Import, Receiver};
+use super::{CallSite, FileRefs, Import, Receiver, UNKNOWN_ARGS};
 use crate::lang::Language;
 
 /// Where a call node keeps what it calls.
@@ -281,9 +281,8 @@ fn receiver_of(src: &str, n: Node) -> Receiver {
 fn receiver_text(t: &str) -> Receiver {
     let t = t.trim();
     match t {
-        "self" | "this" | "Self" | "@" | "$this" | "static" | "parent" | "super" => {
-            Receiver::SelfType
-        }
+        "self" | "this" | "Self" | "@" | "$this" | "static" => Receiver::SelfType,
+        "parent" | "super" => Receiver::Named("super".to_owned()),
         _ if !t.is_empty()
             && t.len() <= 64
             && t.chars().all(|c| {
@@ -530,7 +529,22 @@ fn token_tree_call(src: &str, tree: Node) -> Option<CallSite> {
         name: name.to_owned(),
         receiver,
         line: start.start_position().row as u32 + 1,
+        args: UNKNOWN_ARGS,
     })
+}
+
+/// The number of arguments a call node passes, from its `arguments` field (Java, C#, C++,
+/// C, Go, Rust, JavaScript, TypeScript, Python name it so), else [`UNKNOWN_ARGS`].
+fn argument_count(call: Node) -> u8 {
+    let Some(list) = call.child_by_field_name("arguments") else {
+        return UNKNOWN_ARGS;
+    };
+    let mut cursor = list.walk();
+    let n = list
+        .named_children(&mut cursor)
+        .filter(|c| !c.kind().contains("comment"))
+        .count();
+    n.min(UNKNOWN_ARGS as usize - 1) as u8
 }
 
 /// The ids of the named node kinds called `kinds` (a grammar may alias several ids to one
@@ -624,6 +638,7 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
                     name,
                     receiver,
                     line,
+                    args: argument_count(node),
                 });
             }
         }

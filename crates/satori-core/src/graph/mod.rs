@@ -27,7 +27,7 @@ pub use resolve::{
 pub const GRAPH_FILE: &str = "graph.json";
 
 /// Bumped when what [`FileRefs`] records changes; an older graph file is not read.
-const GRAPH_VERSION: u32 = 1;
+const GRAPH_VERSION: u32 = 2;
 
 /// Whether the call graph covers files of `language` (it has a grammar and call rules).
 pub fn supports(language: Language) -> bool {
@@ -56,7 +56,13 @@ pub struct CallSite {
     pub receiver: Receiver,
     /// 1-based line of the call.
     pub line: u32,
+    /// How many arguments it passes, when the grammar says ([`UNKNOWN_ARGS`] otherwise):
+    /// what tells overloads apart.
+    pub args: u8,
 }
+
+/// [`CallSite::args`] of a call whose arguments were not counted.
+pub const UNKNOWN_ARGS: u8 = u8::MAX;
 
 /// One import: the module path as written and the names it mentions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,8 +99,8 @@ pub struct FileGraph {
 type StoredSymbol = (String, String, String, SymbolKind, u32, u32, Vec<String>);
 
 /// A call as stored: name, receiver (`""` none, `"."` the enclosing type, `"~"` an
-/// expression, else the name written), line.
-type StoredCall = (String, String, u32);
+/// expression, else the name written), line, arguments.
+type StoredCall = (String, String, u32, u8);
 
 /// A file as stored: path, language, symbols, calls, imports (path, names, line).
 #[derive(Serialize, Deserialize)]
@@ -134,7 +140,7 @@ impl From<FileGraph> for StoredFile {
                     Receiver::Expression => "~".to_owned(),
                     Receiver::Named(n) => n,
                 };
-                (c.name, receiver, c.line)
+                (c.name, receiver, c.line, c.args)
             })
             .collect();
         let imports = f
@@ -169,7 +175,7 @@ impl From<StoredFile> for FileGraph {
             refs: FileRefs {
                 calls: calls
                     .into_iter()
-                    .map(|(name, receiver, line)| CallSite {
+                    .map(|(name, receiver, line, args)| CallSite {
                         name,
                         receiver: match receiver.as_str() {
                             "" => Receiver::None,
@@ -178,6 +184,7 @@ impl From<StoredFile> for FileGraph {
                             _ => Receiver::Named(receiver),
                         },
                         line,
+                        args,
                     })
                     .collect(),
                 imports: imports
@@ -227,6 +234,18 @@ impl GraphFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("read", &path, e)),
         };
+        // The version first: an older file may not have the shape of this one.
+        #[derive(Deserialize)]
+        struct Head {
+            version: u32,
+        }
+        let damaged = |e: serde_json::Error| {
+            Error::Lexical(format!("the call graph {} is damaged: {e}", path.display()))
+        };
+        let head: Head = serde_json::from_slice(&bytes).map_err(damaged)?;
+        if head.version != GRAPH_VERSION {
+            return Ok(None);
+        }
         let graph: GraphFile = serde_json::from_slice(&bytes).map_err(|e| {
             Error::Lexical(format!("the call graph {} is damaged: {e}", path.display()))
         })?;

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::{FileGraph, GraphFile, Import, Receiver};
+use super::{FileGraph, GraphFile, Import, Receiver, UNKNOWN_ARGS};
 use crate::lang::Language;
 use crate::symbol::{Symbol, SymbolKind};
 
@@ -282,6 +282,86 @@ fn import_parts(import: &Import) -> Vec<String> {
     parts
 }
 
+/// How many arguments a definition takes, read from its label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Arity {
+    params: u8,
+    /// The last parameter takes any number (`String... parts`, `params object[] xs`).
+    variadic: bool,
+}
+
+impl Arity {
+    fn takes(self, args: u8) -> bool {
+        if self.variadic {
+            args + 1 >= self.params
+        } else {
+            args == self.params
+        }
+    }
+}
+
+/// The parameter list of `name` in `label` (`public static String join(long[] a, char s)`),
+/// counted at the top level of brackets; `None` when the label does not show it whole.
+fn arity(label: &str, name: &str) -> Option<Arity> {
+    let at = label.find(&format!("{name}("))? + name.len();
+    let inner = &label[at + 1..];
+    let mut depth = 0i32;
+    let mut commas = 0u8;
+    let mut end = None;
+    let mut prev = ' ';
+    for (i, c) in inner.char_indices() {
+        let arrow = c == '>' && matches!(prev, '-' | '=');
+        prev = c;
+        match c {
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' if depth == 0 => {
+                end = Some(i);
+                break;
+            }
+            '>' if arrow => {}
+            ')' | ']' | '>' | '}' => depth -= 1,
+            ',' if depth == 0 => commas = commas.saturating_add(1),
+            _ => {}
+        }
+    }
+    let params = inner[..end?].trim();
+    Some(Arity {
+        params: if params.is_empty() { 0 } else { commas + 1 },
+        variadic: params.contains("...")
+            || params.contains("params ")
+            || params.contains("vararg "),
+    })
+}
+
+/// Languages without free functions, where a bare call runs a method of the caller's own
+/// type or a parent of it (or one imported statically).
+fn bare_call_is_own(lang: Language) -> bool {
+    matches!(lang, Language::Java | Language::CSharp)
+}
+
+/// The words of the declaration of `caller`'s innermost type in its file: the names it
+/// extends or implements are among them.
+fn declaration_words<'a>(symbols: &'a [Symbol], caller: &Symbol) -> HashSet<&'a str> {
+    let Some(own) = caller.scope.last() else {
+        return HashSet::new();
+    };
+    symbols
+        .iter()
+        .find(|s| s.name == scope_type(own) && s.scope.len() + 1 == caller.scope.len())
+        .map(|decl| {
+            decl.label
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a Rust path starts at the standard library, which is never in a codebase.
+fn is_std_crate(part: &str) -> bool {
+    matches!(part, "std" | "core" | "alloc")
+}
+
 /// `LedgerBook` → `ledger_book`.
 fn snake_case(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
@@ -378,10 +458,39 @@ impl CallGraph {
             // `src/task/blocking.rs`): the module's directory counts as near as the caller's
             // own directory.
             let mut module_dirs: Vec<Vec<String>> = Vec::new();
+            // Names a Rust file brings in by `use` (the last part of a path, the members of a
+            // group): a call of one of them runs what the `use` names, so a definition of
+            // that name elsewhere in the codebase is not it (`use std::pin::pin;` then
+            // `pin!(...)` is not the codebase's own `pin!`).
+            let mut bound: HashSet<&str> = HashSet::new();
+            if f.language == Language::Java {
+                // `import a.b.Type;`, `import static a.b.Type.name;`
+                for i in &f.refs.imports {
+                    if let Some(last) = i.path.trim_end_matches(';').rsplit('.').next()
+                        && last != "*"
+                    {
+                        bound.insert(last.trim());
+                    }
+                }
+            }
             if f.language == Language::Rust {
+                for i in &f.refs.imports {
+                    let parts = import_parts(i);
+                    if !i.path.trim_end().ends_with("::")
+                        && !i.path.ends_with('*')
+                        && let Some(last) = i.path.rsplit("::").next()
+                    {
+                        bound.insert(last.trim());
+                    }
+                    for name in &i.names {
+                        if !parts.contains(name) {
+                            bound.insert(name);
+                        }
+                    }
+                }
                 let uncrated: Vec<(Vec<String>, bool)> = imports
                     .iter()
-                    .filter(|(parts, _)| parts.len() >= 2)
+                    .filter(|(parts, _)| parts.len() >= 2 && !is_std_crate(&parts[0]))
                     .map(|(parts, dir)| (parts[1..].to_vec(), *dir))
                     .collect();
                 imports.extend(uncrated);
@@ -425,6 +534,22 @@ impl CallGraph {
                 };
                 let caller = offsets[fi] + caller_si as u32;
                 let caller_sym = &f.symbols[caller_si];
+                // `parent::f()`, `super.f()` call the parent type's `f`, never the caller's own
+                // type's; a Rust `super::f()` is a path to the parent module.
+                let to_parent = matches!(&site.receiver, Receiver::Named(r) if r == "super");
+                let receiver = match &site.receiver {
+                    _ if to_parent && f.language == Language::Rust => Receiver::None,
+                    _ if to_parent => Receiver::SelfType,
+                    r => r.clone(),
+                };
+                // The words of the declaration of the caller's type (`class QuotedCsv extends
+                // Csv`), which name its parents.
+                let own_bare = bare_call_is_own(f.language) && receiver == Receiver::None;
+                let parents: HashSet<&str> = if to_parent || own_bare {
+                    declaration_words(&f.symbols, caller_sym)
+                } else {
+                    HashSet::new()
+                };
                 let outside = |external: &mut HashMap<u32, Vec<String>>| {
                     let names = external.entry(caller).or_default();
                     if !names.contains(&site.name) {
@@ -442,8 +567,20 @@ impl CallGraph {
                         let (gi, si) = nodes[n as usize];
                         let cand = &files[gi as usize];
                         family(cand.language) == family(f.language)
-                            && !(bare_call_misses_methods(f.language, &site.receiver)
+                            && !(to_parent
+                                && f.language != Language::Rust
+                                && cand.symbols[si as usize].scope == caller_sym.scope)
+                            && !(bare_call_misses_methods(f.language, &receiver)
                                 && cand.symbols[si as usize].kind == SymbolKind::Method)
+                            // A bare Java or C# call runs a method of the caller's own type, of
+                            // the types it extends, or one imported statically.
+                            && !(own_bare
+                                && cand.symbols[si as usize].kind == SymbolKind::Method
+                                && gi as usize != fi
+                                && !bound.contains(site.name.as_str())
+                                && !cand.symbols[si as usize].scope.last().is_some_and(|t| {
+                                    parents.contains(last_part(scope_type(t)))
+                                }))
                     })
                     .collect();
                 if cands.is_empty() {
@@ -452,23 +589,59 @@ impl CallGraph {
                 }
                 // A call on a type the codebase does not define (`Vec::new()`, `Math.max()`)
                 // is a library call, whatever the codebase defines under that name.
-                let typed = written_type(f.language, &site.receiver);
+                let typed = written_type(f.language, &receiver);
                 if typed.is_some_and(|t| !type_names.contains(t)) {
                     outside(&mut external);
                     continue;
                 }
+                // A path from the standard library (`std::thread::scope()`) never reaches the
+                // codebase.
+                let head = match &receiver {
+                    Receiver::Named(r) if f.language == Language::Rust => {
+                        r.split("::").next().filter(|h| !h.is_empty())
+                    }
+                    Receiver::Named(r) if f.language == Language::Java => {
+                        r.split('.').next().filter(|h| !h.is_empty())
+                    }
+                    Receiver::None if matches!(f.language, Language::Rust | Language::Java) => {
+                        Some(site.name.as_str())
+                    }
+                    _ => None,
+                };
+                if f.language == Language::Rust
+                    && head.is_some_and(|h| is_std_crate(h) && receiver != Receiver::None)
+                {
+                    outside(&mut external);
+                    continue;
+                }
+                let imported_name = head.is_some_and(|h| bound.contains(h));
                 // A call on a named type (`Ledger::new()`, `Ledger.open()`) reaches that
                 // type's definitions when it has any by that name.
                 let on_type = |node: &u32| {
                     let (gi, si) = nodes[*node as usize];
                     let scope = &files[gi as usize].symbols[si as usize].scope;
-                    let Receiver::Named(r) = &site.receiver else {
+                    let Receiver::Named(r) = &receiver else {
                         return false;
                     };
                     let written = last_part(r);
                     scope.iter().any(|p| last_part(scope_type(p)) == written)
                 };
-                let of_type: Vec<u32> = cands.iter().copied().filter(on_type).collect();
+                let mut of_type: Vec<u32> = cands.iter().copied().filter(on_type).collect();
+                // The parent type is the one the caller's type declaration names
+                // (`class QuotedCsv extends Csv`).
+                if to_parent && !parents.is_empty() {
+                    of_type = cands
+                        .iter()
+                        .copied()
+                        .filter(|&n| {
+                            let (gi, si) = nodes[n as usize];
+                            let scope = &files[gi as usize].symbols[si as usize].scope;
+                            scope
+                                .last()
+                                .is_some_and(|t| parents.contains(last_part(scope_type(t))))
+                        })
+                        .collect();
+                }
                 // A method called on a value (`ledger.post()`, `make().post()`) belongs to a
                 // type nobody wrote down: a definition of that name in the caller's file or
                 // in what it imports is a fair guess, one elsewhere is mostly a different
@@ -477,7 +650,7 @@ impl CallGraph {
                 // C++ module beside its header), the directory counts as imported.
                 let on_value = of_type.is_empty()
                     && typed.is_none()
-                    && match &site.receiver {
+                    && match &receiver {
                         Receiver::Expression => true,
                         Receiver::Named(r) => !r.contains("::"),
                         Receiver::None | Receiver::SelfType => false,
@@ -494,12 +667,12 @@ impl CallGraph {
                 // A call does not reach the definition it is written in by its own name unless
                 // it is a plain recursive call: `self.file.close()` in `close` is another
                 // `close`.
-                let plain = matches!(site.receiver, Receiver::None | Receiver::SelfType)
-                    || !of_type.is_empty();
+                let plain =
+                    matches!(receiver, Receiver::None | Receiver::SelfType) || !of_type.is_empty();
                 // A call through a module path (`task::spawn_blocking()`) reaches the files of
                 // that module as an import would: the path's last module names a directory or
                 // file of the candidate (a re-export from `task/mod.rs` is not followed).
-                let module = match &site.receiver {
+                let module = match &receiver {
                     Receiver::Named(r) if r.contains("::") && typed.is_none() => {
                         Some(last_part(r)).filter(|m| !m.is_empty())
                     }
@@ -511,9 +684,7 @@ impl CallGraph {
                     let (gi, si) = nodes[node as usize];
                     let cand = &files[gi as usize].symbols[si as usize];
                     let same_file = gi as usize == fi;
-                    if same_file
-                        && site.receiver == Receiver::SelfType
-                        && cand.scope == caller_sym.scope
+                    if same_file && receiver == Receiver::SelfType && cand.scope == caller_sym.scope
                     {
                         0
                     } else if same_file {
@@ -544,6 +715,13 @@ impl CallGraph {
                     if t == best {
                         chosen.push(c);
                     }
+                }
+                // A name the file imports is what the import names: when neither the caller's
+                // file nor what it imports (or its module's directory) defines it, the import
+                // comes from outside the codebase.
+                if imported_name && best >= 4 {
+                    outside(&mut external);
+                    continue;
                 }
                 // Out of reach and unique: a guess not worth an edge. Several candidates
                 // stay an ambiguous note below, which says what they are.
@@ -581,6 +759,22 @@ impl CallGraph {
                     });
                     chosen = last.into_iter().collect();
                     overloaded = false;
+                }
+                // Overloads that cannot take as many arguments as the call passes are not it.
+                if overloaded && site.args != UNKNOWN_ARGS {
+                    let fits: Vec<u32> = chosen
+                        .iter()
+                        .copied()
+                        .filter(|&c| {
+                            let (gi, si) = nodes[c as usize];
+                            let s = &files[gi as usize].symbols[si as usize];
+                            arity(&s.label, &s.name).is_none_or(|a| a.takes(site.args))
+                        })
+                        .collect();
+                    if !fits.is_empty() {
+                        overloaded = fits.len() > 1;
+                        chosen = fits;
+                    }
                 }
                 // An overload calling another by their shared name (`post(account, amount)`
                 // delegating to `post(entry)`) is not also taken for a call of itself.
