@@ -534,9 +534,25 @@ fn token_tree_call(src: &str, tree: Node) -> Option<CallSite> {
 }
 
 /// The number of arguments a call node passes, from its `arguments` field (Java, C#, C++,
-/// C, Go, Rust, JavaScript, TypeScript, Python name it so), else [`UNKNOWN_ARGS`].
+/// C, Go, Rust, JavaScript, TypeScript, Python name it so) or its value arguments (Kotlin,
+/// Swift), else [`UNKNOWN_ARGS`].
 fn argument_count(call: Node) -> u8 {
-    let Some(list) = call.child_by_field_name("arguments") else {
+    // Kotlin: `value_arguments` > `value_argument`s; Swift puts them in a `call_suffix`.
+    fn value_arguments(n: Node<'_>) -> Option<Node<'_>> {
+        let mut cursor = n.walk();
+        n.named_children(&mut cursor)
+            .find(|c| c.kind() == "value_arguments")
+    }
+    let suffix_args = || {
+        value_arguments(call).or_else(|| {
+            let mut cursor = call.walk();
+            let suffix = call
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "call_suffix")?;
+            value_arguments(suffix)
+        })
+    };
+    let Some(list) = call.child_by_field_name("arguments").or_else(suffix_args) else {
         return UNKNOWN_ARGS;
     };
     let mut cursor = list.walk();

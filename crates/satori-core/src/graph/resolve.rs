@@ -44,8 +44,6 @@ pub enum EdgeKind {
 
 /// Confidence of an edge by the tier it was resolved in.
 const CONFIDENCE: [f32; 5] = [0.95, 0.9, 0.8, 0.7, 0.6];
-/// Confidence of each edge to one of several overloads.
-const OVERLOAD_CONFIDENCE: f32 = 0.5;
 /// How many external names a note lists.
 const NOTE_NAMES: usize = 8;
 
@@ -577,7 +575,7 @@ impl CallGraph {
                             && !(own_bare
                                 && cand.symbols[si as usize].kind == SymbolKind::Method
                                 && gi as usize != fi
-                                && !bound.contains(site.name.as_str())
+                                && !(bound.contains(site.name.as_str()) && is_imported(gi))
                                 && !cand.symbols[si as usize].scope.last().is_some_and(|t| {
                                     parents.contains(last_part(scope_type(t)))
                                 }))
@@ -642,6 +640,13 @@ impl CallGraph {
                         })
                         .collect();
                 }
+                // A type the codebase defines, called for a member it does not define there
+                // (`Vec::new()` where the codebase only implements a trait for `Vec`): the
+                // member comes from outside, a trait's default or a derive.
+                if typed.is_some() && of_type.is_empty() {
+                    outside(&mut external);
+                    continue;
+                }
                 // A method called on a value (`ledger.post()`, `make().post()`) belongs to a
                 // type nobody wrote down: a definition of that name in the caller's file or
                 // in what it imports is a fair guess, one elsewhere is mostly a different
@@ -655,6 +660,28 @@ impl CallGraph {
                         Receiver::Named(r) => !r.contains("::"),
                         Receiver::None | Receiver::SelfType => false,
                     };
+                // Java and C# code calls a static method on its type, not on a value
+                // (`list.add(x)` is not `ArrayUtils.add`).
+                let instance_only: Vec<u32>;
+                let cands: &[u32] = if on_value && bare_call_is_own(f.language) {
+                    instance_only = cands
+                        .iter()
+                        .copied()
+                        .filter(|&n| {
+                            let (gi, si) = nodes[n as usize];
+                            let s = &files[gi as usize].symbols[si as usize];
+                            !(s.kind == SymbolKind::Method
+                                && s.label.split_whitespace().any(|w| w == "static"))
+                        })
+                        .collect();
+                    if instance_only.is_empty() {
+                        outside(&mut external);
+                        continue;
+                    }
+                    &instance_only
+                } else {
+                    &cands
+                };
                 // Swift never imports a file: every file of a module sees every other.
                 let reach = if !on_value || f.language == Language::Swift {
                     CONFIDENCE.len()
@@ -663,7 +690,7 @@ impl CallGraph {
                 } else {
                     3
                 };
-                let cands: &[u32] = if of_type.is_empty() { &cands } else { &of_type };
+                let cands: &[u32] = if of_type.is_empty() { cands } else { &of_type };
                 // A call does not reach the definition it is written in by its own name unless
                 // it is a plain recursive call: `self.file.close()` in `close` is another
                 // `close`.
@@ -783,21 +810,15 @@ impl CallGraph {
                 }
                 match chosen.as_slice() {
                     [] => outside(&mut external),
-                    many if many.len() == 1 || overloaded => {
-                        for &c in many {
-                            edges.push(Edge {
-                                src: caller,
-                                dst: c,
-                                kind: kind_of(c),
-                                line: site.line,
-                                confidence: if overloaded {
-                                    OVERLOAD_CONFIDENCE
-                                } else {
-                                    CONFIDENCE[best]
-                                },
-                            });
-                        }
-                    }
+                    // Several overloads the argument count does not tell apart stay a note:
+                    // an edge to each would be wrong for all but one.
+                    &[c] => edges.push(Edge {
+                        src: caller,
+                        dst: c,
+                        kind: kind_of(c),
+                        line: site.line,
+                        confidence: CONFIDENCE[best],
+                    }),
                     many => ambiguous.push(Ambiguous {
                         caller,
                         line: site.line,
