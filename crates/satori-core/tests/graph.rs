@@ -145,6 +145,20 @@ fn all_edges(
 }
 
 /// Indexes the fixture of `language` and compares the graph with its description.
+/// The notes of `from`'s callees at depth 1.
+fn callee_notes(graph: &CallGraph, names: &BTreeMap<String, Symbol>, from: &str) -> Vec<String> {
+    graph
+        .query(&GraphQuery {
+            file: from.split("::").next().unwrap().to_owned(),
+            symbol_id: names[from].id.clone(),
+            direction: Direction::Callees,
+            depth: 1,
+            limit: 100,
+        })
+        .unwrap()
+        .notes
+}
+
 fn check(language: &str) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/callgraph");
     let spec: Value = serde_json::from_str(
@@ -220,22 +234,12 @@ fn check(language: &str) {
             !found.iter().any(|(f, _, l, _)| f == from && *l == line),
             "{language}: an edge was drawn for the ambiguous call of {name} at {line}"
         );
-        let s = &names[from];
-        let view = graph
-            .query(&GraphQuery {
-                file: from.split("::").next().unwrap().to_owned(),
-                symbol_id: s.id.clone(),
-                direction: Direction::Callees,
-                depth: 1,
-                limit: 100,
-            })
-            .unwrap();
+        let notes = callee_notes(&graph, &names, from);
         assert!(
-            view.notes
+            notes
                 .iter()
                 .any(|n| n.starts_with("ambiguous:") && n.contains(&format!("`{name}`"))),
-            "{language}: no note on the ambiguous call of {name}: {:?}",
-            view.notes
+            "{language}: no note on the ambiguous call of {name}: {notes:?}"
         );
     }
     for u in spec["untyped"].as_array().into_iter().flatten() {
@@ -246,22 +250,12 @@ fn check(language: &str) {
             !found.iter().any(|(f, _, l, _)| f == from && *l == line),
             "{language}: an edge was drawn for the call of {name} on a value at {line}"
         );
-        let s = &names[from];
-        let view = graph
-            .query(&GraphQuery {
-                file: from.split("::").next().unwrap().to_owned(),
-                symbol_id: s.id.clone(),
-                direction: Direction::Callees,
-                depth: 1,
-                limit: 100,
-            })
-            .unwrap();
+        let notes = callee_notes(&graph, &names, from);
         assert!(
-            view.notes
+            notes
                 .iter()
                 .any(|n| n.contains("values of unknown type") && n.contains(name)),
-            "{language}: no note on the call of {name} on a value: {:?}",
-            view.notes
+            "{language}: no note on the call of {name} on a value: {notes:?}"
         );
     }
     for x in spec["external"].as_array().into_iter().flatten() {

@@ -56,11 +56,10 @@ pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallTool
         };
     let t = match gate(ctx, &p.path, &canonical_or_normal(&abs), WALKS) {
         Ok(t) => t,
-        Err(stop) => {
+        Err(mut stop) => {
+            let hints = stop.nav_hints();
             let mut v = answer(stop.status, stop.reason, Some(stop.message));
-            v.hints.create = stop.create;
-            v.hints.status = stop.status_hint;
-            v.hints.reindex = stop.reindex;
+            v.hints = hints;
             v.compatibility = stop.compatibility;
             return reply(&v, stop.is_error);
         }

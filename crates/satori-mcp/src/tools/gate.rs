@@ -7,7 +7,7 @@ use std::path::Path;
 
 use satori_core::{Purpose, Refusal, Target};
 use satori_protocol::ManageAction;
-use satori_protocol::envelope::{Compatibility, Hint, Status, reasons};
+use satori_protocol::envelope::{Compatibility, Hint, NavHints, Status, reasons};
 
 use crate::ctx::Ctx;
 use crate::to_proto::{self, display, manage_hint};
@@ -34,6 +34,16 @@ pub(crate) struct Stop {
 }
 
 impl Stop {
+    /// The hints a navigation answer carries for this stop (the runnable next calls).
+    pub fn nav_hints(&mut self) -> NavHints {
+        NavHints {
+            create: self.create.take(),
+            status: self.status_hint.take(),
+            reindex: self.reindex.take(),
+            ..NavHints::default()
+        }
+    }
+
     fn new(status: Status, reason: &'static str, message: String) -> Self {
         Self {
             status,
