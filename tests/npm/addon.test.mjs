@@ -108,7 +108,7 @@ process.stdout.write(JSON.stringify({ n: list.tools.length, client: typeof Sator
     const result = run("node", [file], { env });
     assert.equal(result.status, 0, `${file}: ${result.stderr}`);
     const out = json(result);
-    assert.equal(out.n, 4, file);
+    assert.equal(out.n, 6, file);
     assert.equal(out.client, "function", file);
     if (file.endsWith(".mjs")) assert.equal(out.same, true);
   }

@@ -31,11 +31,11 @@ after(async () => {
   await client?.close();
 });
 
-test("tools/list answers with the four tools", async () => {
+test("tools/list answers with the six tools", async () => {
   const { tools } = await client.listTools();
   assert.deepEqual(
     tools.map((tool) => tool.name).sort(),
-    ["list_codebases", "manage_index", "read_file", "search_codebase"],
+    ["call_graph", "file_outline", "list_codebases", "manage_index", "read_file", "search_codebase"],
   );
 });
 
