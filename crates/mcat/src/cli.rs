@@ -1,0 +1,154 @@
+//! The command line, as clap sees it. Parsing errors become `{"ok":false,...}` with exit 2
+//! (see `lib.rs`); help stays plain text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcat",
+    version,
+    about = "Drive any MCP server from a shell: one JSON object on stdout per command."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub log: LogArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Enable a log domain: app, auth or mcp, optionally with :error, :warn, :info or :debug.
+    #[arg(long = "log", value_name = "DOMAIN[:LEVEL]", global = true)]
+    pub log: Vec<String>,
+    /// Also log to stderr when --log-file is given.
+    #[arg(long = "log-stderr", global = true)]
+    pub log_stderr: bool,
+    /// Log to this file (appended).
+    #[arg(long = "log-file", value_name = "PATH", global = true)]
+    pub log_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a stdio MCP server behind a Unix socket.
+    #[command(subcommand)]
+    Proxy(ProxyCommand),
+    /// Handshake with a server and write the session file the other commands use.
+    Init {
+        /// http://..., https://... or unix:///path.sock
+        endpoint: String,
+        /// The session file to write.
+        #[arg(short = 'o', long = "output", value_name = "SESS_INFO_FILE")]
+        output: PathBuf,
+        /// Where the access token is (HTTP).
+        #[arg(short = 'k', long = "key-ref", value_name = "KEY_REF")]
+        key_ref: Option<String>,
+    },
+    /// Tools.
+    #[command(subcommand)]
+    Tool(ToolCommand),
+    /// Resources.
+    #[command(subcommand)]
+    Resource(ResourceCommand),
+    /// Prompts.
+    #[command(subcommand)]
+    Prompt(PromptCommand),
+    /// The bridge process of `proxy up` (internal).
+    #[command(name = "__serve", hide = true)]
+    Serve {
+        socket: PathBuf,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProxyCommand {
+    /// Start CMD as a stdio MCP server served on the socket.
+    Up {
+        endpoint: String,
+        /// The server's command and arguments, after --.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Stop the proxy and remove its socket, control file and log.
+    Down { endpoint: String },
+    /// Report the proxy's pid, command, uptime and whether it is alive.
+    Status { endpoint: String },
+}
+
+#[derive(Debug, Args)]
+pub struct SessionArg {
+    /// The session file written by init.
+    #[arg(short = 's', long = "session", value_name = "SESS_INFO_FILE")]
+    pub session: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// List the server's tools (every page).
+    List {
+        #[command(flatten)]
+        session: SessionArg,
+        /// One page from this cursor instead of every page.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Call a tool; the result is the server's raw result.
+    Call {
+        name: String,
+        /// Arguments: inline JSON5, @file or @- (stdin).
+        #[arg(short = 'i', long = "input", value_name = "ARGS")]
+        input: Option<String>,
+        #[command(flatten)]
+        session: SessionArg,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResourceCommand {
+    /// One page of resources.
+    List {
+        #[command(flatten)]
+        session: SessionArg,
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Read a resource; -o FILE writes its decoded bytes, -o - writes them to stdout.
+    Read {
+        uri: String,
+        #[command(flatten)]
+        session: SessionArg,
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<String>,
+    },
+    /// One page of resource templates.
+    ListTemplate {
+        #[command(flatten)]
+        session: SessionArg,
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PromptCommand {
+    /// One page of prompts.
+    List {
+        #[command(flatten)]
+        session: SessionArg,
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Get a prompt with its arguments (an object of strings).
+    Get {
+        name: String,
+        #[arg(short = 'i', long = "input", value_name = "ARGS")]
+        input: Option<String>,
+        #[command(flatten)]
+        session: SessionArg,
+    },
+}

@@ -1,0 +1,335 @@
+//! mcat: drive any MCP server from a shell.
+//!
+//! Every command prints one JSON object on stdout (`output`) and exits 0, 1 or 2. State
+//! lives only in files the command line names: the session file (`session`), token
+//! destinations (`keyref`), the proxy's control file (`proxy`). One request per command
+//! (`mcp`), over Streamable HTTP on TCP or on the Unix socket of a proxy that keeps a stdio
+//! server running between commands (`proxy`).
+
+mod cli;
+mod error;
+mod files;
+mod input;
+mod keyref;
+mod log;
+mod mcp;
+mod output;
+mod proxy;
+mod session;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use clap::Parser;
+use serde_json::{Value, json};
+
+pub use error::{Error, Result};
+pub use output::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Outcome};
+
+use cli::{Cli, Command, PromptCommand, ProxyCommand, ResourceCommand, ToolCommand};
+use keyref::KeyRef;
+use log::{Domain, Level};
+use mcp::{Conn, Endpoint};
+use session::{SESSION_VERSION, Session};
+
+/// Runs mcat with these arguments (the first is the program name) and returns the exit
+/// code, having written the command's JSON to stdout.
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                // Help and version are text the user asked for.
+                let _ = e.print();
+                return EXIT_OK;
+            }
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_owned();
+            return output::emit(Err(Error::Usage(first)));
+        }
+    };
+    if let Command::Serve { socket, command } = &cli.command {
+        return proxy::bridge::serve(socket, command);
+    }
+    if let Err(e) = log::init(&cli.log.log, cli.log.log_stderr, cli.log.log_file.as_deref()) {
+        return output::emit(Err(e));
+    }
+    output::emit(run(cli.command))
+}
+
+fn run(command: Command) -> Result<Outcome> {
+    match command {
+        Command::Proxy(p) => proxy_command(p),
+        Command::Init {
+            endpoint,
+            output,
+            key_ref,
+        } => block_on(init(&endpoint, &output, key_ref.as_deref())),
+        Command::Tool(t) => block_on(tool(t)),
+        Command::Resource(r) => block_on(resource(r)),
+        Command::Prompt(p) => block_on(prompt(p)),
+        Command::Serve { .. } => unreachable!("handled before logging starts"),
+    }
+}
+
+fn block_on<F: std::future::Future<Output = Result<Outcome>>>(f: F) -> Result<Outcome> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Transport(format!("cannot start the async runtime: {e}")))?
+        .block_on(f)
+}
+
+fn unix_socket(endpoint: &str) -> Result<PathBuf> {
+    match Endpoint::parse(endpoint)? {
+        Endpoint::Unix(p) => Ok(p),
+        Endpoint::Http(_) => Err(Error::Usage(format!(
+            "proxy commands take a unix:///path.sock endpoint, not '{endpoint}'"
+        ))),
+    }
+}
+
+fn proxy_command(p: ProxyCommand) -> Result<Outcome> {
+    let result = match p {
+        ProxyCommand::Up { endpoint, command } => proxy::up(&unix_socket(&endpoint)?, &command)?,
+        ProxyCommand::Down { endpoint } => proxy::down(&unix_socket(&endpoint)?)?,
+        ProxyCommand::Status { endpoint } => proxy::status(&unix_socket(&endpoint)?)?,
+    };
+    Ok(Outcome::Result(result))
+}
+
+/// Fails unless a live proxy serves `socket`.
+fn require_proxy(socket: &Path) -> Result<()> {
+    match proxy::Control::load(socket)? {
+        Some(c) if c.alive(socket) => Ok(()),
+        Some(c) => Err(Error::Proxy(format!(
+            "the proxy on unix://{} is not running (pid {} is gone; its control file is stale): start it again with mcat proxy up",
+            socket.display(),
+            c.pid
+        ))),
+        None => Err(Error::Proxy(format!(
+            "no proxy on unix://{}: start one with mcat proxy up unix://{} -- CMD [ARG...]",
+            socket.display(),
+            socket.display()
+        ))),
+    }
+}
+
+async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outcome> {
+    let ep = Endpoint::parse(endpoint)?;
+    let key_ref = key_ref.map(KeyRef::parse).transpose()?;
+    if let (Endpoint::Unix(_), Some(_)) = (&ep, &key_ref) {
+        return Err(Error::Usage(
+            "-k/--key-ref is for HTTP endpoints; a unix:// proxy takes no token".into(),
+        ));
+    }
+    if let Endpoint::Unix(socket) = &ep {
+        require_proxy(socket)?;
+    }
+    let token = match &key_ref {
+        Some(k) => k.access_token()?,
+        None => None,
+    };
+    let mut conn = Conn::new(&ep, token);
+    let started = std::time::Instant::now();
+    let hs = conn.initialize().await.map_err(|e| match e {
+        Error::Server { code: -32601, .. } => Error::Transport(format!(
+            "{} does not know initialize: it speaks the sessionless MCP revision ({} or later), which mcat detects but does not drive yet",
+            ep.shown(),
+            mcp::SESSIONLESS_VERSION
+        )),
+        other => other,
+    })?;
+    log::log(Domain::Mcp, Level::Info, || {
+        format!("initialize {} in {} ms", ep.shown(), started.elapsed().as_millis())
+    });
+    let r = &hs.result;
+    let session = Session {
+        version: SESSION_VERSION,
+        transport: ep.transport().into(),
+        endpoint: ep.shown(),
+        key_ref: key_ref.as_ref().map(KeyRef::canonical),
+        session_id: hs.session_id.clone(),
+        session_mode: if hs.session_id.is_some() { "stateful" } else { "stateless" }.into(),
+        protocol_version: r["protocolVersion"].as_str().unwrap_or_default().into(),
+        server_capabilities: r.get("capabilities").cloned().unwrap_or(json!({})),
+        server_info: r.get("serverInfo").cloned().unwrap_or(Value::Null),
+        proxy_control_file: match &ep {
+            Endpoint::Unix(s) => Some(proxy::control_path(s).display().to_string()),
+            Endpoint::Http(_) => None,
+        },
+    };
+    session.save(out)?;
+    Ok(Outcome::Result(json!({
+        "session_file": out.display().to_string(),
+        "session_id": session.session_id,
+        "protocol_version": session.protocol_version,
+        "server_info": session.server_info,
+        "server_capabilities": session.server_capabilities,
+    })))
+}
+
+/// The session of `path` and a connection resuming it.
+fn connect(path: &Path) -> Result<(Session, Conn)> {
+    let s = Session::load(path)?;
+    let ep = Endpoint::parse(&s.endpoint)
+        .map_err(|e| Error::corrupt(path, "session file", e))?;
+    if let Endpoint::Unix(socket) = &ep {
+        require_proxy(socket)?;
+    }
+    let token = match &s.key_ref {
+        Some(k) => KeyRef::parse(k)
+            .map_err(|e| Error::corrupt(path, "session file", e))?
+            .access_token()?,
+        None => None,
+    };
+    let conn = Conn::new(&ep, token).resume(s.session_id.clone(), Some(s.protocol_version.clone()));
+    Ok((s, conn))
+}
+
+fn cursor_params(cursor: Option<String>) -> Option<Value> {
+    cursor.map(|c| json!({"cursor": c}))
+}
+
+async fn tool(t: ToolCommand) -> Result<Outcome> {
+    match t {
+        ToolCommand::List { session, cursor } => {
+            let (s, conn) = connect(&session.session)?;
+            s.require("tools")?;
+            if cursor.is_some() {
+                return Ok(Outcome::Result(conn.request("tools/list", cursor_params(cursor)).await?));
+            }
+            // Every page, as one list.
+            let mut tools = Vec::new();
+            let mut next: Option<String> = None;
+            for _ in 0..10_000 {
+                let page = conn.request("tools/list", cursor_params(next.take())).await?;
+                if let Some(items) = page.get("tools").and_then(Value::as_array) {
+                    tools.extend(items.iter().cloned());
+                }
+                match page.get("nextCursor").and_then(Value::as_str) {
+                    Some(c) if !c.is_empty() => next = Some(c.to_owned()),
+                    _ => break,
+                }
+            }
+            Ok(Outcome::Result(json!({"tools": tools})))
+        }
+        ToolCommand::Call {
+            name,
+            input,
+            session,
+        } => {
+            let arguments = match input {
+                Some(i) => input::parse_object(&i, &mut std::io::stdin())?,
+                None => Default::default(),
+            };
+            let (s, conn) = connect(&session.session)?;
+            s.require("tools")?;
+            let result = conn
+                .request("tools/call", Some(json!({"name": name, "arguments": arguments})))
+                .await?;
+            Ok(Outcome::Result(result))
+        }
+    }
+}
+
+async fn resource(r: ResourceCommand) -> Result<Outcome> {
+    match r {
+        ResourceCommand::List { session, cursor } => {
+            let (s, conn) = connect(&session.session)?;
+            s.require("resources")?;
+            Ok(Outcome::Result(conn.request("resources/list", cursor_params(cursor)).await?))
+        }
+        ResourceCommand::ListTemplate { session, cursor } => {
+            let (s, conn) = connect(&session.session)?;
+            s.require("resources")?;
+            Ok(Outcome::Result(
+                conn.request("resources/templates/list", cursor_params(cursor)).await?,
+            ))
+        }
+        ResourceCommand::Read {
+            uri,
+            session,
+            output,
+        } => {
+            let (s, conn) = connect(&session.session)?;
+            s.require("resources")?;
+            let result = conn.request("resources/read", Some(json!({"uri": uri}))).await?;
+            let Some(out) = output else {
+                return Ok(Outcome::Result(result));
+            };
+            let contents = result
+                .get("contents")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let [item] = contents.as_slice() else {
+                return Err(Error::Transport(format!(
+                    "{uri} has {} content items; -o writes exactly one (read without -o to see them all)",
+                    contents.len()
+                )));
+            };
+            let bytes = decode(item, &uri)?;
+            if out == "-" {
+                return Ok(Outcome::Bytes(bytes));
+            }
+            let path = PathBuf::from(&out);
+            files::write_atomic(&path, &bytes, false)?;
+            Ok(Outcome::Result(json!({
+                "uri": uri,
+                "path": path.display().to_string(),
+                "bytes": bytes.len(),
+                "mimeType": item.get("mimeType").cloned().unwrap_or(Value::Null),
+            })))
+        }
+    }
+}
+
+/// The bytes of one content item: its text, or its base64 blob decoded.
+fn decode(item: &Value, uri: &str) -> Result<Vec<u8>> {
+    if let Some(t) = item.get("text").and_then(Value::as_str) {
+        return Ok(t.as_bytes().to_vec());
+    }
+    if let Some(b) = item.get("blob").and_then(Value::as_str) {
+        return base64::engine::general_purpose::STANDARD
+            .decode(b.trim())
+            .map_err(|e| Error::Transport(format!("the blob of {uri} is not valid base64: {e}")));
+    }
+    Err(Error::Transport(format!("the content of {uri} has neither text nor blob")))
+}
+
+async fn prompt(p: PromptCommand) -> Result<Outcome> {
+    match p {
+        PromptCommand::List { session, cursor } => {
+            let (s, conn) = connect(&session.session)?;
+            s.require("prompts")?;
+            Ok(Outcome::Result(conn.request("prompts/list", cursor_params(cursor)).await?))
+        }
+        PromptCommand::Get {
+            name,
+            input,
+            session,
+        } => {
+            let arguments = match input {
+                Some(i) => input::parse_prompt_args(&i, &mut std::io::stdin())?,
+                None => Default::default(),
+            };
+            let (s, conn) = connect(&session.session)?;
+            s.require("prompts")?;
+            let mut result = conn
+                .request("prompts/get", Some(json!({"name": name, "arguments": arguments})))
+                .await?;
+            if let Value::Object(m) = &mut result {
+                m.insert("session_id".into(), json!(s.session_id));
+            }
+            Ok(Outcome::Result(result))
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! One MCP exchange per command: the handshake of `init`, then single requests that reuse
+//! the stored session, over Streamable HTTP on TCP or on the proxy's Unix socket.
+//!
+//! rmcp's `StreamableHttpClient` does the HTTP (headers, the session id, 401/403/404, JSON or
+//! SSE answers); this module builds the JSON-RPC messages, picks the answer to its own
+//! request out of an SSE stream (notifications may come first), and maps failures to
+//! [`Error`]s a shell user can act on.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::common::unix_socket::UnixSocketHttpClient;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+
+/// The protocol revision mcat asks for.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// Revisions mcat speaks (with `initialize` and sessions).
+pub const KNOWN_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// The revision that dropped `initialize` and sessions: detected and reported.
+pub const SESSIONLESS_VERSION: &str = "2026-07-28";
+
+/// The URI requests carry over a Unix socket (the proxy serves any path).
+const UNIX_URI: &str = "http://localhost/mcp";
+
+/// Where a server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Http(String),
+    Unix(PathBuf),
+}
+
+impl Endpoint {
+    /// `http://…`, `https://…` or `unix:///absolute/path.sock`.
+    pub fn parse(s: &str) -> Result<Endpoint> {
+        if s.starts_with("http://") || s.starts_with("https://") {
+            return Ok(Endpoint::Http(s.to_owned()));
+        }
+        if let Some(path) = s.strip_prefix("unix://") {
+            if !path.starts_with('/') {
+                return Err(Error::Usage(format!(
+                    "invalid endpoint '{s}': a unix:// endpoint needs an absolute path (unix:///path/to/server.sock)"
+                )));
+            }
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+        let scheme = s.split_once("://").map_or("", |(p, _)| p);
+        Err(Error::Usage(if scheme.is_empty() {
+            format!(
+                "invalid endpoint '{s}': expected http://, https:// or unix:///path (no scheme given)"
+            )
+        } else {
+            format!(
+                "invalid endpoint '{s}': unknown scheme '{scheme}://' (expected http://, https:// or unix://)"
+            )
+        }))
+    }
+
+    pub fn transport(&self) -> &'static str {
+        match self {
+            Endpoint::Http(_) => "http",
+            Endpoint::Unix(_) => "unix",
+        }
+    }
+
+    pub fn shown(&self) -> String {
+        match self {
+            Endpoint::Http(u) => u.clone(),
+            Endpoint::Unix(p) => format!("unix://{}", p.display()),
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Http {
+    Tcp(reqwest::Client),
+    Unix(UnixSocketHttpClient),
+}
+
+/// A connection for one command.
+pub struct Conn {
+    http: Http,
+    endpoint: Endpoint,
+    uri: Arc<str>,
+    token: Option<String>,
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+}
+
+/// The answer to `initialize`.
+#[derive(Debug)]
+pub struct Handshake {
+    pub result: Value,
+    pub session_id: Option<String>,
+}
+
+impl Conn {
+    pub fn new(endpoint: &Endpoint, token: Option<String>) -> Conn {
+        let (http, uri) = match endpoint {
+            Endpoint::Http(u) => (Http::Tcp(reqwest::Client::new()), u.clone()),
+            Endpoint::Unix(p) => (
+                Http::Unix(UnixSocketHttpClient::new(&p.to_string_lossy(), UNIX_URI)),
+                UNIX_URI.to_owned(),
+            ),
+        };
+        Conn {
+            http,
+            endpoint: endpoint.clone(),
+            uri: uri.into(),
+            token,
+            session_id: None,
+            protocol_version: None,
+        }
+    }
+
+    /// Reuses a session from a session file.
+    pub fn resume(mut self, session_id: Option<String>, protocol_version: Option<String>) -> Conn {
+        self.session_id = session_id;
+        self.protocol_version = protocol_version;
+        self
+    }
+
+    /// `initialize`, then `notifications/initialized` on the session it opened.
+    pub async fn initialize(&mut self) -> Result<Handshake> {
+        let params = json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcat", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let (result, session_id) = self.exchange("initialize", Some(params)).await?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if !KNOWN_VERSIONS.contains(&version.as_str()) {
+            return Err(Error::Transport(format!(
+                "{} answered initialize with protocol version '{version}', which mcat does not speak (it speaks {})",
+                self.endpoint.shown(),
+                KNOWN_VERSIONS.join(", ")
+            )));
+        }
+        self.session_id = session_id.clone();
+        self.protocol_version = Some(version);
+        self.notify("notifications/initialized", None).await?;
+        Ok(Handshake { result, session_id })
+    }
+
+    /// One request; its `result`.
+    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value> {
+        Ok(self.exchange(method, params).await?.0)
+    }
+
+    /// One notification.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<()> {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        // A server that answers a notification with a body is lenient, not wrong.
+        self.post(msg).await.map(|_| ())
+    }
+
+    async fn exchange(&self, method: &str, params: Option<Value>) -> Result<(Value, Option<String>)> {
+        let id = 1;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        let (answer, session) = match self.post(msg).await? {
+            StreamableHttpPostResponse::Json(m, session) => (Some(m), session),
+            StreamableHttpPostResponse::Sse(mut stream, session) => {
+                let mut found = None;
+                while let Some(event) = stream.next().await {
+                    let event = event.map_err(|e| {
+                        Error::Transport(format!(
+                            "the event stream from {} broke: {e}",
+                            self.endpoint.shown()
+                        ))
+                    })?;
+                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                        continue;
+                    };
+                    let Ok(m) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                        continue;
+                    };
+                    if matches!(
+                        m,
+                        ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
+                    ) {
+                        found = Some(m);
+                        break;
+                    }
+                }
+                (found, session)
+            }
+            _ => (None, None),
+        };
+        let Some(answer) = answer else {
+            return Err(Error::Transport(format!(
+                "{} sent no answer to {method}",
+                self.endpoint.shown()
+            )));
+        };
+        let value = serde_json::to_value(&answer).unwrap_or(Value::Null);
+        if let Some(err) = value.get("error") {
+            return Err(Error::Server {
+                code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)")
+                    .to_owned(),
+            });
+        }
+        let result = value.get("result").cloned().unwrap_or(Value::Null);
+        Ok((result, session))
+    }
+
+    async fn post(&self, msg: Value) -> Result<StreamableHttpPostResponse> {
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("message")
+            .to_owned();
+        let message: ClientJsonRpcMessage = serde_json::from_value(msg).map_err(|e| {
+            Error::Usage(format!("cannot build the {method} request: {e}"))
+        })?;
+        let mut headers = HashMap::new();
+        if let Some(v) = &self.protocol_version
+            && let Ok(value) = v.parse()
+        {
+            headers.insert(
+                http::HeaderName::from_static("mcp-protocol-version"),
+                value,
+            );
+        }
+        let session: Option<Arc<str>> = self.session_id.as_deref().map(Into::into);
+        let token = self.token.clone();
+        let uri = self.uri.clone();
+        let result = match &self.http {
+            Http::Tcp(c) => c
+                .post_message(uri, message, session, token, headers)
+                .await
+                .map_err(|e| self.transport_error(&method, e)),
+            Http::Unix(c) => c
+                .post_message(uri, message, session, token, headers)
+                .await
+                .map_err(|e| self.transport_error(&method, e)),
+        };
+        result
+    }
+
+    fn transport_error<E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        method: &str,
+        e: StreamableHttpError<E>,
+    ) -> Error {
+        let at = self.endpoint.shown();
+        match e {
+            StreamableHttpError::SessionExpired => Error::Transport(format!(
+                "session expired: {at} no longer knows the session of this session file; run mcat init again"
+            )),
+            StreamableHttpError::AuthRequired(_) => Error::Transport(format!(
+                "{at} requires authorization: run mcat auth start {at} -k KEY_REF --state FILE, then init with -k KEY_REF"
+            )),
+            StreamableHttpError::InsufficientScope(s) => Error::Transport(format!(
+                "{at} refused {method} for insufficient scope{}: authorize again with the larger scope (mcat auth start)",
+                s.required_scope
+                    .map(|s| format!(" (needs '{s}')"))
+                    .unwrap_or_default()
+            )),
+            other => {
+                let text = other.to_string();
+                if let Endpoint::Unix(p) = &self.endpoint
+                    && (text.contains("No such file") || text.contains("onnection refused"))
+                {
+                    return Error::Proxy(format!(
+                        "no proxy is listening on {at}: start one with mcat proxy up unix://{} -- CMD",
+                        p.display()
+                    ));
+                }
+                Error::Transport(format!("{method} to {at} failed: {text}"))
+            }
+        }
+    }
+}

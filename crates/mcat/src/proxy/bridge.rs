@@ -1,0 +1,320 @@
+//! The bridge process behind `proxy up`: it runs the stdio server, answers `initialize` for
+//! every HTTP session with the server's own handshake result, and passes every other
+//! JSON-RPC message through unchanged, giving each forwarded request an id of its own so
+//! concurrent clients never receive each other's answers.
+//!
+//! The HTTP side is Streamable HTTP as a stateful server speaks it, on a Unix socket: `POST`
+//! carries one message and gets one JSON answer (or `202` for a notification), sessions are
+//! named by `Mcp-Session-Id` (an unknown one gets `404`), `DELETE` ends a session and `GET`
+//! (a server-to-client stream) is not offered (`405`). Requests the server sends to its
+//! client get a plain answer (`ping`, an empty `roots/list`) or "not supported"; its
+//! notifications have no client to go to and are dropped.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixListener;
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::oneshot;
+
+use super::{CONTROL_VERSION, Control, now_ms, random_hex, rfc3339};
+use crate::mcp::PROTOCOL_VERSION;
+
+/// Largest request body accepted.
+const MAX_BODY: usize = 32 << 20;
+
+struct Bridge {
+    stdin: tokio::sync::Mutex<ChildStdin>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+    next_id: AtomicI64,
+    init: Mutex<Value>,
+    sessions: Mutex<HashSet<String>>,
+    dead: AtomicBool,
+}
+
+impl Bridge {
+    async fn write(&self, msg: &Value) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(msg).unwrap_or_default();
+        line.push(b'\n');
+        let mut stdin = self.stdin.lock().await;
+        stdin.write_all(&line).await?;
+        stdin.flush().await
+    }
+
+    /// Sends `msg` (a request) under a fresh id and waits for the server's answer, which is
+    /// returned with the caller's id put back.
+    async fn forward(&self, mut msg: Value) -> Option<Value> {
+        let original = msg.get("id").cloned().unwrap_or(Value::Null);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().ok()?.insert(id, tx);
+        msg["id"] = json!(id);
+        if self.dead.load(Ordering::Relaxed) || self.write(&msg).await.is_err() {
+            self.pending.lock().ok()?.remove(&id);
+            return None;
+        }
+        let mut answer = rx.await.ok()?;
+        answer["id"] = original;
+        Some(answer)
+    }
+
+    /// Reads the server's stdout until it ends.
+    async fn read(self: Arc<Self>, stdout: tokio::process::ChildStdout) {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+                eprintln!("mcat proxy: the server wrote a line that is not JSON-RPC");
+                continue;
+            };
+            let is_answer = msg.get("method").is_none()
+                && (msg.get("result").is_some() || msg.get("error").is_some());
+            if is_answer {
+                if let Some(id) = msg.get("id").and_then(Value::as_i64)
+                    && let Some(tx) = self.pending.lock().ok().and_then(|mut p| p.remove(&id))
+                {
+                    let _ = tx.send(msg);
+                }
+            } else if let (Some(method), Some(id)) = (msg.get("method"), msg.get("id")) {
+                let answer = match method.as_str() {
+                    Some("ping") => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                    Some("roots/list") => json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}}),
+                    _ => json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": -32601,
+                        "message": format!("{method} is not supported through the mcat proxy"),
+                    }}),
+                };
+                let _ = self.write(&answer).await;
+            }
+        }
+        self.dead.store(true, Ordering::Relaxed);
+        // Dropping the senders fails every request still waiting.
+        if let Ok(mut p) = self.pending.lock() {
+            p.clear();
+        }
+    }
+}
+
+/// Runs the bridge until it is told to stop or its server exits. Returns the exit code.
+pub fn serve(socket: &Path, command: &[String]) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcat proxy: cannot start: {e}");
+            return 1;
+        }
+    };
+    match runtime.block_on(run(socket.to_owned(), command.to_vec())) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("mcat proxy: {e}");
+            1
+        }
+    }
+}
+
+async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
+    let (cmd, args) = command.split_first().ok_or("no command")?;
+    let mut child: Child = tokio::process::Command::new(cmd)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start '{cmd}': {e}"))?;
+    let child_pid = child.id().unwrap_or(0);
+    let stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let bridge = Arc::new(Bridge {
+        stdin: tokio::sync::Mutex::new(stdin),
+        pending: Mutex::new(HashMap::new()),
+        next_id: AtomicI64::new(1),
+        init: Mutex::new(Value::Null),
+        sessions: Mutex::new(HashSet::new()),
+        dead: AtomicBool::new(false),
+    });
+    tokio::spawn(bridge.clone().read(stdout));
+
+    let init = bridge
+        .forward(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcat-proxy", "version": env!("CARGO_PKG_VERSION")},
+        }}))
+        .await
+        .ok_or_else(|| format!("'{cmd}' exited before answering initialize"))?;
+    if let Some(e) = init.get("error") {
+        return Err(format!("'{cmd}' refused initialize: {e}"));
+    }
+    *bridge.init.lock().map_err(|_| "poisoned")? = init.get("result").cloned().unwrap_or(Value::Null);
+    bridge
+        .write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await
+        .map_err(|e| format!("cannot write to '{cmd}': {e}"))?;
+
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)
+        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600));
+    }
+    let started = now_ms();
+    Control {
+        version: CONTROL_VERSION,
+        socket: socket.display().to_string(),
+        pid: std::process::id(),
+        child_pid,
+        command: cmd.clone(),
+        args: args.to_vec(),
+        started_at: rfc3339(started),
+        started_at_ms: started,
+        nonce: random_hex(16),
+    }
+    .save(&socket)
+    .map_err(|e| e.to_string())?;
+    eprintln!("mcat proxy: serving '{cmd}' (pid {child_pid}) on {}", socket.display());
+
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| e.to_string())?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let bridge = bridge.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| handle(bridge.clone(), req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            status = child.wait() => {
+                // Leave the socket and control file: `status` reports the proxy as dead
+                // instead of pretending nothing ran.
+                return Err(format!("the server '{cmd}' exited ({})", status.map(|s| s.to_string()).unwrap_or_default()));
+            }
+            _ = term.recv() => {
+                let _ = child.start_kill();
+                let _ = tokio::time::timeout(Duration::from_secs(3), child.wait()).await;
+                return Ok(());
+            }
+            _ = tokio::signal::ctrl_c() => {
+                let _ = child.start_kill();
+                return Ok(());
+            }
+        }
+    }
+}
+
+type Answer = Response<Full<Bytes>>;
+
+fn answer(status: StatusCode, body: Option<&Value>) -> Answer {
+    let mut r = Response::builder().status(status);
+    let bytes = match body {
+        Some(v) => {
+            r = r.header("content-type", "application/json");
+            Bytes::from(serde_json::to_vec(v).unwrap_or_default())
+        }
+        None => Bytes::new(),
+    };
+    r.body(Full::new(bytes)).unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+fn rpc_error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, Infallible> {
+    let session = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let known = |s: &str| bridge.sessions.lock().map(|set| set.contains(s)).unwrap_or(false);
+    match *req.method() {
+        Method::POST => {}
+        Method::DELETE => {
+            if let (Some(s), Ok(mut set)) = (&session, bridge.sessions.lock()) {
+                set.remove(s);
+            }
+            return Ok(answer(StatusCode::OK, None));
+        }
+        _ => {
+            let mut r = answer(StatusCode::METHOD_NOT_ALLOWED, None);
+            r.headers_mut()
+                .insert("allow", hyper::header::HeaderValue::from_static("POST, DELETE"));
+            return Ok(r);
+        }
+    }
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            return Ok(answer(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Some(&rpc_error(Value::Null, -32600, "request body too large")),
+            ));
+        }
+    };
+    let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
+        return Ok(answer(
+            StatusCode::BAD_REQUEST,
+            Some(&rpc_error(Value::Null, -32700, "parse error")),
+        ));
+    };
+    let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+    let id = msg.get("id").cloned();
+    if method.as_deref() == Some("initialize") {
+        let sid = random_hex(16);
+        if let Ok(mut set) = bridge.sessions.lock() {
+            set.insert(sid.clone());
+        }
+        let result = bridge.init.lock().map(|v| v.clone()).unwrap_or(Value::Null);
+        let body = json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "result": result});
+        let mut r = answer(StatusCode::OK, Some(&body));
+        if let Ok(v) = hyper::header::HeaderValue::from_str(&sid) {
+            r.headers_mut().insert("mcp-session-id", v);
+        }
+        return Ok(r);
+    }
+    if let Some(s) = &session
+        && !known(s)
+    {
+        return Ok(answer(
+            StatusCode::NOT_FOUND,
+            Some(&rpc_error(id.unwrap_or(Value::Null), -32001, "session not found")),
+        ));
+    }
+    match (method, id) {
+        (Some(_), Some(id)) => match bridge.forward(msg).await {
+            Some(a) => Ok(answer(StatusCode::OK, Some(&a))),
+            None => Ok(answer(
+                StatusCode::BAD_GATEWAY,
+                Some(&rpc_error(id, -32603, "the stdio server behind the mcat proxy has exited")),
+            )),
+        },
+        (Some(m), None) => {
+            if m != "notifications/initialized" && !bridge.dead.load(Ordering::Relaxed) {
+                let _ = bridge.write(&msg).await;
+            }
+            Ok(answer(StatusCode::ACCEPTED, None))
+        }
+        // Answers to requests the bridge never sent.
+        _ => Ok(answer(StatusCode::ACCEPTED, None)),
+    }
+}

@@ -1,0 +1,77 @@
+//! The session file `init` writes and every later command reads: which endpoint, which
+//! session, which protocol revision and what the server advertised.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::files;
+
+/// Version of the session file's shape.
+pub const SESSION_VERSION: u32 = 1;
+
+/// `SESS_INFO_FILE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub version: u32,
+    /// `http` or `unix`.
+    pub transport: String,
+    pub endpoint: String,
+    /// Where the token is (HTTP only, when one is used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_ref: Option<String>,
+    /// `null` for a stateless server.
+    pub session_id: Option<String>,
+    /// `stateful` or `stateless`.
+    pub session_mode: String,
+    pub protocol_version: String,
+    #[serde(default)]
+    pub server_capabilities: Value,
+    #[serde(default)]
+    pub server_info: Value,
+    /// The proxy's control file (unix only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_control_file: Option<String>,
+}
+
+impl Session {
+    /// Reads a session file; a missing or damaged one is a clear error.
+    pub fn load(path: &Path) -> Result<Session> {
+        let bytes = files::read_optional(path)?.ok_or_else(|| {
+            Error::Usage(format!(
+                "session file {} does not exist: create it with mcat init ENDPOINT -o {}",
+                path.display(),
+                path.display()
+            ))
+        })?;
+        let s: Session = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::corrupt(path, "session file (run mcat init again)", e))?;
+        if s.version != SESSION_VERSION {
+            return Err(Error::corrupt(
+                path,
+                "session file",
+                format!("version {} is not {SESSION_VERSION}", s.version),
+            ));
+        }
+        Ok(s)
+    }
+
+    /// Writes the session file atomically, under its lock.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let _lock = files::lock(path)?;
+        let mut bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
+        bytes.push(b'\n');
+        files::write_atomic(path, &bytes, true)
+    }
+
+    /// Fails unless the server advertised `capability` (`resources`, `prompts`, `tools`).
+    /// A session file without the handshake's capabilities lets the server decide.
+    pub fn require(&self, capability: &'static str) -> Result<()> {
+        match &self.server_capabilities {
+            Value::Object(m) if !m.contains_key(capability) => Err(Error::Capability(capability)),
+            _ => Ok(()),
+        }
+    }
+}
