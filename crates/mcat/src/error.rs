@@ -27,6 +27,9 @@ pub enum Error {
         what: &'static str,
         why: String,
     },
+    /// A state file the command needs does not exist.
+    #[error("{0}")]
+    Missing(String),
     /// A KEY_REF cannot be read or written as asked.
     #[error("{0}")]
     KeyRef(String),

@@ -17,8 +17,12 @@ pub fn parse_object(arg: &str, stdin: &mut dyn Read) -> Result<Map<String, Value
             .map_err(|e| Error::Usage(format!("cannot read ARGS from stdin: {e}")))?;
         (s, "stdin".to_owned())
     } else if let Some(path) = arg.strip_prefix('@') {
-        let bytes = std::fs::read(path).map_err(|e| Error::io("read ARGS from", Path::new(path), e))?;
-        (String::from_utf8_lossy(&bytes).into_owned(), path.to_owned())
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::io("read ARGS from", Path::new(path), e))?;
+        (
+            String::from_utf8_lossy(&bytes).into_owned(),
+            path.to_owned(),
+        )
     } else {
         (arg.to_owned(), "the command line".to_owned())
     };
@@ -64,7 +68,10 @@ mod tests {
     fn inline_file_and_stdin() {
         let mut none = std::io::empty();
         let m = parse_object("{a: 1, b: 'two', c: [true,],}", &mut none).unwrap();
-        assert_eq!(Value::Object(m), serde_json::json!({"a":1,"b":"two","c":[true]}));
+        assert_eq!(
+            Value::Object(m),
+            serde_json::json!({"a":1,"b":"two","c":[true]})
+        );
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("args.json5");
         std::fs::write(&f, "{n: 2.5}").unwrap();
@@ -72,10 +79,22 @@ mod tests {
         assert_eq!(m["n"], serde_json::json!(2.5));
         let mut stdin = "{x: 'y'}".as_bytes();
         assert_eq!(parse_object("@-", &mut stdin).unwrap()["x"], "y");
-        assert!(matches!(parse_object("[1]", &mut none), Err(Error::Usage(_))));
-        assert!(matches!(parse_object("{a:", &mut none), Err(Error::Usage(_))));
-        assert!(matches!(parse_object("@/no/such/file", &mut none), Err(Error::Io { .. })));
-        assert!(matches!(parse_prompt_args("{city: 1}", &mut none), Err(Error::Usage(_))));
+        assert!(matches!(
+            parse_object("[1]", &mut none),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_object("{a:", &mut none),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_object("@/no/such/file", &mut none),
+            Err(Error::Io { .. })
+        ));
+        assert!(matches!(
+            parse_prompt_args("{city: 1}", &mut none),
+            Err(Error::Usage(_))
+        ));
         assert!(parse_prompt_args("{city: 'Oslo'}", &mut none).is_ok());
     }
 }

@@ -45,20 +45,27 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
                 let _ = e.print();
                 return EXIT_OK;
             }
+            // clap's message without its usage and help footer, on one line.
             let text = e.to_string();
-            let first = text
+            let message = text
                 .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_owned();
-            return output::emit(Err(Error::Usage(first)));
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let message = message.trim_start_matches("error: ").to_owned();
+            return output::emit(Err(Error::Usage(message)));
         }
     };
     if let Command::Serve { socket, command } = &cli.command {
         return proxy::bridge::serve(socket, command);
     }
-    if let Err(e) = log::init(&cli.log.log, cli.log.log_stderr, cli.log.log_file.as_deref()) {
+    if let Err(e) = log::init(
+        &cli.log.log,
+        cli.log.log_stderr,
+        cli.log.log_file.as_deref(),
+    ) {
         return output::emit(Err(e));
     }
     output::emit(run(cli.command))
@@ -148,7 +155,11 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
         other => other,
     })?;
     log::log(Domain::Mcp, Level::Info, || {
-        format!("initialize {} in {} ms", ep.shown(), started.elapsed().as_millis())
+        format!(
+            "initialize {} in {} ms",
+            ep.shown(),
+            started.elapsed().as_millis()
+        )
     });
     let r = &hs.result;
     let session = Session {
@@ -157,7 +168,12 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
         endpoint: ep.shown(),
         key_ref: key_ref.as_ref().map(KeyRef::canonical),
         session_id: hs.session_id.clone(),
-        session_mode: if hs.session_id.is_some() { "stateful" } else { "stateless" }.into(),
+        session_mode: if hs.session_id.is_some() {
+            "stateful"
+        } else {
+            "stateless"
+        }
+        .into(),
         protocol_version: r["protocolVersion"].as_str().unwrap_or_default().into(),
         server_capabilities: r.get("capabilities").cloned().unwrap_or(json!({})),
         server_info: r.get("serverInfo").cloned().unwrap_or(Value::Null),
@@ -179,8 +195,7 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
 /// The session of `path` and a connection resuming it.
 fn connect(path: &Path) -> Result<(Session, Conn)> {
     let s = Session::load(path)?;
-    let ep = Endpoint::parse(&s.endpoint)
-        .map_err(|e| Error::corrupt(path, "session file", e))?;
+    let ep = Endpoint::parse(&s.endpoint).map_err(|e| Error::corrupt(path, "session file", e))?;
     if let Endpoint::Unix(socket) = &ep {
         require_proxy(socket)?;
     }
@@ -204,13 +219,17 @@ async fn tool(t: ToolCommand) -> Result<Outcome> {
             let (s, conn) = connect(&session.session)?;
             s.require("tools")?;
             if cursor.is_some() {
-                return Ok(Outcome::Result(conn.request("tools/list", cursor_params(cursor)).await?));
+                return Ok(Outcome::Result(
+                    conn.request("tools/list", cursor_params(cursor)).await?,
+                ));
             }
             // Every page, as one list.
             let mut tools = Vec::new();
             let mut next: Option<String> = None;
             for _ in 0..10_000 {
-                let page = conn.request("tools/list", cursor_params(next.take())).await?;
+                let page = conn
+                    .request("tools/list", cursor_params(next.take()))
+                    .await?;
                 if let Some(items) = page.get("tools").and_then(Value::as_array) {
                     tools.extend(items.iter().cloned());
                 }
@@ -233,7 +252,10 @@ async fn tool(t: ToolCommand) -> Result<Outcome> {
             let (s, conn) = connect(&session.session)?;
             s.require("tools")?;
             let result = conn
-                .request("tools/call", Some(json!({"name": name, "arguments": arguments})))
+                .request(
+                    "tools/call",
+                    Some(json!({"name": name, "arguments": arguments})),
+                )
                 .await?;
             Ok(Outcome::Result(result))
         }
@@ -245,13 +267,17 @@ async fn resource(r: ResourceCommand) -> Result<Outcome> {
         ResourceCommand::List { session, cursor } => {
             let (s, conn) = connect(&session.session)?;
             s.require("resources")?;
-            Ok(Outcome::Result(conn.request("resources/list", cursor_params(cursor)).await?))
+            Ok(Outcome::Result(
+                conn.request("resources/list", cursor_params(cursor))
+                    .await?,
+            ))
         }
         ResourceCommand::ListTemplate { session, cursor } => {
             let (s, conn) = connect(&session.session)?;
             s.require("resources")?;
             Ok(Outcome::Result(
-                conn.request("resources/templates/list", cursor_params(cursor)).await?,
+                conn.request("resources/templates/list", cursor_params(cursor))
+                    .await?,
             ))
         }
         ResourceCommand::Read {
@@ -261,7 +287,9 @@ async fn resource(r: ResourceCommand) -> Result<Outcome> {
         } => {
             let (s, conn) = connect(&session.session)?;
             s.require("resources")?;
-            let result = conn.request("resources/read", Some(json!({"uri": uri}))).await?;
+            let result = conn
+                .request("resources/read", Some(json!({"uri": uri})))
+                .await?;
             let Some(out) = output else {
                 return Ok(Outcome::Result(result));
             };
@@ -302,7 +330,9 @@ fn decode(item: &Value, uri: &str) -> Result<Vec<u8>> {
             .decode(b.trim())
             .map_err(|e| Error::Transport(format!("the blob of {uri} is not valid base64: {e}")));
     }
-    Err(Error::Transport(format!("the content of {uri} has neither text nor blob")))
+    Err(Error::Transport(format!(
+        "the content of {uri} has neither text nor blob"
+    )))
 }
 
 async fn prompt(p: PromptCommand) -> Result<Outcome> {
@@ -310,7 +340,9 @@ async fn prompt(p: PromptCommand) -> Result<Outcome> {
         PromptCommand::List { session, cursor } => {
             let (s, conn) = connect(&session.session)?;
             s.require("prompts")?;
-            Ok(Outcome::Result(conn.request("prompts/list", cursor_params(cursor)).await?))
+            Ok(Outcome::Result(
+                conn.request("prompts/list", cursor_params(cursor)).await?,
+            ))
         }
         PromptCommand::Get {
             name,
@@ -324,7 +356,10 @@ async fn prompt(p: PromptCommand) -> Result<Outcome> {
             let (s, conn) = connect(&session.session)?;
             s.require("prompts")?;
             let mut result = conn
-                .request("prompts/get", Some(json!({"name": name, "arguments": arguments})))
+                .request(
+                    "prompts/get",
+                    Some(json!({"name": name, "arguments": arguments})),
+                )
                 .await?;
             if let Value::Object(m) = &mut result {
                 m.insert("session_id".into(), json!(s.session_id));

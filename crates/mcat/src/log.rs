@@ -79,7 +79,11 @@ pub fn init(specs: &[String], stderr: bool, file: Option<&std::path::Path>) -> R
         None => None,
     };
     let stderr = stderr || file.is_none();
-    let _ = SINK.set(Mutex::new(Sink { levels, stderr, file }));
+    let _ = SINK.set(Mutex::new(Sink {
+        levels,
+        stderr,
+        file,
+    }));
     Ok(())
 }
 

@@ -168,7 +168,11 @@ impl Conn {
         self.post(msg).await.map(|_| ())
     }
 
-    async fn exchange(&self, method: &str, params: Option<Value>) -> Result<(Value, Option<String>)> {
+    async fn exchange(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(Value, Option<String>)> {
         let id = 1;
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(p) = params {
@@ -211,14 +215,21 @@ impl Conn {
         };
         let value = serde_json::to_value(&answer).unwrap_or(Value::Null);
         if let Some(err) = value.get("error") {
-            return Err(Error::Server {
-                code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                message: err
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)")
-                    .to_owned(),
-            });
+            let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
+            let message = err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)")
+                .to_owned();
+            // Some servers answer a session they no longer know with 400 and a JSON-RPC
+            // error instead of the 404 the transport specifies.
+            if self.session_id.is_some() && message.to_lowercase().contains("session") {
+                return Err(Error::Transport(format!(
+                    "session expired: {} does not accept the session of this session file ({message}); run mcat init again",
+                    self.endpoint.shown()
+                )));
+            }
+            return Err(Error::Server { code, message });
         }
         let result = value.get("result").cloned().unwrap_or(Value::Null);
         Ok((result, session))
@@ -230,22 +241,18 @@ impl Conn {
             .and_then(Value::as_str)
             .unwrap_or("message")
             .to_owned();
-        let message: ClientJsonRpcMessage = serde_json::from_value(msg).map_err(|e| {
-            Error::Usage(format!("cannot build the {method} request: {e}"))
-        })?;
+        let message: ClientJsonRpcMessage = serde_json::from_value(msg)
+            .map_err(|e| Error::Usage(format!("cannot build the {method} request: {e}")))?;
         let mut headers = HashMap::new();
         if let Some(v) = &self.protocol_version
             && let Ok(value) = v.parse()
         {
-            headers.insert(
-                http::HeaderName::from_static("mcp-protocol-version"),
-                value,
-            );
+            headers.insert(http::HeaderName::from_static("mcp-protocol-version"), value);
         }
         let session: Option<Arc<str>> = self.session_id.as_deref().map(Into::into);
         let token = self.token.clone();
         let uri = self.uri.clone();
-        let result = match &self.http {
+        match &self.http {
             Http::Tcp(c) => c
                 .post_message(uri, message, session, token, headers)
                 .await
@@ -254,8 +261,7 @@ impl Conn {
                 .post_message(uri, message, session, token, headers)
                 .await
                 .map_err(|e| self.transport_error(&method, e)),
-        };
-        result
+        }
     }
 
     fn transport_error<E: std::error::Error + Send + Sync + 'static>(

@@ -40,7 +40,7 @@ impl Session {
     /// Reads a session file; a missing or damaged one is a clear error.
     pub fn load(path: &Path) -> Result<Session> {
         let bytes = files::read_optional(path)?.ok_or_else(|| {
-            Error::Usage(format!(
+            Error::Missing(format!(
                 "session file {} does not exist: create it with mcat init ENDPOINT -o {}",
                 path.display(),
                 path.display()

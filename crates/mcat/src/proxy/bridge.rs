@@ -74,7 +74,7 @@ impl Bridge {
         let mut lines = BufReader::new(stdout).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-                eprintln!("mcat proxy: the server wrote a line that is not JSON-RPC");
+                note("mcat proxy: the server wrote a line that is not JSON-RPC".into());
                 continue;
             };
             let is_answer = msg.get("method").is_none()
@@ -88,7 +88,9 @@ impl Bridge {
             } else if let (Some(method), Some(id)) = (msg.get("method"), msg.get("id")) {
                 let answer = match method.as_str() {
                     Some("ping") => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                    Some("roots/list") => json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}}),
+                    Some("roots/list") => {
+                        json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})
+                    }
                     _ => json!({"jsonrpc": "2.0", "id": id, "error": {
                         "code": -32601,
                         "message": format!("{method} is not supported through the mcat proxy"),
@@ -114,14 +116,14 @@ pub fn serve(socket: &Path, command: &[String]) -> i32 {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("mcat proxy: cannot start: {e}");
+            note(format!("mcat proxy: cannot start: {e}"));
             return 1;
         }
     };
     match runtime.block_on(run(socket.to_owned(), command.to_vec())) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("mcat proxy: {e}");
+            note(format!("mcat proxy: {e}"));
             1
         }
     }
@@ -151,17 +153,20 @@ async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
     tokio::spawn(bridge.clone().read(stdout));
 
     let init = bridge
-        .forward(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "mcat-proxy", "version": env!("CARGO_PKG_VERSION")},
-        }}))
+        .forward(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "mcat-proxy", "version": env!("CARGO_PKG_VERSION")},
+            }}),
+        )
         .await
         .ok_or_else(|| format!("'{cmd}' exited before answering initialize"))?;
     if let Some(e) = init.get("error") {
         return Err(format!("'{cmd}' refused initialize: {e}"));
     }
-    *bridge.init.lock().map_err(|_| "poisoned")? = init.get("result").cloned().unwrap_or(Value::Null);
+    *bridge.init.lock().map_err(|_| "poisoned")? =
+        init.get("result").cloned().unwrap_or(Value::Null);
     bridge
         .write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await
@@ -188,7 +193,10 @@ async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
     }
     .save(&socket)
     .map_err(|e| e.to_string())?;
-    eprintln!("mcat proxy: serving '{cmd}' (pid {child_pid}) on {}", socket.display());
+    note(format!(
+        "mcat proxy: serving '{cmd}' (pid {child_pid}) on {}",
+        socket.display()
+    ));
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
@@ -222,6 +230,12 @@ async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
     }
 }
 
+/// A line for the bridge's log (its stderr is the log file).
+fn note(line: String) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 type Answer = Response<Full<Bytes>>;
 
 fn answer(status: StatusCode, body: Option<&Value>) -> Answer {
@@ -233,7 +247,8 @@ fn answer(status: StatusCode, body: Option<&Value>) -> Answer {
         }
         None => Bytes::new(),
     };
-    r.body(Full::new(bytes)).unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+    r.body(Full::new(bytes))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }
 
 fn rpc_error(id: Value, code: i64, message: &str) -> Value {
@@ -246,7 +261,13 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let known = |s: &str| bridge.sessions.lock().map(|set| set.contains(s)).unwrap_or(false);
+    let known = |s: &str| {
+        bridge
+            .sessions
+            .lock()
+            .map(|set| set.contains(s))
+            .unwrap_or(false)
+    };
     match *req.method() {
         Method::POST => {}
         Method::DELETE => {
@@ -257,8 +278,10 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
         }
         _ => {
             let mut r = answer(StatusCode::METHOD_NOT_ALLOWED, None);
-            r.headers_mut()
-                .insert("allow", hyper::header::HeaderValue::from_static("POST, DELETE"));
+            r.headers_mut().insert(
+                "allow",
+                hyper::header::HeaderValue::from_static("POST, DELETE"),
+            );
             return Ok(r);
         }
     }
@@ -297,7 +320,11 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
     {
         return Ok(answer(
             StatusCode::NOT_FOUND,
-            Some(&rpc_error(id.unwrap_or(Value::Null), -32001, "session not found")),
+            Some(&rpc_error(
+                id.unwrap_or(Value::Null),
+                -32001,
+                "session not found",
+            )),
         ));
     }
     match (method, id) {
@@ -305,7 +332,11 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
             Some(a) => Ok(answer(StatusCode::OK, Some(&a))),
             None => Ok(answer(
                 StatusCode::BAD_GATEWAY,
-                Some(&rpc_error(id, -32603, "the stdio server behind the mcat proxy has exited")),
+                Some(&rpc_error(
+                    id,
+                    -32603,
+                    "the stdio server behind the mcat proxy has exited",
+                )),
             )),
         },
         (Some(m), None) => {

@@ -111,7 +111,8 @@ pub fn up(socket: &Path, command: &[String]) -> Result<Value> {
             dir.display()
         )));
     }
-    let exe = std::env::current_exe().map_err(|e| Error::Proxy(format!("cannot find mcat itself: {e}")))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Proxy(format!("cannot find mcat itself: {e}")))?;
     let log = log_path(socket);
     let log_file = std::fs::File::create(&log).map_err(|e| Error::io("create", &log, e))?;
     let mut child = Command::new(exe);
@@ -142,7 +143,11 @@ pub fn up(socket: &Path, command: &[String]) -> Result<Value> {
             let tail = log_tail(&log);
             return Err(Error::Proxy(format!(
                 "the proxy for '{cmd}' stopped before it was ready ({status}){}",
-                if tail.is_empty() { String::new() } else { format!(": {tail}") }
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {tail}")
+                }
             )));
         }
         if let Some(c) = Control::load(socket)?
