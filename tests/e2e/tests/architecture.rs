@@ -50,6 +50,11 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("satori-cli", &["satori-core", "satori-mcp"]),
     // The Node addon reaches the engine through the bundled server, over MCP.
     ("satori-node", &["satori-core", "satori-mcp", "satori-cli"]),
+    // A client of any server: it knows nothing of Satori's engine, server or wire types.
+    (
+        "mcat",
+        &["satori-core", "satori-mcp", "satori-cli", "satori-protocol"],
+    ),
 ];
 
 /// Module cycles that exist today and are being removed; nothing may be added here. Each
