@@ -33,6 +33,9 @@ pub struct LogArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Authorize with OAuth (HTTP endpoints).
+    #[command(subcommand)]
+    Auth(AuthCommand),
     /// Run a stdio MCP server behind a Unix socket.
     #[command(subcommand)]
     Proxy(ProxyCommand),
@@ -62,6 +65,62 @@ pub enum Command {
         socket: PathBuf,
         #[arg(last = true, required = true)]
         command: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Begin an authorization: returns the user's action at once, or completes with --wait.
+    Start {
+        endpoint: String,
+        /// Where the token is stored.
+        #[arg(short = 'k', long = "key-ref", value_name = "KEY_REF")]
+        key_ref: String,
+        /// The auth state file `continue` reads.
+        #[arg(long = "state", value_name = "AUTH_STATE_FILE")]
+        state: PathBuf,
+        /// Block until the flow completes (or times out).
+        #[arg(long)]
+        wait: bool,
+        /// Replace a token already stored at KEY_REF.
+        #[arg(short = 'o', long = "overwrite")]
+        overwrite: bool,
+        /// A client file: id/client_id, secret/client_secret, name/client_name, scope, resource.
+        #[arg(short = 'c', long = "client", value_name = "CLIENT_INFO_FILE")]
+        client: Option<PathBuf>,
+        #[arg(long = "client-id")]
+        client_id: Option<String>,
+        /// env://VAR, .env://path:VAR or json://path holding the secret.
+        #[arg(long = "client-secret", value_name = "KEY_SPEC")]
+        client_secret: Option<String>,
+        /// The name to register a client under.
+        #[arg(long = "client-name")]
+        client_name: Option<String>,
+        /// The scope to ask for (default: the server's challenge, else all it supports).
+        #[arg(long)]
+        scope: Option<String>,
+        /// A command run with the URL to open (default: $MCAT_BROWSER, else the platform
+        /// opener on a terminal).
+        #[arg(long = "open-command", value_name = "CMD")]
+        open_command: Option<String>,
+        /// Seconds --wait waits for the redirect.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+    },
+    /// Complete a pending authorization and store the token at KEY_REF.
+    Continue {
+        #[arg(long = "state", value_name = "AUTH_STATE_FILE")]
+        state: PathBuf,
+        #[arg(short = 'k', long = "key-ref", value_name = "KEY_REF")]
+        key_ref: String,
+        #[arg(short = 'o', long = "overwrite")]
+        overwrite: bool,
+        /// The URL the browser was redirected to, pasted (instead of listening for it).
+        #[arg(long = "redirect-url", value_name = "URL")]
+        redirect_url: Option<String>,
+        /// Seconds to wait for the redirect.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
     },
 }
 

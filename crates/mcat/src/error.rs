@@ -36,6 +36,9 @@ pub enum Error {
     /// The server cannot be reached or broke the transport's rules.
     #[error("{0}")]
     Transport(String),
+    /// The server refused the token (or wants one).
+    #[error("{0}")]
+    Unauthorized(String),
     /// The server answered with a JSON-RPC error.
     #[error("server error {code}: {message}")]
     Server { code: i64, message: String },

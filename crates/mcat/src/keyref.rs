@@ -115,7 +115,6 @@ impl KeyRef {
     /// Stores `token`. A destination that already holds a value is replaced only when
     /// `overwrite` is set, or when `refresh` is (a refreshed token replaces its own older
     /// self).
-    #[allow(dead_code)] // `auth continue` stores tokens with it.
     pub fn write(&self, token: &Token, overwrite: bool) -> Result<()> {
         match self {
             KeyRef::Env(var) => Err(Error::KeyRef(format!(
@@ -154,7 +153,6 @@ impl KeyRef {
     }
 }
 
-#[allow(dead_code)]
 fn exists(shown: &str) -> Error {
     Error::KeyRef(format!(
         "{shown} already holds a value; pass -o/--overwrite to replace it"
@@ -219,7 +217,6 @@ fn unquote(v: &str) -> String {
 }
 
 /// `text` with `var` set to `value` (replaced in place, or appended), every other line kept.
-#[allow(dead_code)]
 fn dotenv_set(text: &str, var: &str, value: &str) -> String {
     let line = format!("{var}='{}'", value.replace('\'', ""));
     let mut out = Vec::new();

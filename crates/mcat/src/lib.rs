@@ -6,6 +6,7 @@
 //! (`mcp`), over Streamable HTTP on TCP or on the Unix socket of a proxy that keeps a stdio
 //! server running between commands (`proxy`).
 
+mod auth;
 mod cli;
 mod error;
 mod files;
@@ -27,7 +28,7 @@ use serde_json::{Value, json};
 pub use error::{Error, Result};
 pub use output::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Outcome};
 
-use cli::{Cli, Command, PromptCommand, ProxyCommand, ResourceCommand, ToolCommand};
+use cli::{AuthCommand, Cli, Command, PromptCommand, ProxyCommand, ResourceCommand, ToolCommand};
 use keyref::KeyRef;
 use log::{Domain, Level};
 use mcp::{Conn, Endpoint};
@@ -73,6 +74,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
 
 fn run(command: Command) -> Result<Outcome> {
     match command {
+        Command::Auth(a) => block_on(auth_command(a)),
         Command::Proxy(p) => proxy_command(p),
         Command::Init {
             endpoint,
@@ -92,6 +94,73 @@ fn block_on<F: std::future::Future<Output = Result<Outcome>>>(f: F) -> Result<Ou
         .build()
         .map_err(|e| Error::Transport(format!("cannot start the async runtime: {e}")))?
         .block_on(f)
+}
+
+async fn auth_command(a: AuthCommand) -> Result<Outcome> {
+    let result = match a {
+        AuthCommand::Start {
+            endpoint,
+            key_ref,
+            state,
+            wait,
+            overwrite,
+            client,
+            client_id,
+            client_secret,
+            client_name,
+            scope,
+            open_command,
+            timeout,
+        } => {
+            let key_ref = KeyRef::parse(&key_ref)?;
+            let cli_client = auth::ClientConfig {
+                id: client_id,
+                secret: client_secret
+                    .as_deref()
+                    .map(auth::read_secret)
+                    .transpose()?,
+                name: client_name,
+                scope,
+                resource: None,
+            };
+            cli_client.check("the command line")?;
+            let file = match &client {
+                Some(p) => auth::ClientConfig::from_file(p)?,
+                None => auth::ClientConfig::default(),
+            };
+            auth::start(auth::Start {
+                endpoint,
+                key_ref,
+                state_file: state,
+                wait,
+                overwrite,
+                client: cli_client.over(file),
+                open_command,
+                timeout: std::time::Duration::from_secs(timeout),
+            })
+            .await?
+        }
+        AuthCommand::Continue {
+            state,
+            key_ref,
+            overwrite,
+            redirect_url,
+            timeout,
+        } => {
+            let key_ref = KeyRef::parse(&key_ref)?;
+            auth::complete(
+                &state,
+                &key_ref,
+                overwrite,
+                redirect_url.as_deref(),
+                std::time::Duration::from_secs(timeout),
+                None,
+                false,
+            )
+            .await?
+        }
+    };
+    Ok(Outcome::Result(result))
 }
 
 fn unix_socket(endpoint: &str) -> Result<PathBuf> {
@@ -141,7 +210,7 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
         require_proxy(socket)?;
     }
     let token = match &key_ref {
-        Some(k) => k.access_token()?,
+        Some(k) => auth::fresh_token(k, false).await?,
         None => None,
     };
     let mut conn = Conn::new(&ep, token);
@@ -192,21 +261,57 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
     })))
 }
 
+/// A session's connection: requests that refresh the token once when the server refuses it.
+struct Client {
+    session: Session,
+    endpoint: Endpoint,
+    key_ref: Option<KeyRef>,
+    conn: Conn,
+}
+
+impl Client {
+    async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value> {
+        match self.conn.request(method, params.clone()).await {
+            Err(Error::Unauthorized(why)) => {
+                let Some(k) = &self.key_ref else {
+                    return Err(Error::Unauthorized(why));
+                };
+                let token = auth::fresh_token(k, true).await?;
+                self.conn = Conn::new(&self.endpoint, token).resume(
+                    self.session.session_id.clone(),
+                    Some(self.session.protocol_version.clone()),
+                );
+                self.conn.request(method, params).await
+            }
+            other => other,
+        }
+    }
+}
+
 /// The session of `path` and a connection resuming it.
-fn connect(path: &Path) -> Result<(Session, Conn)> {
+async fn connect(path: &Path) -> Result<Client> {
     let s = Session::load(path)?;
     let ep = Endpoint::parse(&s.endpoint).map_err(|e| Error::corrupt(path, "session file", e))?;
     if let Endpoint::Unix(socket) = &ep {
         require_proxy(socket)?;
     }
-    let token = match &s.key_ref {
-        Some(k) => KeyRef::parse(k)
-            .map_err(|e| Error::corrupt(path, "session file", e))?
-            .access_token()?,
+    let key_ref = s
+        .key_ref
+        .as_deref()
+        .map(KeyRef::parse)
+        .transpose()
+        .map_err(|e| Error::corrupt(path, "session file", e))?;
+    let token = match &key_ref {
+        Some(k) => auth::fresh_token(k, false).await?,
         None => None,
     };
     let conn = Conn::new(&ep, token).resume(s.session_id.clone(), Some(s.protocol_version.clone()));
-    Ok((s, conn))
+    Ok(Client {
+        session: s,
+        endpoint: ep,
+        key_ref,
+        conn,
+    })
 }
 
 fn cursor_params(cursor: Option<String>) -> Option<Value> {
@@ -216,20 +321,18 @@ fn cursor_params(cursor: Option<String>) -> Option<Value> {
 async fn tool(t: ToolCommand) -> Result<Outcome> {
     match t {
         ToolCommand::List { session, cursor } => {
-            let (s, conn) = connect(&session.session)?;
-            s.require("tools")?;
+            let mut c = connect(&session.session).await?;
+            c.session.require("tools")?;
             if cursor.is_some() {
                 return Ok(Outcome::Result(
-                    conn.request("tools/list", cursor_params(cursor)).await?,
+                    c.request("tools/list", cursor_params(cursor)).await?,
                 ));
             }
             // Every page, as one list.
             let mut tools = Vec::new();
             let mut next: Option<String> = None;
             for _ in 0..10_000 {
-                let page = conn
-                    .request("tools/list", cursor_params(next.take()))
-                    .await?;
+                let page = c.request("tools/list", cursor_params(next.take())).await?;
                 if let Some(items) = page.get("tools").and_then(Value::as_array) {
                     tools.extend(items.iter().cloned());
                 }
@@ -249,9 +352,9 @@ async fn tool(t: ToolCommand) -> Result<Outcome> {
                 Some(i) => input::parse_object(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let (s, conn) = connect(&session.session)?;
-            s.require("tools")?;
-            let result = conn
+            let mut c = connect(&session.session).await?;
+            c.session.require("tools")?;
+            let result = c
                 .request(
                     "tools/call",
                     Some(json!({"name": name, "arguments": arguments})),
@@ -265,18 +368,17 @@ async fn tool(t: ToolCommand) -> Result<Outcome> {
 async fn resource(r: ResourceCommand) -> Result<Outcome> {
     match r {
         ResourceCommand::List { session, cursor } => {
-            let (s, conn) = connect(&session.session)?;
-            s.require("resources")?;
+            let mut c = connect(&session.session).await?;
+            c.session.require("resources")?;
             Ok(Outcome::Result(
-                conn.request("resources/list", cursor_params(cursor))
-                    .await?,
+                c.request("resources/list", cursor_params(cursor)).await?,
             ))
         }
         ResourceCommand::ListTemplate { session, cursor } => {
-            let (s, conn) = connect(&session.session)?;
-            s.require("resources")?;
+            let mut c = connect(&session.session).await?;
+            c.session.require("resources")?;
             Ok(Outcome::Result(
-                conn.request("resources/templates/list", cursor_params(cursor))
+                c.request("resources/templates/list", cursor_params(cursor))
                     .await?,
             ))
         }
@@ -285,9 +387,9 @@ async fn resource(r: ResourceCommand) -> Result<Outcome> {
             session,
             output,
         } => {
-            let (s, conn) = connect(&session.session)?;
-            s.require("resources")?;
-            let result = conn
+            let mut c = connect(&session.session).await?;
+            c.session.require("resources")?;
+            let result = c
                 .request("resources/read", Some(json!({"uri": uri})))
                 .await?;
             let Some(out) = output else {
@@ -338,10 +440,10 @@ fn decode(item: &Value, uri: &str) -> Result<Vec<u8>> {
 async fn prompt(p: PromptCommand) -> Result<Outcome> {
     match p {
         PromptCommand::List { session, cursor } => {
-            let (s, conn) = connect(&session.session)?;
-            s.require("prompts")?;
+            let mut c = connect(&session.session).await?;
+            c.session.require("prompts")?;
             Ok(Outcome::Result(
-                conn.request("prompts/list", cursor_params(cursor)).await?,
+                c.request("prompts/list", cursor_params(cursor)).await?,
             ))
         }
         PromptCommand::Get {
@@ -353,16 +455,16 @@ async fn prompt(p: PromptCommand) -> Result<Outcome> {
                 Some(i) => input::parse_prompt_args(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let (s, conn) = connect(&session.session)?;
-            s.require("prompts")?;
-            let mut result = conn
+            let mut c = connect(&session.session).await?;
+            c.session.require("prompts")?;
+            let mut result = c
                 .request(
                     "prompts/get",
                     Some(json!({"name": name, "arguments": arguments})),
                 )
                 .await?;
             if let Value::Object(m) = &mut result {
-                m.insert("session_id".into(), json!(s.session_id));
+                m.insert("session_id".into(), json!(c.session.session_id));
             }
             Ok(Outcome::Result(result))
         }

@@ -274,7 +274,7 @@ impl Conn {
             StreamableHttpError::SessionExpired => Error::Transport(format!(
                 "session expired: {at} no longer knows the session of this session file; run mcat init again"
             )),
-            StreamableHttpError::AuthRequired(_) => Error::Transport(format!(
+            StreamableHttpError::AuthRequired(_) => Error::Unauthorized(format!(
                 "{at} requires authorization: run mcat auth start {at} -k KEY_REF --state FILE, then init with -k KEY_REF"
             )),
             StreamableHttpError::InsufficientScope(s) => Error::Transport(format!(

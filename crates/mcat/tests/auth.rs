@@ -1,0 +1,429 @@
+//! OAuth end to end: the real binary against a loopback authorization server written for
+//! these tests (`fixtures/oauth_server.py`), which guards a small MCP endpoint.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+#[derive(Debug)]
+struct Out {
+    code: i32,
+    json: Value,
+    stderr: String,
+}
+
+fn mcat(args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcat"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcat runs");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        json: serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn ok(args: &[&str]) -> Value {
+    let out = mcat(args);
+    assert_eq!(out.code, 0, "mcat {args:?}: {out:?}");
+    out.json["result"].clone()
+}
+
+fn check_fails(args: &[&str], code: i32, needle: &str) {
+    let out = mcat(args);
+    assert_eq!(out.code, code, "mcat {args:?}: {out:?}");
+    assert_eq!(out.json["ok"], false);
+    let e = out.json["error"].as_str().unwrap_or_default();
+    assert!(e.contains(needle), "mcat {args:?}: {e:?} lacks {needle:?}");
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The authorization server, stopped when dropped.
+struct AuthServer {
+    child: Child,
+    port: u16,
+}
+
+impl AuthServer {
+    fn start(options: &[&str]) -> AuthServer {
+        let mut child = Command::new("python3")
+            .arg(fixture("oauth_server.py"))
+            .args(options)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 runs the OAuth server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server prints its port");
+        AuthServer { child, port }
+    }
+
+    fn mcp(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// A GET on one of the server's test hooks; the JSON answer.
+    fn get(&self, path: &str) -> Value {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(s, "GET {path} HTTP/1.0\r\nhost: 127.0.0.1\r\n\r\n").unwrap();
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).unwrap();
+        let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or(Value::Null)
+    }
+}
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn token(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_device_flow_for_an_agent_starts_and_continues() {
+    let server = AuthServer::start(&["--device", "--slow-down"]);
+    let dir = tempfile::tempdir().unwrap();
+    let tok = dir.path().join("token.json");
+    let state = dir.path().join("auth-state.json");
+    let (t, s) = (tok.to_str().unwrap(), state.to_str().unwrap());
+    let started = Instant::now();
+    let pending = ok(&["auth", "start", &server.mcp(), "-k", t, "--state", s]);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "start must not wait"
+    );
+    assert_eq!(pending["status"], "pending");
+    assert_eq!(pending["flow"], "device_code");
+    let code = pending["action"]["code"].as_str().unwrap().to_owned();
+    assert!(pending["action"]["url"].as_str().unwrap().contains(&code));
+    assert!(!tok.exists());
+    // The state file holds the device code, for the owner only.
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&state).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    // The user approves while `continue` polls (through a slow_down).
+    let approver = {
+        let port = server.port;
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            write!(s, "GET /approve?user_code={code} HTTP/1.0\r\n\r\n").unwrap();
+            let _ = s.read_to_string(&mut String::new());
+        })
+    };
+    let done = ok(&["auth", "continue", "--state", s, "-k", t]);
+    approver.join().unwrap();
+    assert_eq!(done["status"], "complete");
+    assert_eq!(done["stored"], format!("json://{t}"));
+    assert_eq!(
+        std::fs::metadata(&tok).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let stored = token(&tok);
+    assert!(stored["access_token"].is_string() && stored["refresh_token"].is_string());
+    let stats = server.get("/stats");
+    assert_eq!(stats["registrations"], 1);
+    assert!(stats["device_polls"].as_u64().unwrap() >= 2);
+    // Secrets of the finished flow are gone from the state file.
+    let st: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert_eq!(st["state"]["status"], "complete");
+    assert!(st["state"].get("device_code").is_none());
+    check_fails(
+        &["auth", "continue", "--state", s, "-k", t, "-o"],
+        2,
+        "already complete",
+    );
+
+    // The token opens the guarded server; no token is printed anywhere.
+    let sess = dir.path().join("s.json");
+    ok(&["init", &server.mcp(), "-k", t, "-o", sess.to_str().unwrap()]);
+    let called = ok(&["tool", "call", "whoami", "-s", sess.to_str().unwrap()]);
+    assert_eq!(called["content"][0]["text"], "authorized");
+    let access = stored["access_token"].as_str().unwrap();
+    let out = mcat(&[
+        "--log",
+        "auth:debug",
+        "--log",
+        "mcp:debug",
+        "tool",
+        "list",
+        "-s",
+        sess.to_str().unwrap(),
+    ]);
+    assert!(!out.stderr.contains(access));
+    assert!(!std::fs::read_to_string(&sess).unwrap().contains(access));
+}
+
+#[test]
+fn a_device_code_that_expires_or_is_denied_is_reported() {
+    let server = AuthServer::start(&["--device", "--device-expiry", "2"]);
+    let dir = tempfile::tempdir().unwrap();
+    let tok = dir.path().join("t.json");
+    let state = dir.path().join("st.json");
+    let (t, s) = (tok.to_str().unwrap(), state.to_str().unwrap());
+    ok(&["auth", "start", &server.mcp(), "-k", t, "--state", s]);
+    check_fails(&["auth", "continue", "--state", s, "-k", t], 1, "expired");
+    assert!(!tok.exists());
+
+    let denied = ok(&["auth", "start", &server.mcp(), "-k", t, "--state", s]);
+    let code = denied["action"]["code"].as_str().unwrap();
+    server.get(&format!("/deny?user_code={code}"));
+    check_fails(&["auth", "continue", "--state", s, "-k", t], 1, "denied");
+}
+
+#[test]
+fn the_code_flow_with_pkce_completes_headlessly_and_tokens_refresh() {
+    let server = AuthServer::start(&["--expires-in", "1", "--rotate"]);
+    let dir = tempfile::tempdir().unwrap();
+    let tok = dir.path().join("t.json");
+    let state = dir.path().join("st.json");
+    let (t, s) = (tok.to_str().unwrap(), state.to_str().unwrap());
+    let opener = format!("python3 {}", fixture("follow.py"));
+    let done = ok(&[
+        "auth",
+        "start",
+        &server.mcp(),
+        "-k",
+        t,
+        "--state",
+        s,
+        "--wait",
+        "--open-command",
+        &opener,
+    ]);
+    assert_eq!(done["status"], "complete");
+    let first = token(&tok);
+    assert!(first["expires_at"].is_u64());
+
+    let sess = dir.path().join("s.json");
+    let ss = sess.to_str().unwrap();
+    ok(&["init", &server.mcp(), "-k", t, "-o", ss]);
+    std::thread::sleep(Duration::from_millis(1100));
+    // An expiring token is refreshed before use, and the rotated refresh token is kept.
+    ok(&["tool", "call", "whoami", "-s", ss]);
+    let second = token(&tok);
+    assert_ne!(second["access_token"], first["access_token"]);
+    assert_ne!(second["refresh_token"], first["refresh_token"]);
+    // A token the server revoked is refreshed once and the call retried.
+    server.get("/revoke");
+    ok(&["tool", "call", "whoami", "-s", ss]);
+    assert!(server.get("/stats")["refreshes"].as_u64().unwrap() >= 2);
+
+    // The stored token is not replaced without -o.
+    check_fails(
+        &["auth", "start", &server.mcp(), "-k", t, "--state", s],
+        1,
+        "pass -o/--overwrite",
+    );
+}
+
+#[test]
+fn a_refresh_without_rotation_keeps_the_refresh_token() {
+    let server = AuthServer::start(&["--expires-in", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let tok = dir.path().join("t.json");
+    let t = tok.to_str().unwrap();
+    let state = dir.path().join("st.json");
+    let opener = format!("python3 {}", fixture("follow.py"));
+    ok(&[
+        "auth",
+        "start",
+        &server.mcp(),
+        "-k",
+        t,
+        "--state",
+        state.to_str().unwrap(),
+        "--wait",
+        "--open-command",
+        &opener,
+    ]);
+    let first = token(&tok);
+    let sess = dir.path().join("s.json");
+    std::thread::sleep(Duration::from_millis(1100));
+    ok(&["init", &server.mcp(), "-k", t, "-o", sess.to_str().unwrap()]);
+    let second = token(&tok);
+    assert_ne!(second["access_token"], first["access_token"]);
+    assert_eq!(second["refresh_token"], first["refresh_token"]);
+}
+
+#[test]
+fn auth_refuses_what_it_must() {
+    let plain = AuthServer::start(&[]);
+    let no_s256 = AuthServer::start(&["--no-s256"]);
+    let other = AuthServer::start(&["--resource", "http://127.0.0.1:1/elsewhere"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).display().to_string();
+    let (t, s) = (d("t.json"), d("st.json"));
+    let corrupt = d("corrupt-state.json");
+    std::fs::write(&corrupt, "{nope").unwrap();
+    let client_file = d("client.json");
+    std::fs::write(&client_file, r#"{"name": "x", "id": "y"}"#).unwrap();
+    let ep = plain.mcp();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["auth", "start", &no_s256.mcp(), "-k", &t, "--state", &s],
+            1,
+            "S256",
+        ),
+        (
+            &["auth", "start", &other.mcp(), "-k", &t, "--state", &s],
+            1,
+            "refusing to get a token for another resource",
+        ),
+        (
+            &["auth", "start", &ep, "-k", "env://TOKEN", "--state", &s],
+            1,
+            "read-only",
+        ),
+        (
+            &[
+                "auth",
+                "start",
+                "unix:///tmp/x.sock",
+                "-k",
+                &t,
+                "--state",
+                &s,
+            ],
+            2,
+            "auth is for http",
+        ),
+        (
+            &[
+                "auth",
+                "start",
+                &ep,
+                "-k",
+                &t,
+                "--state",
+                &s,
+                "--client-name",
+                "n",
+                "--client-id",
+                "i",
+            ],
+            2,
+            "cannot be combined",
+        ),
+        (
+            &[
+                "auth",
+                "start",
+                &ep,
+                "-k",
+                &t,
+                "--state",
+                &s,
+                "--client-secret",
+                "env://SECRET",
+            ],
+            1,
+            "holds no client secret",
+        ),
+        (
+            &[
+                "auth",
+                "start",
+                &ep,
+                "-k",
+                &t,
+                "--state",
+                &s,
+                "--client-id",
+                "i",
+                "--client-secret",
+                "hunter2",
+            ],
+            2,
+            "never the secret itself",
+        ),
+        (
+            &[
+                "auth",
+                "start",
+                &ep,
+                "-k",
+                &t,
+                "--state",
+                &s,
+                "-c",
+                &client_file,
+            ],
+            2,
+            "cannot be combined",
+        ),
+        (
+            &[
+                "auth",
+                "start",
+                &ep,
+                "-k",
+                &t,
+                "--state",
+                &s,
+                "-c",
+                &d("none.json"),
+            ],
+            1,
+            "does not exist",
+        ),
+        (
+            &["auth", "continue", "--state", &d("missing.json"), "-k", &t],
+            1,
+            "begin with mcat auth start",
+        ),
+        (
+            &["auth", "continue", "--state", &corrupt, "-k", &t],
+            1,
+            "is not a valid auth state file",
+        ),
+        (
+            &["auth", "start", &ep, "-k", "ftp://x", "--state", &s],
+            2,
+            "invalid KEY_REF",
+        ),
+    ];
+    for (args, code, needle) in cases {
+        check_fails(args, *code, needle);
+    }
+    // A pasted redirect whose state is not the flow's is refused.
+    let pending = ok(&["auth", "start", &ep, "-k", &t, "--state", &s]);
+    let url = pending["action"]["redirect_uri"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    check_fails(
+        &[
+            "auth",
+            "continue",
+            "--state",
+            &s,
+            "-k",
+            &t,
+            "--redirect-url",
+            &format!("{url}?code=abc&state=forged"),
+        ],
+        1,
+        "does not match",
+    );
+}
