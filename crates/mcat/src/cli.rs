@@ -96,6 +96,10 @@ pub enum AuthCommand {
         /// The name to register a client under.
         #[arg(long = "client-name")]
         client_name: Option<String>,
+        /// The HTTPS URL of this client's metadata document, used as its client id where the
+        /// authorization server supports client ID metadata documents.
+        #[arg(long = "client-metadata-url", value_name = "URL")]
+        client_metadata_url: Option<String>,
         /// The scope to ask for (default: the server's challenge, else all it supports).
         #[arg(long)]
         scope: Option<String>,
@@ -106,6 +110,10 @@ pub enum AuthCommand {
         /// Seconds --wait waits for the redirect.
         #[arg(long, default_value_t = 300)]
         timeout: u64,
+        /// `client-credentials`: a machine client authenticates with its own id and secret,
+        /// no user involved (completes at once).
+        #[arg(long, value_name = "GRANT")]
+        grant: Option<String>,
     },
     /// Complete a pending authorization and store the token at KEY_REF.
     Continue {

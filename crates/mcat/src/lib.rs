@@ -108,11 +108,22 @@ async fn auth_command(a: AuthCommand) -> Result<Outcome> {
             client_id,
             client_secret,
             client_name,
+            client_metadata_url,
             scope,
             open_command,
             timeout,
+            grant,
         } => {
             let key_ref = KeyRef::parse(&key_ref)?;
+            let client_credentials = match grant.as_deref() {
+                None => false,
+                Some("client-credentials") => true,
+                Some(other) => {
+                    return Err(Error::Usage(format!(
+                        "unknown --grant '{other}' (the one grant to choose is client-credentials; user flows are picked from the server's metadata)"
+                    )));
+                }
+            };
             let cli_client = auth::ClientConfig {
                 id: client_id,
                 secret: client_secret
@@ -122,6 +133,7 @@ async fn auth_command(a: AuthCommand) -> Result<Outcome> {
                 name: client_name,
                 scope,
                 resource: None,
+                metadata_url: client_metadata_url,
             };
             cli_client.check("the command line")?;
             let file = match &client {
@@ -137,6 +149,7 @@ async fn auth_command(a: AuthCommand) -> Result<Outcome> {
                 client: cli_client.over(file),
                 open_command,
                 timeout: std::time::Duration::from_secs(timeout),
+                client_credentials,
             })
             .await?
         }

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -26,6 +27,9 @@ pub const PROTOCOL_VERSION: &str = "2025-11-25";
 pub const KNOWN_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 /// The revision that dropped `initialize` and sessions: detected and reported.
 pub const SESSIONLESS_VERSION: &str = "2026-07-28";
+
+/// How many times one answer's event stream is resumed.
+const MAX_RESUMES: usize = 5;
 
 /// The URI requests carry over a Unix socket (the proxy serves any path).
 const UNIX_URI: &str = "http://localhost/mcp";
@@ -104,7 +108,7 @@ pub struct Handshake {
 impl Conn {
     pub fn new(endpoint: &Endpoint, token: Option<String>) -> Conn {
         let (http, uri) = match endpoint {
-            Endpoint::Http(u) => (Http::Tcp(reqwest::Client::new()), u.clone()),
+            Endpoint::Http(u) => (Http::Tcp(tcp_client()), u.clone()),
             Endpoint::Unix(p) => (
                 Http::Unix(UnixSocketHttpClient::new(&p.to_string_lossy(), UNIX_URI)),
                 UNIX_URI.to_owned(),
@@ -180,29 +184,8 @@ impl Conn {
         }
         let (answer, session) = match self.post(msg).await? {
             StreamableHttpPostResponse::Json(m, session) => (Some(m), session),
-            StreamableHttpPostResponse::Sse(mut stream, session) => {
-                let mut found = None;
-                while let Some(event) = stream.next().await {
-                    let event = event.map_err(|e| {
-                        Error::Transport(format!(
-                            "the event stream from {} broke: {e}",
-                            self.endpoint.shown()
-                        ))
-                    })?;
-                    let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                        continue;
-                    };
-                    let Ok(m) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
-                        continue;
-                    };
-                    if matches!(
-                        m,
-                        ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
-                    ) {
-                        found = Some(m);
-                        break;
-                    }
-                }
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                let found = self.read_stream(stream, session.as_deref()).await?;
                 (found, session)
             }
             _ => (None, None),
@@ -235,6 +218,90 @@ impl Conn {
         Ok((result, session))
     }
 
+    /// Reads an SSE answer until the response to our request. A stream the server closes
+    /// before it (SEP-1699) is resumed with a GET carrying `Last-Event-ID`, after the
+    /// `retry` the server asked for.
+    async fn read_stream<E: std::fmt::Display>(
+        &self,
+        stream: futures::stream::BoxStream<'static, std::result::Result<sse_stream::Sse, E>>,
+        new_session: Option<&str>,
+    ) -> Result<Option<ServerJsonRpcMessage>> {
+        let mut stream = stream.map(|r| r.map_err(|e| e.to_string())).boxed();
+        let mut last_id: Option<String> = None;
+        let mut retry = Duration::from_secs(1);
+        for _ in 0..MAX_RESUMES {
+            while let Some(event) = stream.next().await {
+                let event = event.map_err(|e| {
+                    Error::Transport(format!(
+                        "the event stream from {} broke: {e}",
+                        self.endpoint.shown()
+                    ))
+                })?;
+                if let Some(id) = &event.id {
+                    last_id = Some(id.clone());
+                }
+                if let Some(ms) = event.retry {
+                    retry = Duration::from_millis(ms);
+                }
+                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                    continue;
+                };
+                let Ok(m) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                    continue;
+                };
+                if matches!(
+                    m,
+                    ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
+                ) {
+                    return Ok(Some(m));
+                }
+            }
+            // The stream ended without our answer: resume it when the server made that
+            // possible (an event id to resume after).
+            let Some(id) = last_id.clone() else {
+                return Ok(None);
+            };
+            tokio::time::sleep(retry).await;
+            let session: Option<Arc<str>> =
+                new_session.or(self.session_id.as_deref()).map(Into::into);
+            let headers = self.headers();
+            let resumed = match &self.http {
+                Http::Tcp(c) => c
+                    .get_stream(
+                        self.uri.clone(),
+                        session,
+                        Some(id),
+                        self.token.clone(),
+                        headers,
+                    )
+                    .await
+                    .map_err(|e| self.transport_error("resuming the event stream", e)),
+                Http::Unix(c) => c
+                    .get_stream(
+                        self.uri.clone(),
+                        session,
+                        Some(id),
+                        self.token.clone(),
+                        headers,
+                    )
+                    .await
+                    .map_err(|e| self.transport_error("resuming the event stream", e)),
+            };
+            stream = resumed?.map(|r| r.map_err(|e| e.to_string())).boxed();
+        }
+        Ok(None)
+    }
+
+    fn headers(&self) -> HashMap<http::HeaderName, http::HeaderValue> {
+        let mut headers = HashMap::new();
+        if let Some(v) = &self.protocol_version
+            && let Ok(value) = v.parse()
+        {
+            headers.insert(http::HeaderName::from_static("mcp-protocol-version"), value);
+        }
+        headers
+    }
+
     async fn post(&self, msg: Value) -> Result<StreamableHttpPostResponse> {
         let method = msg
             .get("method")
@@ -243,12 +310,7 @@ impl Conn {
             .to_owned();
         let message: ClientJsonRpcMessage = serde_json::from_value(msg)
             .map_err(|e| Error::Usage(format!("cannot build the {method} request: {e}")))?;
-        let mut headers = HashMap::new();
-        if let Some(v) = &self.protocol_version
-            && let Ok(value) = v.parse()
-        {
-            headers.insert(http::HeaderName::from_static("mcp-protocol-version"), value);
-        }
+        let headers = self.headers();
         let session: Option<Arc<str>> = self.session_id.as_deref().map(Into::into);
         let token = self.token.clone();
         let uri = self.uri.clone();
@@ -297,4 +359,13 @@ impl Conn {
             }
         }
     }
+}
+
+/// The HTTP client of one command. Connections are not kept for reuse: a command makes one
+/// or two requests, and some servers tie per-request state to the connection's lifetime.
+fn tcp_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap_or_default()
 }

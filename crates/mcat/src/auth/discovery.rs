@@ -68,7 +68,12 @@ pub async fn discover(http: &Http, endpoint: &str) -> Result<Discovered> {
         "capabilities": {},
         "clientInfo": {"name": "mcat", "version": env!("CARGO_PKG_VERSION")},
     }});
-    let challenge = http.probe(endpoint, &probe).await?;
+    let mut challenge = http.probe(endpoint, &probe).await?;
+    // Some servers let `initialize` through and guard everything after it: ask with a ping.
+    if challenge.is_none() {
+        let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        challenge = http.probe(endpoint, &ping).await?;
+    }
     let hinted_metadata = challenge
         .as_deref()
         .and_then(|h| challenge_param(h, "resource_metadata"));

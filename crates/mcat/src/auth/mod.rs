@@ -91,6 +91,9 @@ pub struct ClientConfig {
     pub name: Option<String>,
     pub scope: Option<String>,
     pub resource: Option<String>,
+    /// The URL of the client's metadata document (SEP-991), used as its client id where
+    /// the authorization server accepts one.
+    pub metadata_url: Option<String>,
 }
 
 impl ClientConfig {
@@ -113,6 +116,7 @@ impl ClientConfig {
             name: field("name", "client_name"),
             scope: field("scope", "scope"),
             resource: field("resource", "resource"),
+            metadata_url: field("metadata_url", "client_metadata_url"),
         };
         c.check(&format!("client file {}", path.display()))?;
         Ok(c)
@@ -148,6 +152,7 @@ impl ClientConfig {
             name,
             scope: self.scope.or(file.scope),
             resource: self.resource.or(file.resource),
+            metadata_url: self.metadata_url.or(file.metadata_url),
         }
     }
 }
@@ -189,6 +194,8 @@ pub struct Start {
     pub client: ClientConfig,
     pub open_command: Option<String>,
     pub timeout: Duration,
+    /// The client credentials grant instead of a user flow.
+    pub client_credentials: bool,
 }
 
 fn b64url(bytes: &[u8]) -> String {
@@ -277,9 +284,15 @@ pub async fn start(o: Start) -> Result<Value> {
         None
     };
 
-    let (client_id, client_secret, registered_auth) = match &o.client.id {
-        Some(id) => (id.clone(), o.client.secret.clone(), None),
-        None => {
+    let cimd = meta
+        .get("client_id_metadata_document_supported")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let (client_id, client_secret, registered_auth) = match (&o.client.id, &o.client.metadata_url) {
+        (Some(id), _) => (id.clone(), o.client.secret.clone(), None),
+        // A client metadata document names the client where the server accepts it.
+        (None, Some(url)) if cimd => (url.clone(), None, Some("none".to_owned())),
+        (None, _) => {
             register(
                 &http,
                 &found,
@@ -303,6 +316,27 @@ pub async fn start(o: Start) -> Result<Value> {
         ..Flow::default()
     };
 
+    if o.client_credentials {
+        if flow.client_secret.is_none() {
+            return Err(Error::Usage(
+                "--grant client-credentials needs --client-id and --client-secret".into(),
+            ));
+        }
+        let mut fields = vec![
+            ("grant_type", "client_credentials".to_owned()),
+            ("resource", resource.clone()),
+        ];
+        if let Some(s) = &scope {
+            fields.push(("scope", s.clone()));
+        }
+        let (status, v) = token_request(&http, &flow, &mut fields).await?;
+        if status != 200 {
+            return Err(oauth_error("the token endpoint", status, &v));
+        }
+        let token = stored(&v, &flow, None)?;
+        o.key_ref.write(&token, o.overwrite)?;
+        return Ok(json!({"status": "complete", "stored": o.key_ref.canonical()}));
+    }
     let action;
     let kind;
     if let Some(device) = device_endpoint {
