@@ -35,7 +35,7 @@ pub struct LogArgs {
 pub enum Command {
     /// Authorize with OAuth (HTTP endpoints).
     #[command(subcommand)]
-    Auth(AuthCommand),
+    Auth(Box<AuthCommand>),
     /// Run a stdio MCP server behind a Unix socket.
     #[command(subcommand)]
     Proxy(ProxyCommand),

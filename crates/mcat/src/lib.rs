@@ -74,7 +74,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
 
 fn run(command: Command) -> Result<Outcome> {
     match command {
-        Command::Auth(a) => block_on(auth_command(a)),
+        Command::Auth(a) => block_on(auth_command(*a)),
         Command::Proxy(p) => proxy_command(p),
         Command::Init {
             endpoint,
