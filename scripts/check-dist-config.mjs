@@ -39,8 +39,8 @@ if (value(config, "cargo-dist-version") !== installed) {
   problems.push(`cargo-dist-version ${value(config, "cargo-dist-version")} is not the ${installed} scripts/install-dist.sh installs`);
 }
 
-// Both binaries, each released from its crate.
-for (const [crate, bin] of [["satori-mcp", "satori"], ["satori-cli", "satori-cli"]]) {
+// Every binary, each released from its crate.
+for (const [crate, bin] of [["satori-mcp", "satori"], ["satori-cli", "satori-cli"], ["mcat", "mcat"]]) {
   const manifest = read(`crates/${crate}/Cargo.toml`);
   if (!new RegExp(`\\[\\[bin\\]\\]\\s*\\nname = "${bin}"`).test(manifest)) problems.push(`crates/${crate} has no bin ${bin}`);
   if (/^dist\s*=\s*false/m.test(manifest)) problems.push(`crates/${crate} is excluded from the release`);
@@ -57,4 +57,4 @@ if (problems.length > 0) {
   process.stderr.write(`dist-workspace.toml:\n${problems.map((p) => `  - ${p}`).join("\n")}\n`);
   process.exit(1);
 }
-process.stderr.write(`dist-workspace.toml: ${TARGETS.length} targets, satori and satori-cli, installers shell, powershell, homebrew\n`);
+process.stderr.write(`dist-workspace.toml: ${TARGETS.length} targets, satori, satori-cli and mcat, installers shell, powershell, homebrew\n`);

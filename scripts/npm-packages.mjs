@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The one generator of the npm manifests under npm/: the root package @zokizuan/satori-mcp
-// (JavaScript only) and one package per platform carrying `satori`, `satori-cli` and the
-// Node addon. The version is the workspace's (Cargo.toml, [workspace.package]) and is pinned
+// (JavaScript only) and one package per platform carrying `satori`, `satori-cli`, `mcat`
+// and the Node addon. The version is the workspace's (Cargo.toml, [workspace.package]) and is pinned
 // exactly everywhere, so a root package can only ever load binaries of its own release.
 // The generated files are checked in; `--check` fails on any drift (CI runs it).
 //
@@ -50,11 +50,11 @@ function platformManifest(target, version) {
   return {
     name: `${rootName}-${target.id}`,
     ...common(version),
-    description: `The ${target.rust} build of Satori (satori, satori-cli and the Node addon) for ${rootName}.`,
+    description: `The ${target.rust} build of Satori (satori, satori-cli, mcat and the Node addon) for ${rootName}.`,
     os: [target.os],
     cpu: [target.cpu],
     ...(target.libc ? { libc: [target.libc] } : {}),
-    files: [`bin/satori${exe}`, `bin/satori-cli${exe}`, `satori.${target.id}.node`],
+    files: [`bin/satori${exe}`, `bin/satori-cli${exe}`, `bin/mcat${exe}`, `satori.${target.id}.node`],
     preferUnplugged: true,
   };
 }
@@ -63,10 +63,10 @@ function rootManifest(version) {
   return {
     name: rootName,
     ...common(version),
-    description: "Local-first semantic code search for coding agents: the Satori MCP server, its CLI and a Node API.",
+    description: "Local-first semantic code search for coding agents: the Satori MCP server, its CLI, a Node API, and mcat, a shell client for any MCP server.",
     keywords: ["mcp", "code-search", "semantic-search", "model-context-protocol"],
     // `npx -y @zokizuan/satori-mcp` runs the bin named after the package: the MCP server.
-    bin: { "satori-mcp": "bin/satori.js", satori: "bin/satori.js", "satori-cli": "bin/satori-cli.js" },
+    bin: { "satori-mcp": "bin/satori.js", satori: "bin/satori.js", "satori-cli": "bin/satori-cli.js", mcat: "bin/mcat.js" },
     main: "index.js",
     types: "index.d.ts",
     exports: {

@@ -20,7 +20,7 @@ node scripts/npm-packages.mjs --check
 
 release=()
 [ "$profile" = release ] && release=(--release)
-cargo build --locked "${release[@]}" --bins -p satori-mcp -p satori-cli
+cargo build --locked "${release[@]}" --bins -p satori-mcp -p satori-cli -p mcat
 cargo build --locked "${release[@]}" --lib -p satori-node
 node scripts/npm-stage.mjs --profile "$profile" --target-dir "$target_dir"
 platform="$(node -p 'require("./npm/satori-mcp/lib/platform").platformId()')"

@@ -55,13 +55,14 @@ const addon = windows ? "satori_node.dll" : id.startsWith("darwin-") ? "libsator
 const copies = [
   [`satori${exe}`, `bin/satori${exe}`],
   [`satori-cli${exe}`, `bin/satori-cli${exe}`],
+  [`mcat${exe}`, `bin/mcat${exe}`],
   [addon, `satori.${id}.node`],
 ];
 fs.mkdirSync(path.join(pkg, "bin"), { recursive: true });
 for (const [from, to] of copies) {
   const source = path.join(build, from);
   if (!fs.existsSync(source)) {
-    process.stderr.write(`${source} is missing: build it first (cargo build --bins -p satori-mcp -p satori-cli -p satori-node)\n`);
+    process.stderr.write(`${source} is missing: build it first (cargo build --bins -p satori-mcp -p satori-cli -p mcat -p satori-node)\n`);
     process.exit(1);
   }
   // Copy to a new inode: a hard link or an overwrite in place would change the build output.

@@ -29,6 +29,15 @@ test("npx satori-cli indexes and searches a repository", () => {
   assert.match(files, /client\/src\/recovery\.rs/);
 });
 
+test("npx mcat answers in JSON and keeps its exit codes", () => {
+  const bad = run("npx", ["mcat", "init", "ftp://example.com/mcp", "-o", "s.json"], { env });
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.match(json(bad).error, /unknown scheme 'ftp:\/\/'/);
+  const missing = run("npx", ["mcat", "tool", "list", "-s", "no-such-session.json"], { env });
+  assert.equal(missing.status, 1, missing.stderr);
+  assert.equal(json(missing).ok, false);
+});
+
 test("the CLI's exit code passes through the shim", () => {
   const result = run("npx", ["satori-cli", "search_codebase", "--no-such-flag", "x"], { env });
   assert.equal(result.status, 2, result.stderr);

@@ -14,11 +14,11 @@ const platformPackage = fs.readdirSync(scope).find((name) => name.startsWith("sa
 const binDir = path.join(scope, platformPackage, "bin");
 
 test("binaries installed with mode 0644 still run, and get their mode back", () => {
-  for (const name of ["satori", "satori-cli"]) fs.chmodSync(path.join(binDir, name), 0o644);
+  for (const name of ["satori", "satori-cli", "mcat"]) fs.chmodSync(path.join(binDir, name), 0o644);
   const result = run("npx", ["satori-cli", "tools", "list"], { env });
   assert.equal(result.status, 0, result.stderr);
   assert.ok(json(result).tools.length > 0);
-  for (const name of ["satori", "satori-cli"]) {
+  for (const name of ["satori", "satori-cli", "mcat"]) {
     const mode = fs.statSync(path.join(binDir, name)).mode & 0o777;
     assert.equal(mode, 0o755, `${name} mode ${mode.toString(8)}`);
   }
@@ -28,7 +28,7 @@ test("a missing platform package gives one clear message and a non-zero exit", (
   // A copy of the root package alone, where no platform package can be found.
   const lonely = path.join(tempDir("satori-lonely-"), "node_modules", "@zokizuan", "satori-mcp");
   fs.cpSync(path.join(scope, "satori-mcp"), lonely, { recursive: true });
-  for (const bin of ["satori.js", "satori-cli.js"]) {
+  for (const bin of ["satori.js", "satori-cli.js", "mcat.js"]) {
     const result = run("node", [path.join(lonely, "bin", bin), "tools", "list"], { env, cwd: lonely });
     assert.notEqual(result.status, 0);
     assert.equal(result.stdout, "", "nothing on stdout");

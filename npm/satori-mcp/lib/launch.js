@@ -11,7 +11,7 @@ const { ensureExecutable, packagedBinary } = require("./platform");
 
 // The environment variables that name a binary to run instead of the packaged one. Setting
 // SATORI_BINARY also makes satori-cli start that server.
-const OVERRIDES = { satori: "SATORI_BINARY", "satori-cli": "SATORI_CLI_BINARY" };
+const OVERRIDES = { satori: "SATORI_BINARY", "satori-cli": "SATORI_CLI_BINARY", mcat: "MCAT_BINARY" };
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
 function say(line) {
@@ -29,7 +29,7 @@ function launch(name) {
       say(error.message);
       process.exit(1);
     }
-    // Both binaries: satori-cli starts the satori beside it without passing through a shim.
+    // Every binary: satori-cli starts the satori beside it without passing through a shim.
     for (const sibling of Object.keys(OVERRIDES)) ensureExecutable(packagedBinary(sibling));
   }
   if (name === "satori-cli" && process.env.SATORI_BINARY && !process.env.SATORI_SERVER_BIN) {

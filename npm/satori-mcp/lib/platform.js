@@ -91,7 +91,7 @@ function platformDir() {
   }
 }
 
-/** Path of a binary (`satori` or `satori-cli`) in the platform package. */
+/** Path of a binary (`satori`, `satori-cli` or `mcat`) in the platform package. */
 function packagedBinary(name) {
   const exe = process.platform === "win32" ? ".exe" : "";
   return path.join(platformDir(), "bin", `${name}${exe}`);
