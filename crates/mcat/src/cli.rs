@@ -14,6 +14,10 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(flatten)]
     pub log: LogArgs,
+    /// When the server no longer knows the session file's session, initialize again, update
+    /// the session file and retry (instead of failing).
+    #[arg(long, global = true)]
+    pub reinit: bool,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -36,6 +36,9 @@ pub enum Error {
     /// The server cannot be reached or broke the transport's rules.
     #[error("{0}")]
     Transport(String),
+    /// The server no longer knows the session of the session file.
+    #[error("{0}")]
+    SessionExpired(String),
     /// The server refused the token (or wants one).
     #[error("{0}")]
     Unauthorized(String),

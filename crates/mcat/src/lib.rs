@@ -69,10 +69,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     ) {
         return output::emit(Err(e));
     }
-    output::emit(run(cli.command))
+    output::emit(run(cli.command, cli.reinit))
 }
 
-fn run(command: Command) -> Result<Outcome> {
+fn run(command: Command, reinit: bool) -> Result<Outcome> {
     match command {
         Command::Auth(a) => block_on(auth_command(*a)),
         Command::Proxy(p) => proxy_command(p),
@@ -81,9 +81,9 @@ fn run(command: Command) -> Result<Outcome> {
             output,
             key_ref,
         } => block_on(init(&endpoint, &output, key_ref.as_deref())),
-        Command::Tool(t) => block_on(tool(t)),
-        Command::Resource(r) => block_on(resource(r)),
-        Command::Prompt(p) => block_on(prompt(p)),
+        Command::Tool(t) => block_on(tool(t, reinit)),
+        Command::Resource(r) => block_on(resource(r, reinit)),
+        Command::Prompt(p) => block_on(prompt(p, reinit)),
         Command::Serve { .. } => unreachable!("handled before logging starts"),
     }
 }
@@ -277,19 +277,59 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
 /// A session's connection: requests that refresh the token once when the server refuses it.
 struct Client {
     session: Session,
+    path: PathBuf,
     endpoint: Endpoint,
     key_ref: Option<KeyRef>,
     conn: Conn,
+    token: Option<String>,
+    reinit: bool,
 }
 
 impl Client {
     async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value> {
+        match self.authorized(method, params.clone()).await {
+            Err(Error::SessionExpired(_)) if self.reinit => {
+                self.initialize_again().await?;
+                self.authorized(method, params).await
+            }
+            other => other,
+        }
+    }
+
+    /// A new session in place of the expired one, written to the session file.
+    async fn initialize_again(&mut self) -> Result<()> {
+        let mut conn = Conn::new(&self.endpoint, self.token.clone());
+        let hs = conn.initialize().await?;
+        let s = &mut self.session;
+        s.session_id = hs.session_id.clone();
+        s.session_mode = if hs.session_id.is_some() {
+            "stateful"
+        } else {
+            "stateless"
+        }
+        .into();
+        s.protocol_version = hs.result["protocolVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .into();
+        s.server_capabilities = hs.result.get("capabilities").cloned().unwrap_or(json!({}));
+        s.server_info = hs.result.get("serverInfo").cloned().unwrap_or(Value::Null);
+        s.save(&self.path)?;
+        log::log(Domain::App, Level::Info, || {
+            format!("initialized a new session for {}", self.path.display())
+        });
+        self.conn = conn;
+        Ok(())
+    }
+
+    async fn authorized(&mut self, method: &str, params: Option<Value>) -> Result<Value> {
         match self.conn.request(method, params.clone()).await {
             Err(Error::Unauthorized(why)) => {
                 let Some(k) = &self.key_ref else {
                     return Err(Error::Unauthorized(why));
                 };
                 let token = auth::fresh_token(k, true).await?;
+                self.token.clone_from(&token);
                 self.conn = Conn::new(&self.endpoint, token).resume(
                     self.session.session_id.clone(),
                     Some(self.session.protocol_version.clone()),
@@ -302,7 +342,7 @@ impl Client {
 }
 
 /// The session of `path` and a connection resuming it.
-async fn connect(path: &Path) -> Result<Client> {
+async fn connect(path: &Path, reinit: bool) -> Result<Client> {
     let s = Session::load(path)?;
     let ep = Endpoint::parse(&s.endpoint).map_err(|e| Error::corrupt(path, "session file", e))?;
     if let Endpoint::Unix(socket) = &ep {
@@ -318,12 +358,16 @@ async fn connect(path: &Path) -> Result<Client> {
         Some(k) => auth::fresh_token(k, false).await?,
         None => None,
     };
-    let conn = Conn::new(&ep, token).resume(s.session_id.clone(), Some(s.protocol_version.clone()));
+    let conn = Conn::new(&ep, token.clone())
+        .resume(s.session_id.clone(), Some(s.protocol_version.clone()));
     Ok(Client {
         session: s,
+        path: path.to_owned(),
         endpoint: ep,
         key_ref,
         conn,
+        token,
+        reinit,
     })
 }
 
@@ -331,10 +375,10 @@ fn cursor_params(cursor: Option<String>) -> Option<Value> {
     cursor.map(|c| json!({"cursor": c}))
 }
 
-async fn tool(t: ToolCommand) -> Result<Outcome> {
+async fn tool(t: ToolCommand, reinit: bool) -> Result<Outcome> {
     match t {
         ToolCommand::List { session, cursor } => {
-            let mut c = connect(&session.session).await?;
+            let mut c = connect(&session.session, reinit).await?;
             c.session.require("tools")?;
             if cursor.is_some() {
                 return Ok(Outcome::Result(
@@ -365,7 +409,7 @@ async fn tool(t: ToolCommand) -> Result<Outcome> {
                 Some(i) => input::parse_object(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let mut c = connect(&session.session).await?;
+            let mut c = connect(&session.session, reinit).await?;
             c.session.require("tools")?;
             let result = c
                 .request(
@@ -378,17 +422,17 @@ async fn tool(t: ToolCommand) -> Result<Outcome> {
     }
 }
 
-async fn resource(r: ResourceCommand) -> Result<Outcome> {
+async fn resource(r: ResourceCommand, reinit: bool) -> Result<Outcome> {
     match r {
         ResourceCommand::List { session, cursor } => {
-            let mut c = connect(&session.session).await?;
+            let mut c = connect(&session.session, reinit).await?;
             c.session.require("resources")?;
             Ok(Outcome::Result(
                 c.request("resources/list", cursor_params(cursor)).await?,
             ))
         }
         ResourceCommand::ListTemplate { session, cursor } => {
-            let mut c = connect(&session.session).await?;
+            let mut c = connect(&session.session, reinit).await?;
             c.session.require("resources")?;
             Ok(Outcome::Result(
                 c.request("resources/templates/list", cursor_params(cursor))
@@ -400,7 +444,7 @@ async fn resource(r: ResourceCommand) -> Result<Outcome> {
             session,
             output,
         } => {
-            let mut c = connect(&session.session).await?;
+            let mut c = connect(&session.session, reinit).await?;
             c.session.require("resources")?;
             let result = c
                 .request("resources/read", Some(json!({"uri": uri})))
@@ -450,10 +494,10 @@ fn decode(item: &Value, uri: &str) -> Result<Vec<u8>> {
     )))
 }
 
-async fn prompt(p: PromptCommand) -> Result<Outcome> {
+async fn prompt(p: PromptCommand, reinit: bool) -> Result<Outcome> {
     match p {
         PromptCommand::List { session, cursor } => {
-            let mut c = connect(&session.session).await?;
+            let mut c = connect(&session.session, reinit).await?;
             c.session.require("prompts")?;
             Ok(Outcome::Result(
                 c.request("prompts/list", cursor_params(cursor)).await?,
@@ -468,7 +512,7 @@ async fn prompt(p: PromptCommand) -> Result<Outcome> {
                 Some(i) => input::parse_prompt_args(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let mut c = connect(&session.session).await?;
+            let mut c = connect(&session.session, reinit).await?;
             c.session.require("prompts")?;
             let mut result = c
                 .request(

@@ -207,8 +207,8 @@ impl Conn {
             // Some servers answer a session they no longer know with 400 and a JSON-RPC
             // error instead of the 404 the transport specifies.
             if self.session_id.is_some() && message.to_lowercase().contains("session") {
-                return Err(Error::Transport(format!(
-                    "session expired: {} does not accept the session of this session file ({message}); run mcat init again",
+                return Err(Error::SessionExpired(format!(
+                    "session expired: {} does not accept the session of this session file ({message}); run mcat init again, or pass --reinit",
                     self.endpoint.shown()
                 )));
             }
@@ -333,8 +333,8 @@ impl Conn {
     ) -> Error {
         let at = self.endpoint.shown();
         match e {
-            StreamableHttpError::SessionExpired => Error::Transport(format!(
-                "session expired: {at} no longer knows the session of this session file; run mcat init again"
+            StreamableHttpError::SessionExpired => Error::SessionExpired(format!(
+                "session expired: {at} no longer knows the session of this session file; run mcat init again, or pass --reinit"
             )),
             StreamableHttpError::AuthRequired(_) => Error::Unauthorized(format!(
                 "{at} requires authorization: run mcat auth start {at} -k KEY_REF --state FILE, then init with -k KEY_REF"

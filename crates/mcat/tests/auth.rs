@@ -267,6 +267,82 @@ fn a_refresh_without_rotation_keeps_the_refresh_token() {
 }
 
 #[test]
+fn a_token_can_live_in_a_dotenv_file_and_logs_go_to_a_file() {
+    let server = AuthServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let env_file = dir.path().join(".env");
+    std::fs::write(&env_file, "# settings\nOTHER=kept\n").unwrap();
+    let key = format!(".env://{}:MCP_TOKEN", env_file.display());
+    let state = dir.path().join("st.json");
+    let log = dir.path().join("mcat.log");
+    let opener = format!("python3 {}", fixture("follow.py"));
+    let done = ok(&[
+        "--log",
+        "auth:debug",
+        "--log-file",
+        log.to_str().unwrap(),
+        "auth",
+        "start",
+        &server.mcp(),
+        "-k",
+        &key,
+        "--state",
+        state.to_str().unwrap(),
+        "--wait",
+        "--open-command",
+        &opener,
+    ]);
+    assert_eq!(done["stored"], key);
+    let text = std::fs::read_to_string(&env_file).unwrap();
+    assert!(
+        text.starts_with("# settings\nOTHER=kept\nMCP_TOKEN='{"),
+        "{text}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&env_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("mcat auth info: POST") && logged.contains("[redacted]"),
+        "{logged}"
+    );
+    let sess = dir.path().join("s.json");
+    ok(&[
+        "init",
+        &server.mcp(),
+        "-k",
+        &key,
+        "-o",
+        sess.to_str().unwrap(),
+    ]);
+    ok(&["tool", "call", "whoami", "-s", sess.to_str().unwrap()]);
+    // The token never reached the log.
+    let stored: Value = serde_json::from_str(
+        text.lines()
+            .find_map(|l| l.strip_prefix("MCP_TOKEN='"))
+            .unwrap()
+            .trim_end_matches('\''),
+    )
+    .unwrap();
+    assert!(!logged.contains(stored["access_token"].as_str().unwrap()));
+}
+
+#[test]
+fn a_server_without_initialize_is_named_for_what_it_is() {
+    let server = AuthServer::start(&["--sessionless"]);
+    let dir = tempfile::tempdir().unwrap();
+    let sess = dir.path().join("s.json");
+    check_fails(
+        &["init", &server.mcp(), "-o", sess.to_str().unwrap()],
+        1,
+        "sessionless MCP revision (2026-07-28 or later)",
+    );
+    assert!(!sess.exists());
+}
+
+#[test]
 fn auth_refuses_what_it_must() {
     let plain = AuthServer::start(&[]);
     let no_s256 = AuthServer::start(&["--no-s256"]);

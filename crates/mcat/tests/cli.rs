@@ -366,7 +366,11 @@ fn a_session_outlives_the_process_but_not_the_proxy() {
     // A new proxy does not know the old session.
     let (_proxy, _) = Proxy::up(dir.path(), "paged", &["python3", script]);
     check_fails(&["tool", "list", "-s", s], 1, "session expired");
-    ok(&["init", &ep, "-o", s]);
+    // --reinit opens a new session, writes it to the session file and goes on.
+    let old: Value = serde_json::from_slice(&std::fs::read(&sess).unwrap()).unwrap();
+    ok(&["--reinit", "tool", "list", "-s", s]);
+    let new: Value = serde_json::from_slice(&std::fs::read(&sess).unwrap()).unwrap();
+    assert_ne!(new["session_id"], old["session_id"]);
     ok(&["tool", "list", "-s", s]);
 }
 
