@@ -194,6 +194,25 @@ fn proxy_command(p: ProxyCommand) -> Result<Outcome> {
     Ok(Outcome::Result(result))
 }
 
+/// Whether two paths name the same file (the second may not exist yet).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let abs = |p: &Path| {
+        let p = if p.is_absolute() {
+            p.to_owned()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        match (
+            p.parent().and_then(|d| d.canonicalize().ok()),
+            p.file_name(),
+        ) {
+            (Some(d), Some(n)) => d.join(n),
+            _ => p,
+        }
+    };
+    abs(a) == abs(b)
+}
+
 /// Fails unless a live proxy serves `socket`.
 fn require_proxy(socket: &Path) -> Result<()> {
     match proxy::Control::load(socket)? {
@@ -220,6 +239,13 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
         ));
     }
     if let Endpoint::Unix(socket) = &ep {
+        let control = proxy::control_path(socket);
+        if same_file(out, &control) || same_file(out, &proxy::log_path(socket)) {
+            return Err(Error::Usage(format!(
+                "{} is the proxy's own file: write the session file elsewhere",
+                out.display()
+            )));
+        }
         require_proxy(socket)?;
     }
     let token = match &key_ref {

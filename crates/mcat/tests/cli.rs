@@ -1,7 +1,7 @@
 //! mcat end to end, as a shell user runs it: the real binary against real servers.
 //!
 //! The third-party server is `@modelcontextprotocol/server-everything` from npm (its bin is
-//! found through `MCAT_TEST_EVERYTHING`, which `.ci/run` sets after installing it), over
+//! `MCAT_TEST_EVERYTHING`, or installed once into the target directory), over
 //! stdio through `mcat proxy up` and over Streamable HTTP. A small fake stdio server
 //! (`fixtures/paged_server.py`) covers what server-everything does not: paged lists and a
 //! server without resources or prompts.
@@ -75,11 +75,28 @@ fn check_fails(args: &[&str], code: i32, needle: &str) {
     );
 }
 
+/// The server-everything bin: `MCAT_TEST_EVERYTHING`, or installed from npm once into the
+/// target directory (a fresh checkout's `cargo test` needs only Node and npm).
 fn everything() -> PathBuf {
-    let bin = std::env::var_os("MCAT_TEST_EVERYTHING").expect(
-        "MCAT_TEST_EVERYTHING must name the mcp-server-everything bin (npm install @modelcontextprotocol/server-everything)",
-    );
-    PathBuf::from(bin)
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("MCAT_TEST_EVERYTHING") {
+            return PathBuf::from(bin);
+        }
+        let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcat-server-everything");
+        let bin = prefix.join("node_modules/.bin/mcp-server-everything");
+        if !bin.exists() {
+            let status = Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+                .arg(&prefix)
+                .arg("@modelcontextprotocol/server-everything@2026.8.31")
+                .status()
+                .expect("npm runs (mcat's tests install @modelcontextprotocol/server-everything with it)");
+            assert!(status.success(), "npm could not install @modelcontextprotocol/server-everything");
+        }
+        bin
+    })
+    .clone()
 }
 
 /// A proxy that is stopped when the test ends, however it ends.
@@ -123,6 +140,14 @@ fn a_stdio_server_behind_the_proxy_serves_every_command() {
 
     let sess = dir.path().join("s.json");
     let s = sess.to_str().unwrap();
+    // The proxy's control file is not a place for a session file.
+    let control = dir.path().join("ev.json");
+    check_fails(
+        &["init", &ep, "-o", control.to_str().unwrap()],
+        2,
+        "the proxy's own file",
+    );
+    assert_eq!(ok(&["proxy", "status", &ep])["alive"], true);
     let init = ok(&["init", &ep, "-o", s]);
     assert_eq!(init["protocol_version"], "2025-11-25");
     let file: Value = serde_json::from_slice(&std::fs::read(&sess).unwrap()).unwrap();
