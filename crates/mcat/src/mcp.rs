@@ -82,6 +82,17 @@ impl Endpoint {
     }
 }
 
+/// Runs one body against whichever client `http` holds: the two share rmcp's client trait
+/// but not an error type, so the body is written once and compiled twice.
+macro_rules! on_client {
+    ($http:expr, $c:ident => $body:expr) => {
+        match $http {
+            Http::Tcp($c) => $body,
+            Http::Unix($c) => $body,
+        }
+    };
+}
+
 #[derive(Clone)]
 enum Http {
     Tcp(reqwest::Client),
@@ -265,28 +276,10 @@ impl Conn {
             let session: Option<Arc<str>> =
                 new_session.or(self.session_id.as_deref()).map(Into::into);
             let headers = self.headers();
-            let resumed = match &self.http {
-                Http::Tcp(c) => c
-                    .get_stream(
-                        self.uri.clone(),
-                        session,
-                        Some(id),
-                        self.token.clone(),
-                        headers,
-                    )
-                    .await
-                    .map_err(|e| self.transport_error("resuming the event stream", e)),
-                Http::Unix(c) => c
-                    .get_stream(
-                        self.uri.clone(),
-                        session,
-                        Some(id),
-                        self.token.clone(),
-                        headers,
-                    )
-                    .await
-                    .map_err(|e| self.transport_error("resuming the event stream", e)),
-            };
+            let resumed = on_client!(&self.http, c => c
+                .get_stream(self.uri.clone(), session, Some(id), self.token.clone(), headers)
+                .await
+                .map_err(|e| self.transport_error("resuming the event stream", e)));
             stream = resumed?.map(|r| r.map_err(|e| e.to_string())).boxed();
         }
         Ok(None)
@@ -314,16 +307,10 @@ impl Conn {
         let session: Option<Arc<str>> = self.session_id.as_deref().map(Into::into);
         let token = self.token.clone();
         let uri = self.uri.clone();
-        match &self.http {
-            Http::Tcp(c) => c
-                .post_message(uri, message, session, token, headers)
-                .await
-                .map_err(|e| self.transport_error(&method, e)),
-            Http::Unix(c) => c
-                .post_message(uri, message, session, token, headers)
-                .await
-                .map_err(|e| self.transport_error(&method, e)),
-        }
+        on_client!(&self.http, c => c
+            .post_message(uri, message, session, token, headers)
+            .await
+            .map_err(|e| self.transport_error(&method, e)))
     }
 
     fn transport_error<E: std::error::Error + Send + Sync + 'static>(

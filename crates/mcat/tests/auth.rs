@@ -355,132 +355,78 @@ fn auth_refuses_what_it_must() {
     let client_file = d("client.json");
     std::fs::write(&client_file, r#"{"name": "x", "id": "y"}"#).unwrap();
     let ep = plain.mcp();
-    let cases: &[(&[&str], i32, &str)] = &[
+    // Each case is a command line; `{name}` stands for a server endpoint or a file above.
+    let vars = [
+        ("{no_s256}", no_s256.mcp()),
+        ("{other}", other.mcp()),
+        ("{ep}", ep.clone()),
+        ("{t}", t.clone()),
+        ("{s}", s.clone()),
+        ("{client}", client_file.clone()),
+        ("{corrupt}", corrupt.clone()),
+        ("{dir}", dir.path().display().to_string()),
+    ];
+    let cases: &[(&str, i32, &str)] = &[
+        ("auth start {no_s256} -k {t} --state {s}", 1, "S256"),
         (
-            &["auth", "start", &no_s256.mcp(), "-k", &t, "--state", &s],
-            1,
-            "S256",
-        ),
-        (
-            &["auth", "start", &other.mcp(), "-k", &t, "--state", &s],
+            "auth start {other} -k {t} --state {s}",
             1,
             "refusing to get a token for another resource",
         ),
+        ("auth start {ep} -k env://TOKEN --state {s}", 1, "read-only"),
         (
-            &["auth", "start", &ep, "-k", "env://TOKEN", "--state", &s],
-            1,
-            "read-only",
-        ),
-        (
-            &[
-                "auth",
-                "start",
-                "unix:///tmp/x.sock",
-                "-k",
-                &t,
-                "--state",
-                &s,
-            ],
+            "auth start unix:///tmp/x.sock -k {t} --state {s}",
             2,
             "auth is for http",
         ),
         (
-            &[
-                "auth",
-                "start",
-                &ep,
-                "-k",
-                &t,
-                "--state",
-                &s,
-                "--client-name",
-                "n",
-                "--client-id",
-                "i",
-            ],
+            "auth start {ep} -k {t} --state {s} --client-name n --client-id i",
             2,
             "cannot be combined",
         ),
         (
-            &[
-                "auth",
-                "start",
-                &ep,
-                "-k",
-                &t,
-                "--state",
-                &s,
-                "--client-secret",
-                "env://SECRET",
-            ],
+            "auth start {ep} -k {t} --state {s} --client-secret env://SECRET",
             1,
             "holds no client secret",
         ),
         (
-            &[
-                "auth",
-                "start",
-                &ep,
-                "-k",
-                &t,
-                "--state",
-                &s,
-                "--client-id",
-                "i",
-                "--client-secret",
-                "hunter2",
-            ],
+            "auth start {ep} -k {t} --state {s} --client-id i --client-secret hunter2",
             2,
             "never the secret itself",
         ),
         (
-            &[
-                "auth",
-                "start",
-                &ep,
-                "-k",
-                &t,
-                "--state",
-                &s,
-                "-c",
-                &client_file,
-            ],
+            "auth start {ep} -k {t} --state {s} -c {client}",
             2,
             "cannot be combined",
         ),
         (
-            &[
-                "auth",
-                "start",
-                &ep,
-                "-k",
-                &t,
-                "--state",
-                &s,
-                "-c",
-                &d("none.json"),
-            ],
+            "auth start {ep} -k {t} --state {s} -c {dir}/none.json",
             1,
             "does not exist",
         ),
         (
-            &["auth", "continue", "--state", &d("missing.json"), "-k", &t],
+            "auth continue --state {dir}/missing.json -k {t}",
             1,
             "begin with mcat auth start",
         ),
         (
-            &["auth", "continue", "--state", &corrupt, "-k", &t],
+            "auth continue --state {corrupt} -k {t}",
             1,
             "is not a valid auth state file",
         ),
         (
-            &["auth", "start", &ep, "-k", "ftp://x", "--state", &s],
+            "auth start {ep} -k ftp://x --state {s}",
             2,
             "invalid KEY_REF",
         ),
     ];
-    for (args, code, needle) in cases {
-        check_fails(args, *code, needle);
+    for (line, code, needle) in cases {
+        let args: Vec<String> = line
+            .split_whitespace()
+            .map(|w| vars.iter().fold(w.to_owned(), |w, (k, v)| w.replace(k, v)))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        check_fails(&args, *code, needle);
     }
     // A pasted redirect whose state is not the flow's is refused.
     let pending = ok(&["auth", "start", &ep, "-k", &t, "--state", &s]);
