@@ -53,6 +53,11 @@ pub enum Command {
         /// Where the access token is (HTTP).
         #[arg(short = 'k', long = "key-ref", value_name = "KEY_REF")]
         key_ref: Option<String>,
+        /// Declare elicitation (HTTP) and answer a server's questions without a user:
+        /// accept-defaults (the schema's defaults; decline if a required field has none),
+        /// decline or cancel.
+        #[arg(long, value_name = "POLICY")]
+        elicit: Option<String>,
     },
     /// Tools.
     #[command(subcommand)]
@@ -72,6 +77,8 @@ pub enum Command {
     },
 }
 
+// One value is parsed per process, so the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum AuthCommand {
     /// Begin an authorization: returns the user's action at once, or completes with --wait.
@@ -97,6 +104,10 @@ pub enum AuthCommand {
         /// env://VAR, .env://path:VAR or json://path holding the secret.
         #[arg(long = "client-secret", value_name = "KEY_SPEC")]
         client_secret: Option<String>,
+        /// A PKCS#8 PEM private key file (P-256, P-384 or RSA): the client authenticates
+        /// with assertions it signs (`private_key_jwt`) instead of a secret.
+        #[arg(long = "client-key", value_name = "PEM_FILE")]
+        client_key: Option<PathBuf>,
         /// The name to register a client under.
         #[arg(long = "client-name")]
         client_name: Option<String>,

@@ -31,7 +31,7 @@ pub use output::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Outcome};
 use cli::{AuthCommand, Cli, Command, PromptCommand, ProxyCommand, ResourceCommand, ToolCommand};
 use keyref::KeyRef;
 use log::{Domain, Level};
-use mcp::{Conn, Endpoint};
+use mcp::{Conn, Elicit, Endpoint};
 use session::{SESSION_VERSION, Session};
 
 /// Runs mcat with these arguments (the first is the program name) and returns the exit
@@ -80,7 +80,13 @@ fn run(command: Command, reinit: bool) -> Result<Outcome> {
             endpoint,
             output,
             key_ref,
-        } => block_on(init(&endpoint, &output, key_ref.as_deref())),
+            elicit,
+        } => block_on(init(
+            &endpoint,
+            &output,
+            key_ref.as_deref(),
+            elicit.as_deref(),
+        )),
         Command::Tool(t) => block_on(tool(t, reinit)),
         Command::Resource(r) => block_on(resource(r, reinit)),
         Command::Prompt(p) => block_on(prompt(p, reinit)),
@@ -107,6 +113,7 @@ async fn auth_command(a: AuthCommand) -> Result<Outcome> {
             client,
             client_id,
             client_secret,
+            client_key,
             client_name,
             client_metadata_url,
             scope,
@@ -130,6 +137,7 @@ async fn auth_command(a: AuthCommand) -> Result<Outcome> {
                     .as_deref()
                     .map(auth::read_secret)
                     .transpose()?,
+                key: client_key,
                 name: client_name,
                 scope,
                 resource: None,
@@ -230,9 +238,20 @@ fn require_proxy(socket: &Path) -> Result<()> {
     }
 }
 
-async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outcome> {
+async fn init(
+    endpoint: &str,
+    out: &Path,
+    key_ref: Option<&str>,
+    elicit: Option<&str>,
+) -> Result<Outcome> {
     let ep = Endpoint::parse(endpoint)?;
     let key_ref = key_ref.map(KeyRef::parse).transpose()?;
+    let elicit = elicit.map(Elicit::parse).transpose()?;
+    if let (Endpoint::Unix(_), Some(_)) = (&ep, elicit) {
+        return Err(Error::Usage(
+            "--elicit is for HTTP endpoints: a proxy's server was initialized by the proxy, which declares no elicitation".into(),
+        ));
+    }
     if let (Endpoint::Unix(_), Some(_)) = (&ep, &key_ref) {
         return Err(Error::Usage(
             "-k/--key-ref is for HTTP endpoints; a unix:// proxy takes no token".into(),
@@ -252,7 +271,7 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
         Some(k) => auth::fresh_token(k, false).await?,
         None => None,
     };
-    let mut conn = Conn::new(&ep, token);
+    let mut conn = Conn::new(&ep, token).elicit(elicit);
     let started = std::time::Instant::now();
     let hs = conn.initialize().await.map_err(|e| match e {
         Error::Server { code: -32601, .. } => Error::Transport(format!(
@@ -289,6 +308,7 @@ async fn init(endpoint: &str, out: &Path, key_ref: Option<&str>) -> Result<Outco
             Endpoint::Unix(s) => Some(proxy::control_path(s).display().to_string()),
             Endpoint::Http(_) => None,
         },
+        elicit,
     };
     session.save(out)?;
     Ok(Outcome::Result(json!({
@@ -324,7 +344,7 @@ impl Client {
 
     /// A new session in place of the expired one, written to the session file.
     async fn initialize_again(&mut self) -> Result<()> {
-        let mut conn = Conn::new(&self.endpoint, self.token.clone());
+        let mut conn = Conn::new(&self.endpoint, self.token.clone()).elicit(self.session.elicit);
         let hs = conn.initialize().await?;
         let s = &mut self.session;
         s.session_id = hs.session_id.clone();
@@ -356,10 +376,12 @@ impl Client {
                 };
                 let token = auth::fresh_token(k, true).await?;
                 self.token.clone_from(&token);
-                self.conn = Conn::new(&self.endpoint, token).resume(
-                    self.session.session_id.clone(),
-                    Some(self.session.protocol_version.clone()),
-                );
+                self.conn = Conn::new(&self.endpoint, token)
+                    .elicit(self.session.elicit)
+                    .resume(
+                        self.session.session_id.clone(),
+                        Some(self.session.protocol_version.clone()),
+                    );
                 self.conn.request(method, params).await
             }
             other => other,
@@ -385,6 +407,7 @@ async fn connect(path: &Path, reinit: bool) -> Result<Client> {
         None => None,
     };
     let conn = Conn::new(&ep, token.clone())
+        .elicit(s.elicit)
         .resume(s.session_id.clone(), Some(s.protocol_version.clone()));
     Ok(Client {
         session: s,

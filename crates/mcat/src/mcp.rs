@@ -3,8 +3,9 @@
 //!
 //! rmcp's `StreamableHttpClient` does the HTTP (headers, the session id, 401/403/404, JSON or
 //! SSE answers); this module builds the JSON-RPC messages, picks the answer to its own
-//! request out of an SSE stream (notifications may come first), and maps failures to
-//! [`Error`]s a shell user can act on.
+//! request out of an SSE stream (notifications may come first), answers the requests a
+//! server sends back while it works (`ping`, and elicitation by the policy chosen at
+//! `init`), and maps failures to [`Error`]s a shell user can act on.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -17,9 +18,11 @@ use rmcp::transport::common::unix_socket::UnixSocketHttpClient;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
+use crate::log::{self, Domain, Level};
 
 /// The protocol revision mcat asks for.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -33,6 +36,68 @@ const MAX_RESUMES: usize = 5;
 
 /// The URI requests carry over a Unix socket (the proxy serves any path).
 const UNIX_URI: &str = "http://localhost/mcp";
+
+/// How a one-shot command answers a server that asks its user for input (elicitation). It
+/// is chosen at `init`, because the capability is declared in the handshake; a session
+/// without one declares no elicitation, so a conforming server never asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Elicit {
+    /// Accept with the defaults of the requested schema, or decline when a required field
+    /// has none (no user is there to fill it in).
+    AcceptDefaults,
+    Decline,
+    Cancel,
+}
+
+impl Elicit {
+    pub fn parse(s: &str) -> Result<Elicit> {
+        match s {
+            "accept-defaults" => Ok(Elicit::AcceptDefaults),
+            "decline" => Ok(Elicit::Decline),
+            "cancel" => Ok(Elicit::Cancel),
+            _ => Err(Error::Usage(format!(
+                "unknown --elicit '{s}': use accept-defaults, decline or cancel"
+            ))),
+        }
+    }
+
+    /// The result of `elicitation/create` with `params`.
+    pub fn answer(self, params: Option<&Value>) -> Value {
+        let decline = json!({"action": "decline"});
+        match self {
+            Elicit::Decline => decline,
+            Elicit::Cancel => json!({"action": "cancel"}),
+            Elicit::AcceptDefaults => {
+                let params = params.unwrap_or(&Value::Null);
+                // A URL-mode request wants a person at a browser.
+                if params.get("mode").and_then(Value::as_str) == Some("url") {
+                    return decline;
+                }
+                let schema = &params["requestedSchema"];
+                let mut content = Map::new();
+                if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                    for (name, prop) in props {
+                        if let Some(d) = prop.get("default") {
+                            content.insert(name.clone(), d.clone());
+                        }
+                    }
+                }
+                let required = schema.get("required").and_then(Value::as_array);
+                let missing = required
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .any(|r| !content.contains_key(r));
+                if missing {
+                    decline
+                } else {
+                    json!({"action": "accept", "content": content})
+                }
+            }
+        }
+    }
+}
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +172,7 @@ pub struct Conn {
     token: Option<String>,
     session_id: Option<String>,
     protocol_version: Option<String>,
+    elicit: Option<Elicit>,
 }
 
 /// The answer to `initialize`.
@@ -132,7 +198,14 @@ impl Conn {
             token,
             session_id: None,
             protocol_version: None,
+            elicit: None,
         }
+    }
+
+    /// Declares elicitation at `initialize` and answers it by `policy`.
+    pub fn elicit(mut self, policy: Option<Elicit>) -> Conn {
+        self.elicit = policy;
+        self
     }
 
     /// Reuses a session from a session file.
@@ -144,9 +217,13 @@ impl Conn {
 
     /// `initialize`, then `notifications/initialized` on the session it opened.
     pub async fn initialize(&mut self) -> Result<Handshake> {
+        let capabilities = match self.elicit {
+            Some(_) => json!({"elicitation": {"form": {}}}),
+            None => json!({}),
+        };
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "mcat", "version": env!("CARGO_PKG_VERSION")},
         });
         let (result, session_id) = self.exchange("initialize", Some(params)).await?;
@@ -183,7 +260,73 @@ impl Conn {
         self.post(msg).await.map(|_| ())
     }
 
+    /// One request and its answer. In a session that answers elicitation, the server's own
+    /// stream is open meanwhile: a server may ask there rather than on the answer's stream.
     async fn exchange(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(Value, Option<String>)> {
+        if self.elicit.is_none() || self.session_id.is_none() {
+            return self.exchange_once(method, params).await;
+        }
+        // The stream is open before the request goes out: a server drops what it sends while
+        // its client has no stream to receive it.
+        let listening = self.listen().await;
+        let work = Box::pin(self.exchange_once(method, params));
+        match futures::future::select(work, listening).await {
+            futures::future::Either::Left((answer, _)) => answer,
+            futures::future::Either::Right(((), work)) => work.await,
+        }
+    }
+
+    /// Opens the server's standalone stream (a GET); the future it returns answers the
+    /// requests on it until the stream ends. A server need not offer one: then it is done at
+    /// once.
+    async fn listen(&self) -> futures::future::BoxFuture<'_, ()> {
+        let session: Option<Arc<str>> = self.session_id.as_deref().map(Into::into);
+        let opened = on_client!(&self.http, c => c
+            .get_stream(self.uri.clone(), session, None, self.token.clone(), self.headers())
+            .await
+            .map(|s| s.map(|r| r.map_err(|e| e.to_string())).boxed())
+            .map_err(|e| e.to_string()));
+        let mut stream = match opened {
+            Ok(s) => s,
+            Err(e) => {
+                log::log(Domain::Mcp, Level::Debug, || {
+                    format!("no stream from the server for its requests: {e}")
+                });
+                return Box::pin(async {});
+            }
+        };
+        Box::pin(async move {
+            while let Some(Ok(event)) = stream.next().await {
+                let Some(raw) = event
+                    .data
+                    .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                else {
+                    continue;
+                };
+                if self.answer_if_request(&raw).await.is_err() {
+                    return;
+                }
+            }
+        })
+    }
+
+    /// Answers `raw` when it is a request from the server (which waits for the answer before
+    /// it can finish ours); says whether it was one.
+    async fn answer_if_request(&self, raw: &Value) -> Result<bool> {
+        let (Some(method), Some(id)) = (raw.get("method").and_then(Value::as_str), raw.get("id"))
+        else {
+            return Ok(false);
+        };
+        self.post(self.answer(method, id, raw.get("params")))
+            .await?;
+        Ok(true)
+    }
+
+    async fn exchange_once(
         &self,
         method: &str,
         params: Option<Value>,
@@ -257,7 +400,13 @@ impl Conn {
                 let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
                     continue;
                 };
-                let Ok(m) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                let Ok(raw) = serde_json::from_str::<Value>(&data) else {
+                    continue;
+                };
+                if self.answer_if_request(&raw).await? {
+                    continue;
+                }
+                let Ok(m) = serde_json::from_value::<ServerJsonRpcMessage>(raw) else {
                     continue;
                 };
                 if matches!(
@@ -293,6 +442,26 @@ impl Conn {
             headers.insert(http::HeaderName::from_static("mcp-protocol-version"), value);
         }
         headers
+    }
+
+    /// The answer to a request the server sent while it works on ours.
+    fn answer(&self, method: &str, id: &Value, params: Option<&Value>) -> Value {
+        let result = match (method, self.elicit) {
+            ("ping", _) => Some(json!({})),
+            ("elicitation/create", Some(policy)) => Some(policy.answer(params)),
+            _ => None,
+        };
+        log::log(Domain::Mcp, Level::Info, || match &result {
+            Some(r) => format!("answered the server's {method} with {r}"),
+            None => format!("refused the server's {method}"),
+        });
+        match result {
+            Some(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
+            None => json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32601,
+                "message": format!("mcat does not answer {method} in this session"),
+            }}),
+        }
     }
 
     async fn post(&self, msg: Value) -> Result<StreamableHttpPostResponse> {
@@ -355,4 +524,52 @@ fn tcp_client() -> reqwest::Client {
         .pool_max_idle_per_host(0)
         .build()
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elicitation_policies() {
+        let schema = |required: Value| {
+            json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+                "name": {"type": "string", "default": "Ada"},
+                "age": {"type": "integer", "default": 36},
+                "note": {"type": "string"},
+            }, "required": required}})
+        };
+        let check = |policy: Elicit, params: Value, want: Value| {
+            assert_eq!(policy.answer(Some(&params)), want, "{policy:?} {params}");
+        };
+        let accepted = json!({"action": "accept", "content": {"name": "Ada", "age": 36}});
+        check(Elicit::AcceptDefaults, schema(json!([])), accepted.clone());
+        check(Elicit::AcceptDefaults, schema(json!(["name"])), accepted);
+        // A required field without a default has nobody to fill it in.
+        check(
+            Elicit::AcceptDefaults,
+            schema(json!(["note"])),
+            json!({"action": "decline"}),
+        );
+        check(
+            Elicit::AcceptDefaults,
+            json!({"mode": "url", "url": "https://x", "message": "m"}),
+            json!({"action": "decline"}),
+        );
+        check(
+            Elicit::Decline,
+            schema(json!([])),
+            json!({"action": "decline"}),
+        );
+        check(
+            Elicit::Cancel,
+            schema(json!([])),
+            json!({"action": "cancel"}),
+        );
+        assert!(Elicit::parse("yes").is_err());
+        assert_eq!(
+            Elicit::parse("accept-defaults").unwrap(),
+            Elicit::AcceptDefaults
+        );
+    }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::files;
+use crate::mcp::Elicit;
 
 /// Version of the session file's shape.
 pub const SESSION_VERSION: u32 = 1;
@@ -34,6 +35,9 @@ pub struct Session {
     /// The proxy's control file (unix only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy_control_file: Option<String>,
+    /// How elicitation is answered, when `init --elicit` declared it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicit: Option<Elicit>,
 }
 
 impl Session {

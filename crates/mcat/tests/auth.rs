@@ -354,6 +354,9 @@ fn auth_refuses_what_it_must() {
     std::fs::write(&corrupt, "{nope").unwrap();
     let client_file = d("client.json");
     std::fs::write(&client_file, r#"{"name": "x", "id": "y"}"#).unwrap();
+    // A real P-256 key, which the plain server (no private_key_jwt) must not be sent.
+    let key_file = d("client-key.pem");
+    std::fs::write(&key_file, p256_pem()).unwrap();
     let ep = plain.mcp();
     // Each case is a command line; `{name}` stands for a server endpoint or a file above.
     let vars = [
@@ -363,10 +366,36 @@ fn auth_refuses_what_it_must() {
         ("{t}", t.clone()),
         ("{s}", s.clone()),
         ("{client}", client_file.clone()),
+        ("{key}", key_file.clone()),
         ("{corrupt}", corrupt.clone()),
         ("{dir}", dir.path().display().to_string()),
     ];
     let cases: &[(&str, i32, &str)] = &[
+        (
+            "auth start {ep} -k {t} --state {s} --client-key {key}",
+            2,
+            "a client key needs a client id",
+        ),
+        (
+            "auth start {ep} -k {t} --state {s} --client-name n --client-key {key}",
+            2,
+            "cannot be combined with a client key",
+        ),
+        (
+            "auth start {ep} -k {t} --state {s} --client-id i --client-key {dir}/none.pem",
+            1,
+            "client key file",
+        ),
+        (
+            "auth start {ep} -k {t} --state {s} --client-id i --client-key {client}",
+            2,
+            "no PEM block 'BEGIN PRIVATE KEY'",
+        ),
+        (
+            "auth start {ep} -k {t} --state {s} --client-id i --client-key {key}",
+            2,
+            "does not accept private_key_jwt (it accepts none, client_secret_basic)",
+        ),
         ("auth start {no_s256} -k {t} --state {s}", 1, "S256"),
         (
             "auth start {other} -k {t} --state {s}",
@@ -448,4 +477,14 @@ fn auth_refuses_what_it_must() {
         1,
         "does not match",
     );
+}
+
+/// A fresh P-256 private key as a PKCS#8 PEM file's text.
+fn p256_pem() -> String {
+    use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+    use base64::Engine;
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(doc.as_ref());
+    format!("-----BEGIN PRIVATE KEY-----\n{b64}\n-----END PRIVATE KEY-----\n")
 }

@@ -490,6 +490,38 @@ fn streamable_http_sessions_are_reused_across_processes() {
         1,
         "session expired",
     );
+
+    // Elicitation: the server offers its asking tools only to a session that declared it,
+    // and a tool call gets the answer the session chose while the call is in flight.
+    let names = |sess: &str| -> Vec<String> {
+        ok(&["tool", "list", "-s", sess])["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(!names(s).contains(&"trigger-elicitation-request".to_owned()));
+    for (policy, answer) in [
+        // Its form requires a name with no default: nobody can fill it in, so decline.
+        ("accept-defaults", "User declined"),
+        ("decline", "User declined"),
+        ("cancel", "User cancelled"),
+    ] {
+        let sess = dir.path().join(format!("{policy}.json"));
+        let sess = sess.to_str().unwrap();
+        ok(&["init", &url, "-o", sess, "--elicit", policy]);
+        let file: Value = serde_json::from_slice(&std::fs::read(sess).unwrap()).unwrap();
+        assert_eq!(file["elicit"], policy);
+        assert!(names(sess).contains(&"trigger-elicitation-request".to_owned()));
+        let asked = ok(&["tool", "call", "trigger-elicitation-request", "-s", sess]);
+        assert!(text_of(&asked).contains(answer), "{policy}: {asked}");
+    }
+    check_fails(
+        &["init", &url, "-o", s, "--elicit", "maybe"],
+        2,
+        "unknown --elicit 'maybe'",
+    );
 }
 
 #[test]
@@ -570,6 +602,11 @@ fn bad_input_is_a_specific_error_with_the_right_exit_code() {
             "initialize to http://localhost:1/mcp failed",
         ),
         (&["init", &sock, "-o", &out], 1, "no proxy on"),
+        (
+            &["init", &sock, "-o", &out, "--elicit", "decline"],
+            2,
+            "--elicit is for HTTP endpoints",
+        ),
         (
             &["tool", "list", "-s", &d("missing.json")],
             1,

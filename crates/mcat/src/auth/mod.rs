@@ -9,6 +9,7 @@
 //! refresh needs, so later commands refresh an expiring token by themselves and persist the
 //! rotated one (`fresh_token`).
 
+pub mod assertion;
 pub mod discovery;
 pub mod http;
 
@@ -57,7 +58,10 @@ pub struct Flow {
     pub scope: Option<String>,
     pub client_id: String,
     pub client_secret: Option<String>,
-    /// `none`, `client_secret_post` or `client_secret_basic`.
+    /// The path of the client's private key, for `private_key_jwt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<String>,
+    /// `none`, `client_secret_post`, `client_secret_basic` or `private_key_jwt`.
     pub token_auth: String,
     // The device flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,6 +92,8 @@ pub struct Flow {
 pub struct ClientConfig {
     pub id: Option<String>,
     pub secret: Option<String>,
+    /// A PKCS#8 PEM private key that signs client assertions (`private_key_jwt`).
+    pub key: Option<PathBuf>,
     pub name: Option<String>,
     pub scope: Option<String>,
     pub resource: Option<String>,
@@ -113,6 +119,11 @@ impl ClientConfig {
         let c = ClientConfig {
             id: field("id", "client_id"),
             secret: field("secret", "client_secret"),
+            // A key path in a client file is relative to that file.
+            key: field("key", "client_key").map(|k| {
+                path.parent()
+                    .map_or_else(|| PathBuf::from(&k), |dir| dir.join(&k))
+            }),
             name: field("name", "client_name"),
             scope: field("scope", "scope"),
             resource: field("resource", "resource"),
@@ -130,9 +141,24 @@ impl ClientConfig {
                 "{origin}: a client name (for registration) cannot be combined with a client id or secret"
             )));
         }
+        if self.name.is_some() && self.key.is_some() {
+            return Err(Error::Usage(format!(
+                "{origin}: a client name (for registration) cannot be combined with a client key"
+            )));
+        }
         if self.secret.is_some() && self.id.is_none() {
             return Err(Error::Usage(format!(
                 "{origin}: a client secret needs a client id"
+            )));
+        }
+        if self.key.is_some() && self.id.is_none() {
+            return Err(Error::Usage(format!(
+                "{origin}: a client key needs a client id"
+            )));
+        }
+        if self.key.is_some() && self.secret.is_some() {
+            return Err(Error::Usage(format!(
+                "{origin}: a client authenticates with a secret or with a key, not both"
             )));
         }
         Ok(())
@@ -141,14 +167,15 @@ impl ClientConfig {
     /// Command line over file over defaults, field by field.
     pub fn over(self, file: ClientConfig) -> ClientConfig {
         // An id given on the command line replaces the file's identity as a whole.
-        let (id, secret, name) = if self.id.is_some() || self.name.is_some() {
-            (self.id, self.secret, self.name)
+        let (id, secret, key, name) = if self.id.is_some() || self.name.is_some() {
+            (self.id, self.secret, self.key, self.name)
         } else {
-            (file.id, file.secret, file.name)
+            (file.id, file.secret, file.key, file.name)
         };
         ClientConfig {
             id,
             secret,
+            key,
             name,
             scope: self.scope.or(file.scope),
             resource: self.resource.or(file.resource),
@@ -303,7 +330,20 @@ pub async fn start(o: Start) -> Result<Value> {
             .await?
         }
     };
-    let token_auth = registered_auth.unwrap_or_else(|| pick_auth(meta, client_secret.is_some()));
+    // A client key is checked now, before any flow starts, and signs at every token request.
+    let client_key = match (&o.client.id, &o.client.key) {
+        (Some(_), Some(path)) => {
+            let key = assertion::ClientKey::load(path)?;
+            check_jwt_support(meta, key.alg())?;
+            Some(assertion::absolute(path).display().to_string())
+        }
+        _ => None,
+    };
+    let token_auth = match (&client_key, registered_auth) {
+        (Some(_), _) => "private_key_jwt".to_owned(),
+        (None, Some(auth)) => auth,
+        (None, None) => pick_auth(meta, client_secret.is_some()),
+    };
     let mut flow = Flow {
         status: "pending".into(),
         issuer: found.issuer.clone(),
@@ -312,14 +352,16 @@ pub async fn start(o: Start) -> Result<Value> {
         scope: scope.clone(),
         client_id: client_id.clone(),
         client_secret: client_secret.clone(),
+        client_key,
         token_auth,
         ..Flow::default()
     };
 
     if o.client_credentials {
-        if flow.client_secret.is_none() {
+        if flow.client_secret.is_none() && flow.client_key.is_none() {
             return Err(Error::Usage(
-                "--grant client-credentials needs --client-id and --client-secret".into(),
+                "--grant client-credentials needs --client-id and --client-secret or --client-key"
+                    .into(),
             ));
         }
         let mut fields = vec![
@@ -495,6 +537,33 @@ async fn register(
     Ok((id.to_owned(), secret, auth))
 }
 
+/// Fails when the authorization server says it takes no `private_key_jwt`, or no assertion
+/// signed with `alg`: better a clear refusal now than an opaque `invalid_client` later.
+fn check_jwt_support(meta: &Value, alg: &str) -> Result<()> {
+    let list = |k: &str| -> Option<Vec<&str>> {
+        meta.get(k)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+    };
+    if let Some(methods) = list("token_endpoint_auth_methods_supported")
+        && !methods.contains(&"private_key_jwt")
+    {
+        return Err(Error::Usage(format!(
+            "the authorization server does not accept private_key_jwt (it accepts {}): use --client-secret",
+            methods.join(", ")
+        )));
+    }
+    if let Some(algs) = list("token_endpoint_auth_signing_alg_values_supported")
+        && !algs.contains(&alg)
+    {
+        return Err(Error::Usage(format!(
+            "the authorization server does not accept {alg} assertions (it accepts {}): use a key of another type",
+            algs.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// How a client with (or without) a secret authenticates at the token endpoint.
 fn pick_auth(meta: &Value, has_secret: bool) -> String {
     if !has_secret {
@@ -547,6 +616,20 @@ async fn token_request(
                 fields.push(("client_secret", s.clone()));
             }
         }
+        "private_key_jwt" => {
+            let path = flow.client_key.as_deref().unwrap_or_default();
+            let key = assertion::ClientKey::load(Path::new(path))?;
+            // The audience is the authorization server's issuer (RFC 7523bis); without
+            // metadata naming one, the token endpoint (RFC 7523).
+            let audience = flow.issuer.as_deref().unwrap_or(&flow.token_endpoint);
+            let jwt = key.assertion(&flow.client_id, audience, now_ms() / 1000, &random_hex(16))?;
+            fields.push(("client_id", flow.client_id.clone()));
+            fields.push((
+                "client_assertion_type",
+                assertion::ASSERTION_TYPE.to_owned(),
+            ));
+            fields.push(("client_assertion", jwt));
+        }
         _ => fields.push(("client_id", flow.client_id.clone())),
     }
     let pairs: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -579,6 +662,9 @@ fn stored(v: &Value, flow: &Flow, previous_refresh: Option<&str>) -> Result<Toke
     t.insert("client_id".into(), json!(flow.client_id));
     if let Some(s) = &flow.client_secret {
         t.insert("client_secret".into(), json!(s));
+    }
+    if let Some(k) = &flow.client_key {
+        t.insert("client_key".into(), json!(k));
     }
     t.insert("token_auth".into(), json!(flow.token_auth));
     t.insert("resource".into(), json!(flow.resource));
@@ -872,6 +958,7 @@ pub async fn fresh_token(key_ref: &KeyRef, force: bool) -> Result<Option<String>
         token_endpoint: endpoint.to_owned(),
         client_id: s("client_id").unwrap_or_default(),
         client_secret: s("client_secret"),
+        client_key: s("client_key"),
         token_auth: s("token_auth").unwrap_or_else(|| "none".into()),
         resource: s("resource").unwrap_or_default(),
         issuer: s("issuer"),

@@ -55,6 +55,11 @@ case "$scenario" in
     "$mcat" init "$url" -o "$dir/s.json"
     "$mcat" tool call add_numbers -i '{a: 5, b: 3}' -s "$dir/s.json"
     ;;
+  elicitation-sep1034-client-defaults)
+    # Nobody is there to answer the server's form: accept it with the schema's defaults.
+    "$mcat" init "$url" -o "$dir/s.json" --elicit accept-defaults
+    "$mcat" tool call test_client_elicitation_defaults -s "$dir/s.json"
+    ;;
   auth/basic-cimd)
     # The client's metadata document, as its publisher would host it.
     authorize --client-metadata-url https://conformance-test.local/client-metadata.json
@@ -63,6 +68,13 @@ case "$scenario" in
     ;;
   auth/client-credentials-basic)
     authorize --grant client-credentials
+    "$mcat" init "$url" -k "$dir/token.json" -o "$dir/s.json"
+    "$mcat" tool list -s "$dir/s.json"
+    ;;
+  auth/client-credentials-jwt)
+    # The client's private key, as its operator would keep it: a PEM file.
+    ctx private_key_pem > "$dir/client-key.pem"
+    authorize --grant client-credentials --client-key "$dir/client-key.pem"
     "$mcat" init "$url" -k "$dir/token.json" -o "$dir/s.json"
     "$mcat" tool list -s "$dir/s.json"
     ;;

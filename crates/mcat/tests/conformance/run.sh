@@ -7,10 +7,22 @@ set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
 MCAT="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 export MCAT
-work="${TMPDIR:-/tmp}/mcat-conformance"
+work="${TMPDIR:-/tmp}/mcat-conformance-0.1.11"
 mkdir -p "$work"
 if [ ! -x "$work/node_modules/.bin/conformance" ]; then
-  npm install --prefix "$work" --no-audit --no-fund --silent @modelcontextprotocol/conformance@0.1.11
+  # The suite's scenario servers are written against @modelcontextprotocol/sdk 1.25.2, the
+  # release it was published with; later SDKs refuse their reuse of one Server for many
+  # stateless requests ("Already connected to a transport"), which would fail tools_call
+  # for any client. So the SDK is pinned to that release.
+  cat > "$work/package.json" <<'JSON'
+{
+  "name": "mcat-conformance",
+  "private": true,
+  "dependencies": { "@modelcontextprotocol/conformance": "0.1.11" },
+  "overrides": { "@modelcontextprotocol/sdk": "1.25.2" }
+}
+JSON
+  (cd "$work" && npm install --no-audit --no-fund --silent)
 fi
 cd "$work"
 exec ./node_modules/.bin/conformance client --command "$here/adapter.sh" --suite all \
