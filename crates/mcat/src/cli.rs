@@ -96,7 +96,8 @@ pub enum AuthCommand {
         /// Replace a token already stored at KEY_REF.
         #[arg(short = 'o', long = "overwrite")]
         overwrite: bool,
-        /// A client file: id/client_id, secret/client_secret, name/client_name, scope, resource.
+        /// A client file: id/client_id, secret/client_secret, key/client_key (a PEM path,
+        /// relative to the file), name/client_name, scope, resource, audience.
         #[arg(short = 'c', long = "client", value_name = "CLIENT_INFO_FILE")]
         client: Option<PathBuf>,
         #[arg(long = "client-id")]

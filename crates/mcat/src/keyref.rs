@@ -75,7 +75,12 @@ impl KeyRef {
     /// The stored token, `None` when the destination holds nothing yet.
     pub fn read(&self) -> Result<Option<Token>> {
         match self {
-            KeyRef::Env(var) => Ok(std::env::var(var).ok().filter(|v| !v.is_empty()).map(bare)),
+            // A variable may hold a bare token, or the JSON a `.env://` store wrote (a shell
+            // that sourced that file).
+            KeyRef::Env(var) => Ok(std::env::var(var)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .map(|v| parse_value(&v))),
             KeyRef::DotEnv { path, var } => {
                 let Some(bytes) = files::read_optional(path)? else {
                     return Ok(None);

@@ -34,6 +34,12 @@ use log::{Domain, Level};
 use mcp::{Conn, Elicit, Endpoint};
 use session::{SESSION_VERSION, Session};
 
+/// Text for a person, on stderr (stdout carries JSON only).
+fn to_stderr(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
 /// Runs mcat with these arguments (the first is the program name) and returns the exit
 /// code, having written the command's JSON to stdout.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
@@ -41,10 +47,26 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                // Help and version are text the user asked for.
-                let _ = e.print();
-                return EXIT_OK;
+            match e.kind() {
+                // Help is text for a person: stderr, since stdout carries JSON only.
+                ErrorKind::DisplayHelp => {
+                    to_stderr(&e.to_string());
+                    return EXIT_OK;
+                }
+                ErrorKind::DisplayVersion => {
+                    return output::emit(Ok(Outcome::Result(json!({
+                        "name": "mcat",
+                        "version": env!("CARGO_PKG_VERSION"),
+                    }))));
+                }
+                // `mcat` or `mcat tool` alone: the help of that level, and a usage error.
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    to_stderr(&e.to_string());
+                    return output::emit(Err(Error::Usage(
+                        "a command is missing: see the list above, or mcat --help".into(),
+                    )));
+                }
+                _ => {}
             }
             // clap's message without its usage and help footer, on one line.
             let text = e.to_string();
@@ -141,6 +163,8 @@ async fn auth_command(a: AuthCommand) -> Result<Outcome> {
                 name: client_name,
                 scope,
                 resource: None,
+                // The seed gives `audience` in the client file only.
+                audience: None,
                 metadata_url: client_metadata_url,
             };
             cli_client.check("the command line")?;
@@ -259,7 +283,10 @@ async fn init(
     }
     if let Endpoint::Unix(socket) = &ep {
         let control = proxy::control_path(socket);
-        if same_file(out, &control) || same_file(out, &proxy::log_path(socket)) {
+        if same_file(out, socket)
+            || same_file(out, &control)
+            || same_file(out, &proxy::log_path(socket))
+        {
             return Err(Error::Usage(format!(
                 "{} is the proxy's own file: write the session file elsewhere",
                 out.display()
@@ -333,13 +360,39 @@ struct Client {
 
 impl Client {
     async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value> {
-        match self.authorized(method, params.clone()).await {
+        let (value, session) = match self.authorized(method, params.clone()).await {
             Err(Error::SessionExpired(_)) if self.reinit => {
                 self.initialize_again().await?;
                 self.authorized(method, params).await
             }
             other => other,
+        }?;
+        self.keep_rotated(session)?;
+        Ok(value)
+    }
+
+    /// A stateful server that answers with another session id has rotated it: the session
+    /// file follows, so the next command uses the new one.
+    fn keep_rotated(&mut self, session: Option<String>) -> Result<()> {
+        let Some(id) = session else {
+            return Ok(());
+        };
+        if self
+            .session
+            .session_id
+            .as_deref()
+            .is_none_or(|old| old == id)
+        {
+            return Ok(());
         }
+        log::log(Domain::Mcp, Level::Info, || {
+            format!(
+                "the server rotated the session id; {} follows",
+                self.path.display()
+            )
+        });
+        self.session.session_id = Some(id);
+        self.session.save(&self.path)
     }
 
     /// A new session in place of the expired one, written to the session file.
@@ -368,7 +421,11 @@ impl Client {
         Ok(())
     }
 
-    async fn authorized(&mut self, method: &str, params: Option<Value>) -> Result<Value> {
+    async fn authorized(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(Value, Option<String>)> {
         match self.conn.request(method, params.clone()).await {
             Err(Error::Unauthorized(why)) => {
                 let Some(k) = &self.key_ref else {

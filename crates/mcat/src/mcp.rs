@@ -99,6 +99,25 @@ impl Elicit {
     }
 }
 
+/// Whether a JSON-RPC error says the server does not know the session.
+fn session_refused(id: Option<&Value>, code: i64, message: &str) -> bool {
+    let m = message.to_lowercase();
+    let transport_level = id.is_none_or(Value::is_null) || matches!(code, -32000 | -32001);
+    let about_session = m.contains("session")
+        && [
+            "not found",
+            "invalid",
+            "no valid",
+            "expired",
+            "unknown",
+            "missing",
+            "terminated",
+        ]
+        .iter()
+        .any(|w| m.contains(w));
+    transport_level && about_session
+}
+
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -211,7 +230,7 @@ impl Conn {
     /// Reuses a session from a session file.
     pub fn resume(mut self, session_id: Option<String>, protocol_version: Option<String>) -> Conn {
         self.session_id = session_id;
-        self.protocol_version = protocol_version;
+        self.protocol_version = protocol_version.filter(|v| !v.is_empty());
         self
     }
 
@@ -245,9 +264,14 @@ impl Conn {
         Ok(Handshake { result, session_id })
     }
 
-    /// One request; its `result`.
-    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value> {
-        Ok(self.exchange(method, params).await?.0)
+    /// One request; its `result`, and the session id the answer carried (a server may
+    /// rotate it).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(Value, Option<String>)> {
+        self.exchange(method, params).await
     }
 
     /// One notification.
@@ -267,17 +291,32 @@ impl Conn {
         method: &str,
         params: Option<Value>,
     ) -> Result<(Value, Option<String>)> {
-        if self.elicit.is_none() || self.session_id.is_none() {
-            return self.exchange_once(method, params).await;
-        }
-        // The stream is open before the request goes out: a server drops what it sends while
-        // its client has no stream to receive it.
-        let listening = self.listen().await;
-        let work = Box::pin(self.exchange_once(method, params));
-        match futures::future::select(work, listening).await {
-            futures::future::Either::Left((answer, _)) => answer,
-            futures::future::Either::Right(((), work)) => work.await,
-        }
+        let started = std::time::Instant::now();
+        let answer = if self.elicit.is_none() || self.session_id.is_none() {
+            self.exchange_once(method, params).await
+        } else {
+            // The stream is open before the request goes out: a server drops what it sends
+            // while its client has no stream to receive it.
+            let listening = self.listen().await;
+            let work = Box::pin(self.exchange_once(method, params));
+            match futures::future::select(work, listening).await {
+                futures::future::Either::Left((answer, _)) => answer,
+                futures::future::Either::Right(((), work)) => work.await,
+            }
+        };
+        log::log(Domain::Mcp, Level::Info, || {
+            format!(
+                "{method} to {} (session {}): {} in {} ms",
+                self.endpoint.shown(),
+                self.session_id.as_deref().unwrap_or("none"),
+                match &answer {
+                    Ok(_) => "answered".to_owned(),
+                    Err(e) => format!("failed: {e}"),
+                },
+                started.elapsed().as_millis()
+            )
+        });
+        answer
     }
 
     /// Opens the server's standalone stream (a GET); the future it returns answers the
@@ -359,8 +398,10 @@ impl Conn {
                 .unwrap_or("(no message)")
                 .to_owned();
             // Some servers answer a session they no longer know with 400 and a JSON-RPC
-            // error instead of the 404 the transport specifies.
-            if self.session_id.is_some() && message.to_lowercase().contains("session") {
+            // error instead of the 404 the transport specifies. Such an error is about the
+            // transport, not our request: it has no id, or a server-error code. A request's
+            // own error that merely mentions a session (a prompt named `my-session`) is not it.
+            if self.session_id.is_some() && session_refused(value.get("id"), code, &message) {
                 return Err(Error::SessionExpired(format!(
                     "session expired: {} does not accept the session of this session file ({message}); run mcat init again, or pass --reinit",
                     self.endpoint.shown()
@@ -529,6 +570,33 @@ fn tcp_client() -> reqwest::Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_transport_errors_about_the_session_expire_it() {
+        let check = |id: Value, code: i64, message: &str, want: bool| {
+            assert_eq!(
+                session_refused(Some(&id), code, message),
+                want,
+                "{id} {code} {message}"
+            );
+        };
+        check(
+            Value::Null,
+            -32000,
+            "Bad Request: No valid session ID provided",
+            true,
+        );
+        check(json!(1), -32001, "Session not found", true);
+        check(Value::Null, -32600, "Invalid session", true);
+        check(json!(1), -32602, "Prompt my-session not found", false);
+        check(
+            json!(1),
+            -32002,
+            "Resource demo://session/x not found",
+            false,
+        );
+        check(Value::Null, -32000, "Session store is warming up", false);
+    }
 
     #[test]
     fn elicitation_policies() {

@@ -25,8 +25,12 @@ pub struct Session {
     pub key_ref: Option<String>,
     /// `null` for a stateless server.
     pub session_id: Option<String>,
-    /// `stateful` or `stateless`.
+    /// `stateful` or `stateless`. Optional, like the revision: the seed's minimal session
+    /// file (version, transport, endpoint, key_ref, session_id) is enough to proceed.
+    #[serde(default)]
     pub session_mode: String,
+    /// Empty when unknown: no `MCP-Protocol-Version` header is sent then.
+    #[serde(default)]
     pub protocol_version: String,
     #[serde(default)]
     pub server_capabilities: Value,

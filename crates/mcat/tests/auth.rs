@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 #[derive(Debug)]
 struct Out {
@@ -150,7 +150,7 @@ fn the_device_flow_for_an_agent_starts_and_continues() {
     assert!(st["state"].get("device_code").is_none());
     check_fails(
         &["auth", "continue", "--state", s, "-k", t, "-o"],
-        2,
+        1,
         "already complete",
     );
 
@@ -171,7 +171,28 @@ fn the_device_flow_for_an_agent_starts_and_continues() {
         sess.to_str().unwrap(),
     ]);
     assert!(!out.stderr.contains(access));
+    assert!(out.stderr.contains("tools/list to http"), "{}", out.stderr);
     assert!(!std::fs::read_to_string(&sess).unwrap().contains(access));
+
+    // A continue that could not store its token fails before it redeems the grant, so the
+    // grant still works for the continue that may overwrite.
+    let again = ok(&["auth", "start", &server.mcp(), "-k", t, "--state", s, "-o"]);
+    let code = again["action"]["code"].as_str().unwrap();
+    server.get(&format!("/approve?user_code={code}"));
+    let polls = server.get("/stats")["device_polls"].clone();
+    check_fails(
+        &["auth", "continue", "--state", s, "-k", t],
+        1,
+        "already holds a value",
+    );
+    assert_eq!(
+        server.get("/stats")["device_polls"],
+        polls,
+        "the grant was not touched"
+    );
+    let done = ok(&["auth", "continue", "--state", s, "-k", t, "-o"]);
+    assert_eq!(done["status"], "complete");
+    assert_ne!(token(&tok)["access_token"], stored["access_token"]);
 }
 
 #[test]
@@ -327,6 +348,78 @@ fn a_token_can_live_in_a_dotenv_file_and_logs_go_to_a_file() {
     )
     .unwrap();
     assert!(!logged.contains(stored["access_token"].as_str().unwrap()));
+}
+
+#[test]
+fn a_client_file_audience_goes_with_every_request() {
+    let server = AuthServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).display().to_string();
+    let client = d("client.json");
+    std::fs::write(&client, r#"{"audience": "api://mcat-test"}"#).unwrap();
+    let opener = format!("python3 {}", fixture("follow.py"));
+    let (tok, st) = (d("t.json"), d("st.json"));
+    ok(&[
+        "auth",
+        "start",
+        &server.mcp(),
+        "-k",
+        &tok,
+        "--state",
+        &st,
+        "-c",
+        &client,
+        "--wait",
+        "--open-command",
+        &opener,
+    ]);
+    let seen = server.get("/stats")["audiences"].clone();
+    assert_eq!(
+        seen,
+        json!([
+            ["authorize", "api://mcat-test"],
+            ["token", "api://mcat-test"]
+        ])
+    );
+}
+
+#[test]
+fn a_rotated_session_id_is_followed() {
+    let server = AuthServer::start(&["--rotate-session"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).display().to_string();
+    let (tok, st, sess) = (d("t.json"), d("st.json"), d("s.json"));
+    let opener = format!("python3 {}", fixture("follow.py"));
+    let ep = server.mcp();
+    ok(&[
+        "auth",
+        "start",
+        &ep,
+        "-k",
+        &tok,
+        "--state",
+        &st,
+        "--wait",
+        "--open-command",
+        &opener,
+    ]);
+    ok(&["init", &ep, "-k", &tok, "-o", &sess]);
+    let id = || -> Value {
+        serde_json::from_slice::<Value>(&std::fs::read(&sess).unwrap()).unwrap()["session_id"]
+            .clone()
+    };
+    let first = id();
+    assert_eq!(
+        ok(&["tool", "call", "whoami", "-s", &sess])["content"][0]["text"],
+        "authorized"
+    );
+    let second = id();
+    assert!(
+        second.is_string() && second != first,
+        "{first} then {second}"
+    );
+    // The server forgot the first id: this works only because the file followed.
+    ok(&["tool", "list", "-s", &sess]);
 }
 
 #[test]

@@ -140,13 +140,15 @@ fn a_stdio_server_behind_the_proxy_serves_every_command() {
 
     let sess = dir.path().join("s.json");
     let s = sess.to_str().unwrap();
-    // The proxy's control file is not a place for a session file.
-    let control = dir.path().join("ev.json");
-    check_fails(
-        &["init", &ep, "-o", control.to_str().unwrap()],
-        2,
-        "the proxy's own file",
-    );
+    // The proxy's control file and its socket are not places for a session file.
+    for own in ["ev.json", "ev.sock"] {
+        let own = dir.path().join(own);
+        check_fails(
+            &["init", &ep, "-o", own.to_str().unwrap()],
+            2,
+            "the proxy's own file",
+        );
+    }
     assert_eq!(ok(&["proxy", "status", &ep])["alive"], true);
     let init = ok(&["init", &ep, "-o", s]);
     assert_eq!(init["protocol_version"], "2025-11-25");
@@ -289,6 +291,11 @@ fn a_stdio_server_behind_the_proxy_serves_every_command() {
         2,
         "must be strings",
     );
+    // The server's own error about a prompt named like a session is not an expired session.
+    let missing = mcat(&["prompt", "get", "my-session", "-s", s]);
+    let e = missing.json["error"].as_str().unwrap_or_default();
+    assert_eq!(missing.code, 1, "{missing:?}");
+    assert!(e.contains("my-session") && !e.contains("expired"), "{e}");
 
     // Concurrent commands share the one server without mixing up answers.
     let handles: Vec<_> = (0..8)
@@ -674,10 +681,18 @@ fn bad_input_is_a_specific_error_with_the_right_exit_code() {
         ),
         (&["tool", "frobnicate"], 2, "unrecognized subcommand"),
         (&["tool", "list"], 2, "--session"),
+        (&["tool"], 2, "a command is missing"),
+        (&[], 2, "a command is missing"),
     ];
     for (args, code, needle) in cases {
         check_fails(args, *code, needle);
     }
+    // Help is for a person (stderr); the version is data like any other answer.
+    let help = mcat(&["tool", "call", "--help"]);
+    assert_eq!(help.code, 0);
+    assert!(help.stdout.is_empty(), "{help:?}");
+    assert!(help.stderr.contains("Usage: mcat tool call"), "{help:?}");
+    assert_eq!(ok(&["--version"])["name"], "mcat");
 }
 
 #[test]

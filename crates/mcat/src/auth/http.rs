@@ -16,10 +16,11 @@ pub struct Http {
 }
 
 /// Form fields whose values never reach a log.
-const SECRET_FIELDS: [&str; 6] = [
+const SECRET_FIELDS: [&str; 7] = [
     "code",
     "code_verifier",
     "client_secret",
+    "client_assertion",
     "refresh_token",
     "device_code",
     "access_token",

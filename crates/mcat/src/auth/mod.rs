@@ -63,6 +63,9 @@ pub struct Flow {
     pub client_key: Option<String>,
     /// `none`, `client_secret_post`, `client_secret_basic` or `private_key_jwt`.
     pub token_auth: String,
+    /// The `audience` parameter some authorization servers want beside `resource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
     // The device flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_code: Option<String>,
@@ -97,6 +100,9 @@ pub struct ClientConfig {
     pub name: Option<String>,
     pub scope: Option<String>,
     pub resource: Option<String>,
+    /// Sent as `audience` with every authorization and token request, for authorization
+    /// servers that pick the token's audience by it rather than by `resource`.
+    pub audience: Option<String>,
     /// The URL of the client's metadata document (SEP-991), used as its client id where
     /// the authorization server accepts one.
     pub metadata_url: Option<String>,
@@ -127,6 +133,7 @@ impl ClientConfig {
             name: field("name", "client_name"),
             scope: field("scope", "scope"),
             resource: field("resource", "resource"),
+            audience: field("audience", "audience"),
             metadata_url: field("metadata_url", "client_metadata_url"),
         };
         c.check(&format!("client file {}", path.display()))?;
@@ -179,6 +186,7 @@ impl ClientConfig {
             name,
             scope: self.scope.or(file.scope),
             resource: self.resource.or(file.resource),
+            audience: self.audience.or(file.audience),
             metadata_url: self.metadata_url.or(file.metadata_url),
         }
     }
@@ -263,6 +271,23 @@ fn load_state(path: &Path) -> Result<AuthState> {
     Ok(s)
 }
 
+/// Fails unless a token may be stored at `key_ref`.
+fn writable(key_ref: &KeyRef, overwrite: bool) -> Result<()> {
+    if matches!(key_ref, KeyRef::Env(_)) {
+        return Err(Error::KeyRef(format!(
+            "{} is read-only: auth stores a token, so use json://path or .env://path:VAR",
+            key_ref.canonical()
+        )));
+    }
+    if !overwrite && key_ref.read()?.is_some() {
+        return Err(Error::KeyRef(format!(
+            "{} already holds a value; pass -o/--overwrite to replace it",
+            key_ref.canonical()
+        )));
+    }
+    Ok(())
+}
+
 /// `auth start`: discovery, the client, the flow's first step.
 pub async fn start(o: Start) -> Result<Value> {
     if !matches!(o.endpoint.split_once("://"), Some(("http" | "https", _))) {
@@ -271,18 +296,7 @@ pub async fn start(o: Start) -> Result<Value> {
             o.endpoint
         )));
     }
-    if matches!(o.key_ref, KeyRef::Env(_)) {
-        return Err(Error::KeyRef(format!(
-            "{} is read-only: auth stores a token, so use json://path or .env://path:VAR",
-            o.key_ref.canonical()
-        )));
-    }
-    if !o.overwrite && o.key_ref.read()?.is_some() {
-        return Err(Error::KeyRef(format!(
-            "{} already holds a value; pass -o/--overwrite to replace it",
-            o.key_ref.canonical()
-        )));
-    }
+    writable(&o.key_ref, o.overwrite)?;
     let _lock = files::lock(&o.state_file)?;
     let http = Http::new();
     let found = discovery::discover(&http, &o.endpoint).await?;
@@ -354,6 +368,7 @@ pub async fn start(o: Start) -> Result<Value> {
         client_secret: client_secret.clone(),
         client_key,
         token_auth,
+        audience: o.client.audience.clone(),
         ..Flow::default()
     };
 
@@ -389,6 +404,9 @@ pub async fn start(o: Start) -> Result<Value> {
         ];
         if let Some(s) = &scope {
             fields.push(("scope", s));
+        }
+        if let Some(a) = &o.client.audience {
+            fields.push(("audience", a));
         }
         let (status, v) = http.post_form(&device, &fields, None).await?;
         if status != 200 {
@@ -446,6 +464,9 @@ pub async fn start(o: Start) -> Result<Value> {
                 .append_pair("resource", &resource);
             if let Some(s) = &scope {
                 q.append_pair("scope", s);
+            }
+            if let Some(a) = &o.client.audience {
+                q.append_pair("audience", a);
             }
         }
         flow.authorize_url = Some(url.to_string());
@@ -632,6 +653,9 @@ async fn token_request(
         }
         _ => fields.push(("client_id", flow.client_id.clone())),
     }
+    if let Some(a) = &flow.audience {
+        fields.push(("audience", a.clone()));
+    }
     let pairs: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
     http.post_form(&flow.token_endpoint, &pairs, basic).await
 }
@@ -666,6 +690,9 @@ fn stored(v: &Value, flow: &Flow, previous_refresh: Option<&str>) -> Result<Toke
     if let Some(k) = &flow.client_key {
         t.insert("client_key".into(), json!(k));
     }
+    if let Some(a) = &flow.audience {
+        t.insert("audience".into(), json!(a));
+    }
     t.insert("token_auth".into(), json!(flow.token_auth));
     t.insert("resource".into(), json!(flow.resource));
     if let Some(i) = &flow.issuer {
@@ -687,11 +714,14 @@ pub async fn complete(
     let _lock = files::lock(state_file)?;
     let mut st = load_state(state_file)?;
     if st.state.status == "complete" {
-        return Err(Error::Usage(format!(
+        return Err(Error::Missing(format!(
             "the flow of {} is already complete; begin a new one with mcat auth start",
             state_file.display()
         )));
     }
+    // The destination is checked before the grant is redeemed: a code or device code works
+    // once, and a token that cannot be stored would be lost with it.
+    writable(key_ref, overwrite)?;
     let http = Http::new();
     let answer = match st.flow.as_str() {
         "device_code" => {
@@ -730,6 +760,8 @@ pub async fn complete(
     st.state.device_code = None;
     st.state.code_verifier = None;
     st.state.csrf_state = None;
+    // The token file keeps the client secret for refreshes; the state file need not.
+    st.state.client_secret = None;
     save_state(state_file, &st)?;
     Ok(json!({"status": "complete", "stored": key_ref.canonical()}))
 }
@@ -959,6 +991,7 @@ pub async fn fresh_token(key_ref: &KeyRef, force: bool) -> Result<Option<String>
         client_id: s("client_id").unwrap_or_default(),
         client_secret: s("client_secret"),
         client_key: s("client_key"),
+        audience: s("audience"),
         token_auth: s("token_auth").unwrap_or_else(|| "none".into()),
         resource: s("resource").unwrap_or_default(),
         issuer: s("issuer"),
