@@ -534,6 +534,24 @@ fn plain_bm25_ablation() {
 }
 
 #[test]
+fn path_ablation_drops_all_path_evidence() {
+    // `no_path` measures everything a file's path says: the path signals and the path field
+    // of the lexical query, so the file named for the word is found only through its text.
+    // `no_signals` keeps the field (it is a field, measured by `no_fields`).
+    let f = fixture();
+    let tuning = SearchTuning::parse("no_path").unwrap();
+    assert!(!tuning.path && !tuning.path_field);
+    assert!(SearchTuning::parse("no_signals").unwrap().path_field);
+    let files = |o: &SearchOutcome| o.hits.iter().map(|h| h.file.clone()).collect::<Vec<_>>();
+    let ctx = SearchContext {
+        model: None,
+        tuning,
+    };
+    let without = search::search(&f.index, &req("repository"), ctx).unwrap();
+    assert_eq!(files(&without), ["src/api/handlers.ts"]);
+}
+
+#[test]
 fn changed_files_and_prefix() {
     let f = fixture();
     let base = run(&f.index, &req("debounce")).unwrap();

@@ -51,7 +51,11 @@ pub struct SearchTuning {
     /// fields); off, BM25 sees the chunk's text alone.
     pub fields: bool,
     pub definition: bool,
+    /// The path signals: a file or folder named for what is asked.
     pub path: bool,
+    /// The path field of the lexical query. Off only with `no_path`, which measures all the
+    /// evidence a file's path gives (field and signals); `no_signals` keeps it, as a field.
+    pub path_field: bool,
     pub category: bool,
     pub saturation: bool,
     pub changed: bool,
@@ -74,6 +78,7 @@ impl Default for SearchTuning {
             fields: true,
             definition: true,
             path: true,
+            path_field: true,
             category: true,
             saturation: true,
             changed: true,
@@ -122,7 +127,10 @@ impl SearchTuning {
                     t.coherence = false;
                 }
                 "no_definition" => t.definition = false,
-                "no_path" => t.path = false,
+                "no_path" => {
+                    t.path = false;
+                    t.path_field = false;
+                }
                 "no_category" => t.category = false,
                 "no_saturation" => t.saturation = false,
                 "no_expansion" => t.expansion = false,

@@ -89,7 +89,13 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
     // Retrieval and filtering.
     let retrieval = Retrieval {
         query: if use_lexical {
-            retrieve::lexical_query(&analysis, &must_runs, tuning.fields, weights)
+            retrieve::lexical_query(
+                &analysis,
+                &must_runs,
+                tuning.fields,
+                tuning.path_field,
+                weights,
+            )
         } else {
             None
         },

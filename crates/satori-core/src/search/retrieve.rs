@@ -42,12 +42,13 @@ fn term(field: TextField, text: &str, boost: f32) -> LexicalQuery {
 }
 
 /// The BM25 query: every term in every field (weighted; in the chunk's text only without
-/// `all_fields`), plus each `must:` value as a required clause so that must-heavy searches
+/// `all_fields`, and not in the path without `path_field`), plus each `must:` value as a required clause so that must-heavy searches
 /// are not starved by a small pool. `None` when there is nothing to ask.
 pub(super) fn lexical_query(
     analysis: &Analysis,
     must_runs: &[TokenRuns],
     all_fields: bool,
+    path_field: bool,
     w: &Weights,
 ) -> Option<LexicalQuery> {
     let mut clauses: Vec<(Occur, LexicalQuery)> = Vec::new();
@@ -57,6 +58,7 @@ pub(super) fn lexical_query(
         for (field, boost) in fields(w)
             .into_iter()
             .filter(|&(field, _)| all_fields || field == TextField::Content)
+            .filter(|&(field, _)| path_field || field != TextField::Path)
         {
             clauses.push((Occur::Should, term(field, &t.text, boost * t.weight)));
         }
