@@ -46,6 +46,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     })
 }
 
+/// Writes `value` as pretty JSON and a newline, atomically (see [`write_atomic`]).
+pub fn write_json(path: &Path, value: &impl serde::Serialize, private: bool) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+    bytes.push(b'\n');
+    write_atomic(path, &bytes, private)
+}
+
+/// `path` made absolute against the working directory (unchanged if that is unknown), so a
+/// path recorded in a state file works from any directory.
+pub fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_owned();
+    }
+    std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_owned())
+}
+
 /// Reads a file that may be missing.
 pub fn read_optional(path: &Path) -> Result<Option<Vec<u8>>> {
     match std::fs::read(path) {

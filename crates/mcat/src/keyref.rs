@@ -6,7 +6,7 @@
 //! variable holds the access token alone, or the whole token object as JSON when there is
 //! more to keep. Files holding tokens are written with mode 0600.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
@@ -67,8 +67,10 @@ impl KeyRef {
     pub fn canonical(&self) -> String {
         match self {
             KeyRef::Env(v) => format!("env://{v}"),
-            KeyRef::DotEnv { path, var } => format!(".env://{}:{var}", absolute(path).display()),
-            KeyRef::Json(path) => format!("json://{}", absolute(path).display()),
+            KeyRef::DotEnv { path, var } => {
+                format!(".env://{}:{var}", files::absolute(path).display())
+            }
+            KeyRef::Json(path) => format!("json://{}", files::absolute(path).display()),
         }
     }
 
@@ -130,9 +132,7 @@ impl KeyRef {
                 if !overwrite && files::read_optional(path)?.is_some() {
                     return Err(exists(&self.canonical()));
                 }
-                let mut bytes = serde_json::to_vec_pretty(token).unwrap_or_default();
-                bytes.push(b'\n');
-                files::write_atomic(path, &bytes, true)
+                files::write_json(path, token, true)
             }
             KeyRef::DotEnv { path, var } => {
                 let _lock = files::lock(path)?;
@@ -176,15 +176,6 @@ fn check_var(var: &str) -> std::result::Result<(), String> {
         }
         _ => Ok(()),
     }
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        return path.to_owned();
-    }
-    std::env::current_dir()
-        .map(|d| d.join(path))
-        .unwrap_or_else(|_| path.to_owned())
 }
 
 /// A token that is only an access token.

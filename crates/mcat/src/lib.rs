@@ -229,11 +229,7 @@ fn proxy_command(p: ProxyCommand) -> Result<Outcome> {
 /// Whether two paths name the same file (the second may not exist yet).
 fn same_file(a: &Path, b: &Path) -> bool {
     let abs = |p: &Path| {
-        let p = if p.is_absolute() {
-            p.to_owned()
-        } else {
-            std::env::current_dir().unwrap_or_default().join(p)
-        };
+        let p = files::absolute(p);
         match (
             p.parent().and_then(|d| d.canonicalize().ok()),
             p.file_name(),
@@ -315,28 +311,23 @@ async fn init(
             started.elapsed().as_millis()
         )
     });
-    let r = &hs.result;
-    let session = Session {
+    let mut session = Session {
         version: SESSION_VERSION,
         transport: ep.transport().into(),
         endpoint: ep.shown(),
         key_ref: key_ref.as_ref().map(KeyRef::canonical),
-        session_id: hs.session_id.clone(),
-        session_mode: if hs.session_id.is_some() {
-            "stateful"
-        } else {
-            "stateless"
-        }
-        .into(),
-        protocol_version: r["protocolVersion"].as_str().unwrap_or_default().into(),
-        server_capabilities: r.get("capabilities").cloned().unwrap_or(json!({})),
-        server_info: r.get("serverInfo").cloned().unwrap_or(Value::Null),
+        session_id: None,
+        session_mode: String::new(),
+        protocol_version: String::new(),
+        server_capabilities: Value::Null,
+        server_info: Value::Null,
         proxy_control_file: match &ep {
             Endpoint::Unix(s) => Some(proxy::control_path(s).display().to_string()),
             Endpoint::Http(_) => None,
         },
         elicit,
     };
+    session.apply(&hs);
     session.save(out)?;
     Ok(Outcome::Result(json!({
         "session_file": out.display().to_string(),
@@ -360,10 +351,10 @@ struct Client {
 
 impl Client {
     async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value> {
-        let (value, session) = match self.authorized(method, params.clone()).await {
+        let (value, session) = match self.authorized(method, &params).await {
             Err(Error::SessionExpired(_)) if self.reinit => {
                 self.initialize_again().await?;
-                self.authorized(method, params).await
+                self.authorized(method, &params).await
             }
             other => other,
         }?;
@@ -399,21 +390,8 @@ impl Client {
     async fn initialize_again(&mut self) -> Result<()> {
         let mut conn = Conn::new(&self.endpoint, self.token.clone()).elicit(self.session.elicit);
         let hs = conn.initialize().await?;
-        let s = &mut self.session;
-        s.session_id = hs.session_id.clone();
-        s.session_mode = if hs.session_id.is_some() {
-            "stateful"
-        } else {
-            "stateless"
-        }
-        .into();
-        s.protocol_version = hs.result["protocolVersion"]
-            .as_str()
-            .unwrap_or_default()
-            .into();
-        s.server_capabilities = hs.result.get("capabilities").cloned().unwrap_or(json!({}));
-        s.server_info = hs.result.get("serverInfo").cloned().unwrap_or(Value::Null);
-        s.save(&self.path)?;
+        self.session.apply(&hs);
+        self.session.save(&self.path)?;
         log::log(Domain::App, Level::Info, || {
             format!("initialized a new session for {}", self.path.display())
         });
@@ -424,7 +402,7 @@ impl Client {
     async fn authorized(
         &mut self,
         method: &str,
-        params: Option<Value>,
+        params: &Option<Value>,
     ) -> Result<(Value, Option<String>)> {
         match self.conn.request(method, params.clone()).await {
             Err(Error::Unauthorized(why)) => {
@@ -433,17 +411,19 @@ impl Client {
                 };
                 let token = auth::fresh_token(k, true).await?;
                 self.token.clone_from(&token);
-                self.conn = Conn::new(&self.endpoint, token)
-                    .elicit(self.session.elicit)
-                    .resume(
-                        self.session.session_id.clone(),
-                        Some(self.session.protocol_version.clone()),
-                    );
-                self.conn.request(method, params).await
+                self.conn = resumed(&self.endpoint, &self.session, token);
+                self.conn.request(method, params.clone()).await
             }
             other => other,
         }
     }
+}
+
+/// A connection that resumes session `s` with `token`.
+fn resumed(ep: &Endpoint, s: &Session, token: Option<String>) -> Conn {
+    Conn::new(ep, token)
+        .elicit(s.elicit)
+        .resume(s.session_id.clone(), Some(s.protocol_version.clone()))
 }
 
 /// The session of `path` and a connection resuming it.
@@ -463,9 +443,7 @@ async fn connect(path: &Path, reinit: bool) -> Result<Client> {
         Some(k) => auth::fresh_token(k, false).await?,
         None => None,
     };
-    let conn = Conn::new(&ep, token.clone())
-        .elicit(s.elicit)
-        .resume(s.session_id.clone(), Some(s.protocol_version.clone()));
+    let conn = resumed(&ep, &s, token.clone());
     Ok(Client {
         session: s,
         path: path.to_owned(),

@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::files;
-use crate::mcp::Elicit;
+use crate::mcp::{Elicit, Handshake};
 
 /// Version of the session file's shape.
 pub const SESSION_VERSION: u32 = 1;
@@ -66,12 +66,25 @@ impl Session {
         Ok(s)
     }
 
+    /// Takes what a handshake says: the session, its mode, the revision, the server.
+    pub fn apply(&mut self, hs: &Handshake) {
+        let r = &hs.result;
+        self.session_id = hs.session_id.clone();
+        self.session_mode = if hs.session_id.is_some() {
+            "stateful"
+        } else {
+            "stateless"
+        }
+        .into();
+        self.protocol_version = r["protocolVersion"].as_str().unwrap_or_default().into();
+        self.server_capabilities = r.get("capabilities").cloned().unwrap_or(json!({}));
+        self.server_info = r.get("serverInfo").cloned().unwrap_or(Value::Null);
+    }
+
     /// Writes the session file atomically, under its lock.
     pub fn save(&self, path: &Path) -> Result<()> {
         let _lock = files::lock(path)?;
-        let mut bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
-        bytes.push(b'\n');
-        files::write_atomic(path, &bytes, true)
+        files::write_json(path, self, true)
     }
 
     /// Fails unless the server advertised `capability` (`resources`, `prompts`, `tools`).

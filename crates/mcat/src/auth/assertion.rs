@@ -3,7 +3,7 @@
 //! its private key, so no shared secret is stored anywhere. The key is a PKCS#8 PEM file
 //! (P-256 gives ES256, P-384 ES384, RSA RS256); only its path is kept in state files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{
@@ -13,6 +13,7 @@ use aws_lc_rs::signature::{
 use base64::Engine;
 use serde_json::json;
 
+use super::b64url;
 use crate::error::{Error, Result};
 use crate::files;
 
@@ -32,15 +33,6 @@ enum Signer {
 pub struct ClientKey {
     alg: &'static str,
     signer: Signer,
-}
-
-/// The path as stored: absolute, so a later command in another directory finds the key.
-pub fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_owned()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    }
 }
 
 impl ClientKey {
@@ -106,9 +98,7 @@ impl ClientKey {
         now_s: u64,
         jti: &str,
     ) -> Result<String> {
-        let enc = |v: &serde_json::Value| {
-            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
-        };
+        let enc = |v: &serde_json::Value| b64url(v.to_string().as_bytes());
         let header = json!({"alg": self.alg, "typ": "JWT"});
         let claims = json!({
             "iss": client_id,
@@ -134,10 +124,7 @@ impl ClientKey {
                 sig
             }
         };
-        Ok(format!(
-            "{input}.{}",
-            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature)
-        ))
+        Ok(format!("{input}.{}", b64url(&signature)))
     }
 }
 

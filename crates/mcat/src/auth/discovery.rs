@@ -92,13 +92,7 @@ pub async fn discover(http: &Http, endpoint: &str) -> Result<Discovered> {
         ));
     }
     prm_urls.push(format!("{origin}/.well-known/oauth-protected-resource"));
-    let mut prm = None;
-    for u in &prm_urls {
-        if let Some(v) = http.get_json(u).await? {
-            prm = Some(v);
-            break;
-        }
-    }
+    let prm = first_json(http, &prm_urls).await?;
 
     let (issuer, resource, supported_scopes) = match &prm {
         Some(p) => {
@@ -123,15 +117,8 @@ pub async fn discover(http: &Http, endpoint: &str) -> Result<Discovered> {
                     "the protected resource metadata is for '{resource}', not for {endpoint}: refusing to get a token for another resource"
                 )));
             }
-            let scopes = p
-                .get("scopes_supported")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
+            let scopes = super::str_list(p, "scopes_supported")
+                .map(|a| a.join(" "))
                 .filter(|s| !s.is_empty());
             (issuer, resource, scopes)
         }
@@ -157,14 +144,7 @@ pub async fn discover(http: &Http, endpoint: &str) -> Result<Discovered> {
             "{as_origin}{as_path}/.well-known/openid-configuration"
         ));
     }
-    let mut metadata = None;
-    for u in &as_urls {
-        if let Some(v) = http.get_json(u).await? {
-            metadata = Some(v);
-            break;
-        }
-    }
-    let metadata = match metadata {
+    let metadata = match first_json(http, &as_urls).await? {
         Some(m) => m,
         // No metadata: the endpoints a 2025-03-26 server was assumed to have.
         None if prm.is_none() => json!({
@@ -201,6 +181,16 @@ fn same_resource(resource: &str, endpoint: &str) -> bool {
         return false;
     };
     ro == eo && (ep == rp || ep.starts_with(&format!("{rp}/")) || rp.is_empty())
+}
+
+/// The first of `urls` that answers with JSON (well-known locations, tried in order).
+async fn first_json(http: &Http, urls: &[String]) -> Result<Option<Value>> {
+    for u in urls {
+        if let Some(v) = http.get_json(u).await? {
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 
 use std::time::Instant;
 
-use base64::Engine;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -106,16 +105,10 @@ impl Http {
             .header("accept", "application/json")
             .body(form.finish());
         if let Some((id, secret)) = basic {
+            // RFC 6749 section 2.3.1: both parts form-encoded before the Basic scheme.
             let enc =
                 |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-            let pair = format!("{}:{}", enc(id), enc(secret));
-            req = req.header(
-                "authorization",
-                format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(pair)
-                ),
-            );
+            req = req.basic_auth(enc(id), Some(enc(secret)));
         }
         self.send(url, req, || {
             fields

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::files;
 use crate::keyref::{KeyRef, Token};
 use crate::log::{self, Domain, Level};
-use crate::proxy::{now_ms, random_hex};
+use crate::proxy::{now_ms, random_bytes, random_hex};
 use http::Http;
 
 /// Version of the auth state file's shape.
@@ -233,23 +233,17 @@ pub struct Start {
     pub client_credentials: bool,
 }
 
-fn b64url(bytes: &[u8]) -> String {
+/// Base64url without padding (PKCE, JWS).
+pub(crate) fn b64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 fn random_b64url(n: usize) -> String {
-    let hex = random_hex(n);
-    let bytes: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .filter_map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
-        .collect();
-    b64url(&bytes)
+    b64url(&random_bytes(n))
 }
 
 fn save_state(path: &Path, s: &AuthState) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(s).unwrap_or_default();
-    bytes.push(b'\n');
-    files::write_atomic(path, &bytes, true)
+    files::write_json(path, s, true)
 }
 
 fn load_state(path: &Path) -> Result<AuthState> {
@@ -349,7 +343,7 @@ pub async fn start(o: Start) -> Result<Value> {
         (Some(_), Some(path)) => {
             let key = assertion::ClientKey::load(path)?;
             check_jwt_support(meta, key.alg())?;
-            Some(assertion::absolute(path).display().to_string())
+            Some(files::absolute(path).display().to_string())
         }
         _ => None,
     };
@@ -433,11 +427,7 @@ pub async fn start(o: Start) -> Result<Value> {
         action = json!({"url": uri, "code": user_code, "expires_in": expires_in});
     } else {
         kind = "authorization_code";
-        let methods: Vec<&str> = meta
-            .get("code_challenge_methods_supported")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let methods = str_list(meta, "code_challenge_methods_supported").unwrap_or_default();
         if !methods.contains(&"S256") {
             return Err(Error::Transport(
                 "the authorization server does not support PKCE with S256 (code_challenge_methods_supported), which MCP requires; refusing to authorize".into(),
@@ -558,15 +548,17 @@ async fn register(
     Ok((id.to_owned(), secret, auth))
 }
 
+/// The strings of the array `key` of a metadata document; `None` when it has none.
+pub(crate) fn str_list<'a>(v: &'a Value, key: &str) -> Option<Vec<&'a str>> {
+    v.get(key)?
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+}
+
 /// Fails when the authorization server says it takes no `private_key_jwt`, or no assertion
 /// signed with `alg`: better a clear refusal now than an opaque `invalid_client` later.
 fn check_jwt_support(meta: &Value, alg: &str) -> Result<()> {
-    let list = |k: &str| -> Option<Vec<&str>> {
-        meta.get(k)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-    };
-    if let Some(methods) = list("token_endpoint_auth_methods_supported")
+    if let Some(methods) = str_list(meta, "token_endpoint_auth_methods_supported")
         && !methods.contains(&"private_key_jwt")
     {
         return Err(Error::Usage(format!(
@@ -574,7 +566,7 @@ fn check_jwt_support(meta: &Value, alg: &str) -> Result<()> {
             methods.join(", ")
         )));
     }
-    if let Some(algs) = list("token_endpoint_auth_signing_alg_values_supported")
+    if let Some(algs) = str_list(meta, "token_endpoint_auth_signing_alg_values_supported")
         && !algs.contains(&alg)
     {
         return Err(Error::Usage(format!(
@@ -590,11 +582,7 @@ fn pick_auth(meta: &Value, has_secret: bool) -> String {
     if !has_secret {
         return "none".into();
     }
-    let methods: Vec<&str> = meta
-        .get("token_endpoint_auth_methods_supported")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let methods = str_list(meta, "token_endpoint_auth_methods_supported").unwrap_or_default();
     if methods.is_empty() || methods.contains(&"client_secret_basic") {
         "client_secret_basic".into()
     } else {
@@ -815,6 +803,12 @@ fn open(url: &str, open_command: Option<&str>) {
     }
 }
 
+fn device_expired() -> Error {
+    Error::Transport(
+        "the device code expired before it was approved: run mcat auth start again".into(),
+    )
+}
+
 async fn poll_device(http: &Http, flow: &Flow) -> Result<Value> {
     let device_code = flow
         .device_code
@@ -823,9 +817,7 @@ async fn poll_device(http: &Http, flow: &Flow) -> Result<Value> {
     let mut interval = flow.interval_s.max(1);
     loop {
         if now_ms() >= flow.expires_at_ms {
-            return Err(Error::Transport(
-                "the device code expired before it was approved: run mcat auth start again".into(),
-            ));
+            return Err(device_expired());
         }
         let mut fields = vec![
             ("grant_type", DEVICE_GRANT.to_owned()),
@@ -839,12 +831,7 @@ async fn poll_device(http: &Http, flow: &Flow) -> Result<Value> {
         match v.get("error").and_then(Value::as_str) {
             Some("authorization_pending") => {}
             Some("slow_down") => interval += 5,
-            Some("expired_token") => {
-                return Err(Error::Transport(
-                    "the device code expired before it was approved: run mcat auth start again"
-                        .into(),
-                ));
-            }
+            Some("expired_token") => return Err(device_expired()),
             Some("access_denied") => {
                 return Err(Error::Transport("the user denied the authorization".into()));
             }

@@ -91,10 +91,11 @@ impl Bridge {
                     Some("roots/list") => {
                         json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})
                     }
-                    _ => json!({"jsonrpc": "2.0", "id": id, "error": {
-                        "code": -32601,
-                        "message": format!("{method} is not supported through the mcat proxy"),
-                    }}),
+                    _ => rpc_error(
+                        id.clone(),
+                        -32601,
+                        &format!("{method} is not supported through the mcat proxy"),
+                    ),
                 };
                 let _ = self.write(&answer).await;
             }

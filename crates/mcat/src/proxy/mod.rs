@@ -65,9 +65,7 @@ impl Control {
     }
 
     fn save(&self, socket: &Path) -> Result<()> {
-        let mut bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
-        bytes.push(b'\n');
-        files::write_atomic(&control_path(socket), &bytes, false)
+        files::write_json(&control_path(socket), self, false)
     }
 
     /// Whether the bridge runs and its socket accepts connections.
@@ -178,15 +176,20 @@ pub fn up(socket: &Path, command: &[String]) -> Result<Value> {
     }
 }
 
-/// `proxy status SOCKET`.
-pub fn status(socket: &Path) -> Result<Value> {
-    let Some(c) = Control::load(socket)? else {
-        return Err(Error::Proxy(format!(
+/// The control file of `socket`, which must exist.
+fn existing(socket: &Path) -> Result<Control> {
+    Control::load(socket)?.ok_or_else(|| {
+        Error::Proxy(format!(
             "no proxy on unix://{}: there is no control file {}",
             socket.display(),
             control_path(socket).display()
-        )));
-    };
+        ))
+    })
+}
+
+/// `proxy status SOCKET`.
+pub fn status(socket: &Path) -> Result<Value> {
+    let c = existing(socket)?;
     let alive = c.alive(socket);
     let uptime = now_ms().saturating_sub(c.started_at_ms) / 1000;
     Ok(json!({
@@ -205,13 +208,7 @@ pub fn status(socket: &Path) -> Result<Value> {
 
 /// `proxy down SOCKET`.
 pub fn down(socket: &Path) -> Result<Value> {
-    let Some(c) = Control::load(socket)? else {
-        return Err(Error::Proxy(format!(
-            "no proxy on unix://{}: there is no control file {}",
-            socket.display(),
-            control_path(socket).display()
-        )));
-    };
+    let c = existing(socket)?;
     let was_alive = pid_alive(c.pid);
     for pid in [c.pid, c.child_pid] {
         if pid_alive(pid) {
@@ -297,18 +294,25 @@ pub(crate) fn rfc3339(ms: u64) -> String {
     )
 }
 
-/// Random hex from the kernel (nonces, session ids).
-pub(crate) fn random_hex(bytes: usize) -> String {
-    use std::io::Read;
-    let mut buf = vec![0u8; bytes];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_err()
-    {
-        let n = now_ms() ^ u64::from(std::process::id()) << 32;
-        buf = n.to_le_bytes().to_vec();
+/// Random bytes from the system's generator (nonces, session ids, PKCE verifiers).
+pub(crate) fn random_bytes(n: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; n];
+    if aws_lc_rs::rand::fill(&mut buf).is_err() {
+        // Not expected; a value that is merely unique is still better than none.
+        let seed = (now_ms() ^ u64::from(std::process::id()) << 32).to_le_bytes();
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = seed[i % seed.len()];
+        }
     }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    buf
+}
+
+/// [`random_bytes`] as hex.
+pub(crate) fn random_hex(bytes: usize) -> String {
+    random_bytes(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
