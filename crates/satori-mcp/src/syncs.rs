@@ -57,6 +57,8 @@ pub(crate) enum SyncFailure {
     Cancelled,
     /// Another process is building or syncing the index.
     Busy,
+    /// The index was cleared (by another call or process) while the sync ran.
+    Missing,
     /// The engine failed; the message says why.
     Failed(String),
 }
@@ -317,6 +319,7 @@ impl Syncs {
             Ok(s) => Ok(s),
             Err(Error::Cancelled) => Err(SyncFailure::Cancelled),
             Err(Error::Busy(_)) => Err(SyncFailure::Busy),
+            Err(Error::IndexMissing(_)) => Err(SyncFailure::Missing),
             Err(e) => Err(SyncFailure::Failed(e.to_string())),
         };
         let ok = result.is_ok();

@@ -451,6 +451,9 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
         )
         .reason(reasons::CANCELLED)
         .error(),
+        // Cleared by another call while this sync ran: the documented answer of a sync
+        // without an index, not an engine error.
+        Err(SyncFailure::Missing) => not_indexed(ManageAction::Sync, &shown),
         Err(SyncFailure::Failed(message)) => {
             Env::new(ManageAction::Sync, &shown, Status::Error, message)
                 .reason(reasons::ENGINE_ERROR)

@@ -281,6 +281,14 @@ pub(crate) fn ensure_fresh(
         // Another process is building or syncing this index: its result is what the
         // search reads next; this one uses the published generation meanwhile.
         Err(SyncFailure::Busy) => Some(checked(FreshnessMode::Coalesced)),
+        // Cleared while the sync ran: the search that follows finds no index and says so.
+        Err(SyncFailure::Missing) => {
+            warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
+            Some(FreshnessDecision {
+                error_message: Some("the index was cleared while it was being synced".to_owned()),
+                ..checked(FreshnessMode::SyncFailed)
+            })
+        }
         Err(SyncFailure::Failed(message)) => {
             warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
             Some(FreshnessDecision {
