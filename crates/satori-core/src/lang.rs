@@ -389,14 +389,20 @@ impl Language {
         Some(language)
     }
 
-    /// `self`, or for a file detected as plain text, the language its shebang line names:
-    /// scripts often have no extension.
+    /// `self`, refined by what the file says: a file detected as plain text takes the
+    /// language its shebang line names (scripts often have no extension), and a `.h` header
+    /// written in C++ is C++. `.h` is shared by both languages, and C++ projects use it for
+    /// their class declarations; parsed as C, a class is an error node and its members are
+    /// lost to the outline and to definition search.
     pub fn refined(self, text: &str) -> Language {
-        if self != Language::Text {
-            return self;
+        match self {
+            Language::Text => {
+                let first = text.lines().next().unwrap_or("");
+                Language::from_shebang(first).unwrap_or(self)
+            }
+            Language::C if looks_like_cpp(text) => Language::Cpp,
+            _ => self,
         }
-        let first = text.lines().next().unwrap_or("");
-        Language::from_shebang(first).unwrap_or(self)
     }
 
     /// Detects the language of a path from its extension or a few well-known file names.
@@ -439,6 +445,54 @@ impl std::fmt::Display for Language {
     }
 }
 
+/// Whether a header's text uses C++: a construct C has no reading for, at the start of a
+/// line (a class or namespace, a template, an access label, `using namespace`), or a standard
+/// header included without `.h`. `extern "C"` is not evidence: C headers write it for C++
+/// callers.
+fn looks_like_cpp(text: &str) -> bool {
+    const LINE_STARTS: &[&str] = &[
+        "namespace ",
+        "namespace{",
+        "template<",
+        "template <",
+        "public:",
+        "private:",
+        "protected:",
+        "using namespace ",
+    ];
+    text.lines().take(2000).any(|line| {
+        let line = line.trim_start();
+        if LINE_STARTS.iter().any(|s| line.starts_with(s)) {
+            return true;
+        }
+        if let Some(rest) = line.strip_prefix("class ") {
+            // `class Name {`, `class Name : public Base`, `class Name;`: C would read
+            // `class` as an identifier and never follow it by a name and one of these.
+            let rest = rest.trim_start();
+            let name_len = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let after = rest[name_len..].trim_start();
+            return name_len > 0
+                && (after.is_empty()
+                    || after.starts_with(['{', ':', ';'])
+                    || after.starts_with("final"));
+        }
+        if let Some(rest) = line.strip_prefix("#include") {
+            let rest = rest.trim_start();
+            if let Some(inner) = rest.strip_prefix('<') {
+                let name = inner.split('>').next().unwrap_or("");
+                return !name.is_empty()
+                    && !name.contains('.')
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/');
+            }
+        }
+        false
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,6 +530,38 @@ mod tests {
         );
         assert_eq!(Language::Text.refined("plain words\n"), Language::Text);
         assert_eq!(Language::Python.refined("#!/bin/sh\n"), Language::Python);
+    }
+
+    #[test]
+    fn headers_written_in_cpp_are_cpp() {
+        let cases = [
+            ("namespace leveldb {\nclass DB;\n}\n", Language::Cpp),
+            ("class DBImpl : public DB {\n public:\n};\n", Language::Cpp),
+            ("class Arena {\n};\n", Language::Cpp),
+            ("template <typename T>\nT max(T a, T b);\n", Language::Cpp),
+            ("#include <string>\nvoid f(std::string s);\n", Language::Cpp),
+            ("#include <cstdint>\n", Language::Cpp),
+            // C headers, including those written to be callable from C++.
+            (
+                "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint lua_gettop(lua_State *L);\n",
+                Language::C,
+            ),
+            (
+                "#include <stdio.h>\n#include <sys/types.h>\nint class_count;\n",
+                Language::C,
+            ),
+            ("struct point { int x, y; };\n", Language::C),
+            ("int class = 3;\n", Language::C),
+        ];
+        for (text, want) in cases {
+            assert_eq!(Language::C.refined(text), want, "{text}");
+        }
+        // Only `.h` (read as C) is refined: a C++ file stays C++ and Python stays Python.
+        assert_eq!(Language::Cpp.refined("int main() {}\n"), Language::Cpp);
+        assert_eq!(
+            Language::Python.refined("class A:\n    pass\n"),
+            Language::Python
+        );
     }
 
     #[test]
