@@ -1,7 +1,7 @@
 //! No file left behind: a repository with one file per language Satori parses (the chunker's
 //! fixtures) and files of languages it has no grammar for. Every text file is indexed, by
 //! its grammar or by line windows; every definition a grammar finds is found again by
-//! searching its name; binary files are left out and counted.
+//! searching its name; a C++ header is read as C++; binary files are left out and counted.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -87,6 +87,7 @@ fn every_language_is_indexed_and_every_definition_found() {
                 "extra/deploy",
                 "extra/schema.proto",
                 "extra/solver.ml",
+                "extra/texture_atlas.h",
             ]
             .map(String::from),
         )
@@ -95,11 +96,12 @@ fn every_language_is_indexed_and_every_definition_found() {
     let paths: Vec<&str> = indexed.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(paths, expected);
     for (path, lang) in &indexed {
-        // A script without an extension is known by its shebang line.
-        let want = if path == "extra/deploy" {
-            Language::Shell
-        } else {
-            Language::Text
+        // A script without an extension is known by its shebang line, and a header by
+        // the language its text is written in.
+        let want = match path.as_str() {
+            "extra/deploy" => Language::Shell,
+            "extra/texture_atlas.h" => Language::Cpp,
+            _ => Language::Text,
         };
         if path.starts_with("extra/") {
             assert_eq!(*lang, want, "{path}");
@@ -156,11 +158,14 @@ fn every_language_is_indexed_and_every_definition_found() {
         missed.join("\n")
     );
 
-    // Files of languages without a grammar are found by what they define.
+    // Files of languages without a grammar, and the C++ header, are found by what they
+    // define.
     for (word, path) in [
         ("propagate_constraints", "extra/solver.ml"),
         ("publish_documentation_site", "extra/Justfile"),
         ("BillingGateway", "extra/schema.proto"),
+        ("TextureAtlas", "extra/texture_atlas.h"),
+        ("ShelfRow", "extra/texture_atlas.h"),
     ] {
         let files = files_for(&engine, &root, word, 5);
         assert!(files.iter().take(3).any(|f| f == path), "{word}: {files:?}");
