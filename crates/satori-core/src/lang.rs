@@ -142,7 +142,10 @@ pub const TABLE: [Spec; 28] = [
         language: Language::Cpp,
         id: "cpp",
         aliases: &["c++", "cxx", "cc", "hpp"],
-        extensions: &["cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp"],
+        extensions: &[
+            "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "inl", "tcc", "tpp", "cu",
+            "cuh",
+        ],
         file_names: &[],
         kind: Kind::Code,
         grammar: Some(|| tree_sitter_cpp::LANGUAGE.into()),
@@ -570,6 +573,8 @@ mod tests {
         check("a/b/c.tsx", Some("tsx"));
         check("x.mjs", Some("javascript"));
         check("include/vec.hpp", Some("cpp"));
+        check("include/vec.inl", Some("cpp"));
+        check("kernels/scan.cu", Some("cpp"));
         check("lib/x.h", Some("c"));
         check("README.md", Some("markdown"));
         check("Makefile", Some("text"));
