@@ -467,3 +467,42 @@ fn an_index_built_under_other_policy_rules_is_rebuilt_by_its_next_sync() {
         check(case);
     }
 }
+
+#[test]
+fn a_match_in_a_namespace_keeps_its_own_lines() {
+    let f = fixture();
+    // A C++ file whose namespace wraps everything, as most C++ sources are written: the
+    // namespace's own chunk holds the constants and small types before the first function.
+    let mut text = String::from(
+        "#include \"db/writer.h\"\n\nnamespace storage {\n\nconst int kJournalBlockSize = 4096;\n\n\
+         struct PendingWriter {\n  int sequence;\n  bool synced;\n};\n\n",
+    );
+    for i in 0..30 {
+        text.push_str(&format!(
+            "int Step{i}(int x) {{\n  int y = x * {i};\n  if (y > 10) {{\n    y -= 3;\n  }}\n  \
+             y += x;\n  y *= 2;\n  return y + {i};\n}}\n\n"
+        ));
+    }
+    text.push_str("}  // namespace storage\n");
+    let lines = text.lines().count() as u32;
+    std::fs::write(f.root.join("src/journal.cc"), &text).unwrap();
+    index(&f);
+    let hit = |query: &str| {
+        let req = SearchRequest {
+            query: query.to_owned(),
+            scope: Scope::Mixed,
+            limit: 5,
+            ..SearchRequest::default()
+        };
+        let hits = f.engine.search(&f.root, &req).unwrap().hits;
+        hits.into_iter()
+            .find(|h| h.file == "src/journal.cc")
+            .unwrap()
+    };
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1;
+
+    let h = hit("kJournalBlockSize");
+    let at = line_of("kJournalBlockSize");
+    assert!(h.start_line <= at && at <= h.end_line, "{h:?}");
+    assert!(h.end_line < lines / 2, "the hit spans the namespace: {h:?}");
+}

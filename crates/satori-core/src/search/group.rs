@@ -11,6 +11,7 @@ use super::{
     GroupBy, Hit, NoiseReport, ScoreComponents, SearchDiagnostics, SearchRequest, SearchTuning,
 };
 use crate::Result;
+use crate::SymbolKind;
 use crate::store::tokenizer::{CodeTokenizer, may_stem_to};
 use crate::util::hash_parts;
 
@@ -223,8 +224,12 @@ pub(super) fn grouped_hits(
             // A symbol group spans its symbol, extended to the end of the chunk that matched:
             // a chunk of merged small siblings runs past its first definition, and the
             // sibling that matched must not fall outside the span the caller will read. (The
-            // lines before the symbol are the file's preamble, imports and the like.)
-            if let (GroupBy::Symbol, Some(sym)) = (req.group_by, &chunk.symbol) {
+            // lines before the symbol are the file's preamble, imports and the like.) A
+            // namespace is only a scope: its span is often the whole file, which says
+            // nothing about where the match is, so its chunks keep their own lines.
+            if let (GroupBy::Symbol, Some(sym)) = (req.group_by, &chunk.symbol)
+                && sym.kind != SymbolKind::Namespace
+            {
                 hit.start_line = sym.start_line;
                 hit.end_line = sym.end_line.max(chunk.end_line);
             }
