@@ -502,7 +502,7 @@ fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
             Some(d)
         }
         "namespace_definition" => Some(def(SymbolKind::Namespace, field_text(src, n, "name")?, n)),
-        "preproc_def" | "preproc_function_def" if !ctx.in_function => {
+        "preproc_def" | "preproc_function_def" if !ctx.in_function && !is_include_guard(n, src) => {
             Some(def(SymbolKind::Macro, field_text(src, n, "name")?, n))
         }
         "declaration" if module_level(ctx) => {
@@ -518,6 +518,17 @@ fn classify_c<'t>(n: Node<'t>, src: &str, ctx: &Ctx) -> Option<Def<'t>> {
         }
         _ => None,
     }
+}
+
+/// Whether `n` is the `#define NAME` of an include guard (`#ifndef NAME` / `#define NAME`):
+/// it defines nothing a reader looks for, and as the first definition of a header it would
+/// otherwise name the header's chunks.
+fn is_include_guard(n: Node, src: &str) -> bool {
+    n.kind() == "preproc_def"
+        && n.child_by_field_name("value").is_none()
+        && n.parent().is_some_and(|p| {
+            p.kind() == "preproc_ifdef" && field_text(src, p, "name") == field_text(src, n, "name")
+        })
 }
 
 /// The qualifier of a function defined outside its class (`long Ledger::post(...)` →

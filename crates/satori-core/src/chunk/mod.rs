@@ -268,7 +268,10 @@ fn line_no(i: usize) -> u32 {
 }
 
 /// The chunk's main symbol: the innermost definition enclosing its first line, else the first
-/// definition starting inside it.
+/// definition starting inside it. A namespace is only a scope, so a chunk whose main symbol
+/// would be one (`namespace store {` and the types after it, or a chunk of a namespace's
+/// body) is named after the largest other definition it holds, when it holds one: naming
+/// it after the namespace would label half the chunks of a C++ or C# codebase alike.
 fn main_symbol(raw: &[RawSymbol], s: usize, e: usize) -> Option<usize> {
     let enclosing = raw
         .iter()
@@ -280,15 +283,32 @@ fn main_symbol(raw: &[RawSymbol], s: usize, e: usize) -> Option<usize> {
                 std::cmp::Reverse(b.end),
                 b.scope.len(),
             ))
-        });
-    if let Some((i, _)) = enclosing {
-        return Some(i);
+        })
+        .map(|(i, _)| i);
+    let inside = || {
+        raw.iter()
+            .enumerate()
+            .filter(move |(_, r)| r.start >= s && r.start <= e)
+    };
+    let main = enclosing.or_else(|| {
+        inside()
+            .min_by_key(|(_, r)| (r.start, std::cmp::Reverse(r.end), r.scope.len()))
+            .map(|(i, _)| i)
+    })?;
+    if raw[main].kind != SymbolKind::Namespace {
+        return Some(main);
     }
-    raw.iter()
-        .enumerate()
-        .filter(|(_, r)| r.start >= s && r.start <= e)
-        .min_by_key(|(_, r)| (r.start, std::cmp::Reverse(r.end), r.scope.len()))
-        .map(|(i, _)| i)
+    let held = inside()
+        .filter(|(_, r)| r.kind != SymbolKind::Namespace)
+        .max_by_key(|(_, r)| {
+            (
+                r.end.min(e) - r.start,
+                std::cmp::Reverse(r.start),
+                std::cmp::Reverse(r.scope.len()),
+            )
+        })
+        .map(|(i, _)| i);
+    Some(held.unwrap_or(main))
 }
 
 /// Labels of the scopes around a chunk, outermost first, the last two: the main symbol's

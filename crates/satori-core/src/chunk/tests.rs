@@ -235,3 +235,26 @@ fn parsers_are_reused_across_threads() {
         assert_eq!(h.join().expect("thread"), first);
     }
 }
+
+#[test]
+fn a_header_is_named_after_what_it_defines() {
+    // The include guard is not a definition, a flag macro with a value is, and the chunk
+    // that opens the namespace is named after the largest type it holds.
+    let text = "#ifndef STORE_TOKEN_H_\n#define STORE_TOKEN_H_\n\n#include <string>\n\n\
+                namespace store {\n#define MAX_TOKEN_PARAMS 4\nenum Mark { kNone };\n\n\
+                struct Token {\n  int kind;\n  bool verified;\n  int line;\n};\n\
+                }  // namespace store\n\n#endif\n";
+    let out = check(Language::Cpp, text, &ChunkOptions::default());
+    let names: Vec<&str> = out.symbols.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["store", "MAX_TOKEN_PARAMS", "Mark", "Token"]);
+    assert_eq!(out.chunks.len(), 1, "{:?}", out.chunks);
+    let main = out.chunks[0].symbol.as_ref().unwrap();
+    assert_eq!(
+        (main.name.as_str(), main.kind),
+        ("Token", SymbolKind::Struct)
+    );
+    // A guard-like `#ifndef` whose `#define` names something else is no guard.
+    let text = "#ifndef BUF_SIZE\n#define BUF_SIZE 512\n#endif\n";
+    let out = check(Language::C, text, &ChunkOptions::default());
+    assert_eq!(out.symbols[0].name, "BUF_SIZE");
+}

@@ -224,13 +224,19 @@ pub(super) fn grouped_hits(
             // A symbol group spans its symbol, extended to the end of the chunk that matched:
             // a chunk of merged small siblings runs past its first definition, and the
             // sibling that matched must not fall outside the span the caller will read. (The
-            // lines before the symbol are the file's preamble, imports and the like.) A
-            // namespace is only a scope: its span is often the whole file, which says
-            // nothing about where the match is, so its chunks keep their own lines.
+            // lines before the first definition are the file's preamble, imports and the
+            // like; but when the chunk is named after a later definition, the ones before it
+            // are kept too.) A namespace is only a scope: its span is often the whole file,
+            // which says nothing about where the match is, so its chunks keep their own lines.
             if let (GroupBy::Symbol, Some(sym)) = (req.group_by, &chunk.symbol)
                 && sym.kind != SymbolKind::Namespace
             {
-                hit.start_line = sym.start_line;
+                let first = chunk.defines.first().is_none_or(|d| *d == sym.name);
+                hit.start_line = if first {
+                    sym.start_line
+                } else {
+                    sym.start_line.min(chunk.start_line)
+                };
                 hit.end_line = sym.end_line.max(chunk.end_line);
             }
             let content = ix.chunk_content(s.ord)?;
