@@ -506,3 +506,52 @@ fn a_match_in_a_namespace_keeps_its_own_lines() {
     assert!(h.start_line <= at && at <= h.end_line, "{h:?}");
     assert!(h.end_line < lines / 2, "the hit spans the namespace: {h:?}");
 }
+
+#[test]
+fn a_qualified_name_finds_the_definition_in_its_scope_or_file() {
+    let f = fixture();
+    let write = |path: &str, text: &str| {
+        let path = f.root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // Two definitions of `total` and of `post`. The ones the query does not mean mention the
+    // qualifier more often, so only the scope or the file tells.
+    write(
+        "lib/billing.rb",
+        "module Billing\n  class Invoice\n    def total\n      @lines.sum(&:amount)\n    end\n  end\nend\n",
+    );
+    write(
+        "lib/reports.rb",
+        "module Reports\n  # Sums every Invoice: Invoice totals, Invoice by Invoice.\n  \
+         def self.total(invoices)\n    invoices.sum { |invoice| invoice.amount }\n  end\nend\n",
+    );
+    write(
+        "pkg/ledger.py",
+        "def post(entry):\n    return entry.amount\n",
+    );
+    write(
+        "pkg/ledger_journal.py",
+        "import ledger\n\n\ndef post(entry):\n    \"\"\"Posts to the ledger: ledger first, then ledger totals.\"\"\"\n    \
+         return ledger.post(entry)\n",
+    );
+    index(&f);
+    for (query, want) in [
+        ("Invoice.total", "lib/billing.rb"),
+        ("Reports.total", "lib/reports.rb"),
+        ("ledger.post", "pkg/ledger.py"),
+    ] {
+        let req = SearchRequest {
+            query: query.to_owned(),
+            scope: Scope::Mixed,
+            limit: 5,
+            ..SearchRequest::default()
+        };
+        let hits = f.engine.search(&f.root, &req).unwrap().hits;
+        assert_eq!(
+            hits.first().map(|h| h.file.as_str()),
+            Some(want),
+            "{query}: {hits:?}"
+        );
+    }
+}

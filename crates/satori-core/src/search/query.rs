@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::names;
 use super::weights::Weights;
 use crate::store::tokenizer::{CodeTokenizer, TokenKind};
 
@@ -164,6 +165,10 @@ pub struct Analysis {
     /// Identifiers the user typed (the last segment of `Foo::bar` / `x.y`), as written; the
     /// first [`MAX_NAMES`] distinct ones, as are `words` and `parts`.
     pub identifiers: Vec<String>,
+    /// For identifiers written with their qualifier (`ExUnit.Test`, `DBImpl::Write`), the
+    /// qualifier's last segment and the name, both as [`names::normalize_identifier`] leaves
+    /// them: a definition of the name in that scope (or file) is the one meant.
+    pub qualified: Vec<(String, String)>,
     /// Plain words (not stop words), lower-cased: candidates for a weaker definition match.
     pub words: Vec<String>,
     /// Stemmed parts of every term-bearing token, for path and symbol-part matches.
@@ -258,6 +263,7 @@ fn analyze_with(
         kind: QueryKind::Empty,
         terms: Vec::new(),
         identifiers: Vec::new(),
+        qualified: Vec::new(),
         words: Vec::new(),
         parts: Vec::new(),
     };
@@ -271,7 +277,21 @@ fn analyze_with(
         let lower = token.to_lowercase();
         if is_ident {
             idents += 1;
-            let last = token.rsplit(['.', ':', '>']).next().unwrap_or(token);
+            let mut segments = token
+                .rsplit(['.', ':', '>'])
+                .filter(|s| !s.trim_end_matches('-').is_empty());
+            let last = segments.next().unwrap_or(token);
+            if let Some(qualifier) = segments.next()
+                && analysis.qualified.len() < MAX_NAMES
+            {
+                let pair = (
+                    names::normalize_identifier(qualifier.trim_end_matches('-')),
+                    names::normalize_identifier(last),
+                );
+                if !analysis.qualified.contains(&pair) {
+                    analysis.qualified.push(pair);
+                }
+            }
             seen.identifiers
                 .push(&mut analysis.identifiers, last.to_string());
         } else {

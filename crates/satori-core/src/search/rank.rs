@@ -151,7 +151,7 @@ impl<'a> Ranker<'a> {
         // noise, so only an explicitly code-shaped identifier counts, and less.
         let ident_q = analysis.kind == QueryKind::Identifier;
         let definition = if tuning.definition {
-            let d = definition_boost(chunk, analysis, names, tokenizer, w);
+            let d = definition_boost(chunk, facts, analysis, names, tokenizer, w);
             if ident_q {
                 d
             } else {
@@ -347,6 +347,7 @@ impl Normalizer {
 /// How strongly a chunk defines what the query names.
 fn definition_boost<'g>(
     chunk: &'g ChunkEntry,
+    facts: &FileFacts,
     analysis: &Analysis,
     names: &mut NameMatcher<'_, 'g>,
     tokenizer: &mut CodeTokenizer,
@@ -367,7 +368,7 @@ fn definition_boost<'g>(
         return 0.0;
     }
     if chunk_names().any(|n| names.idents.iter().any(|i| normalized_eq(n, i))) {
-        return w.definition_exact;
+        return w.definition_exact + qualified_boost(chunk, facts, analysis, w);
     }
     // Beyond exact identifiers, only an identifier query's words and parts name things.
     if analysis.kind != QueryKind::Identifier {
@@ -381,6 +382,41 @@ fn definition_boost<'g>(
     }
     let found = chunk_names().fold(0u128, |acc, n| acc | names.parts_of(n, tokenizer));
     w.definition_parts * found.count_ones() as f32 / names.parts.len() as f32
+}
+
+/// Bonus for defining a name the query wrote with its qualifier (`ExUnit.Test`,
+/// `DBImpl::Write`, `connectionpool.HTTPConnectionPool`) inside that qualifier: the chunk's
+/// symbol is the name and its innermost enclosing scope, or its file, is the qualifier; or
+/// the chunk (small definitions merged into one) defines both. Among the many definitions of
+/// a common name (`Test`, `Write`, `Error`), that is the one the query means.
+fn qualified_boost(chunk: &ChunkEntry, facts: &FileFacts, analysis: &Analysis, w: &Weights) -> f32 {
+    if analysis.qualified.is_empty() || w.definition_qualified == 0.0 {
+        return 0.0;
+    }
+    let defines = |n: &str| {
+        chunk.defines.iter().any(|d| normalized_eq(d, n))
+            || chunk
+                .symbol
+                .as_ref()
+                .is_some_and(|s| normalized_eq(&s.name, n))
+    };
+    let meant = analysis.qualified.iter().any(|(qualifier, name)| {
+        if !defines(name) {
+            return false;
+        }
+        if defines(qualifier) || facts.stem_norm == *qualifier {
+            return true;
+        }
+        // The symbol's innermost scope, by its last segment (`Case` of `ExUnit.Case`).
+        chunk.symbol.as_ref().is_some_and(|s| {
+            normalized_eq(&s.name, name)
+                && s.scope
+                    .last()
+                    .and_then(|sc| sc.rsplit(['.', ':']).find(|p| !p.is_empty()))
+                    .is_some_and(|sc| normalized_eq(sc, qualifier))
+        })
+    });
+    if meant { w.definition_qualified } else { 0.0 }
 }
 
 /// Bonus for a question's words naming the file or its directory: the share of the words

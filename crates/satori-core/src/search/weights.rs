@@ -72,6 +72,9 @@ pub struct Weights {
     pub definition_word: f32,
     /// Scaled by the share of an identifier query's parts found among the defined names' parts.
     pub definition_parts: f32,
+    /// Added to the exact boost when the query wrote the name with its qualifier and the
+    /// definition is in that scope or file (`ExUnit.Test` is `Test` inside `ExUnit`).
+    pub definition_qualified: f32,
     /// Share of the definition boost an identifier gets when it appears inside a question:
     /// there, words that happen to be names (`get`, `request`) are noise.
     pub definition_in_question: f32,
@@ -178,6 +181,7 @@ impl Default for Weights {
             definition_exact: 1.0,
             definition_word: 0.3,
             definition_parts: 0.3,
+            definition_qualified: 0.5,
             definition_in_question: 0.3,
             name_covered: 0.15,
             name_covered_min: 0.5,
