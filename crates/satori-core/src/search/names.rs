@@ -47,6 +47,8 @@ pub(super) fn lower_eq(raw: &str, word: &str) -> bool {
 /// candidates, and analysing one means tokenising and stemming it).
 pub(super) struct NameMatcher<'q, 'g> {
     pub(super) idents: Vec<String>,
+    /// The query's qualified names (qualifier, name), normalised.
+    pub(super) qualified: Vec<(String, String)>,
     /// At most 128 distinct parts, so a name's matches fit one bit mask.
     pub(super) parts: Vec<&'q str>,
     memo: rustc_hash::FxHashMap<&'g str, u128>,
@@ -65,6 +67,11 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
                 .identifiers
                 .iter()
                 .map(|i| normalize_identifier(i))
+                .collect(),
+            qualified: analysis
+                .qualified
+                .iter()
+                .map(|(q, n)| (normalize_identifier(q), normalize_identifier(n)))
                 .collect(),
             parts,
             memo: rustc_hash::FxHashMap::with_capacity_and_hasher(1024, Default::default()),

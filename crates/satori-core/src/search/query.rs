@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::names;
 use super::weights::Weights;
 use crate::store::tokenizer::{CodeTokenizer, TokenKind};
 
@@ -166,8 +165,8 @@ pub struct Analysis {
     /// first [`MAX_NAMES`] distinct ones, as are `words` and `parts`.
     pub identifiers: Vec<String>,
     /// For identifiers written with their qualifier (`ExUnit.Test`, `DBImpl::Write`), the
-    /// qualifier's last segment and the name, both as [`names::normalize_identifier`] leaves
-    /// them: a definition of the name in that scope (or file) is the one meant.
+    /// qualifier's last segment and the name, as written: a definition of the name in that
+    /// scope (or file) is the one meant.
     pub qualified: Vec<(String, String)>,
     /// Plain words (not stop words), lower-cased: candidates for a weaker definition match.
     pub words: Vec<String>,
@@ -285,8 +284,8 @@ fn analyze_with(
                 && analysis.qualified.len() < MAX_NAMES
             {
                 let pair = (
-                    names::normalize_identifier(qualifier.trim_end_matches('-')),
-                    names::normalize_identifier(last),
+                    qualifier.trim_end_matches('-').to_string(),
+                    last.to_string(),
                 );
                 if !analysis.qualified.contains(&pair) {
                     analysis.qualified.push(pair);
@@ -459,6 +458,27 @@ mod tests {
             &["parseHeader"],
         );
         classify("", QueryKind::Empty, &[]);
+    }
+
+    #[test]
+    fn qualified_names_keep_their_last_qualifier() {
+        let cases: [(&str, &[(&str, &str)]); 6] = [
+            ("Foo::bar", &[("Foo", "bar")]),
+            ("a::b::Error", &[("b", "Error")]),
+            ("where is `ExUnit.Test` defined", &[("ExUnit", "Test")]),
+            ("self->next", &[("self", "next")]),
+            ("parse_header", &[]),
+            ("Foo::bar and Foo::bar again", &[("Foo", "bar")]),
+        ];
+        for (text, want) in cases {
+            let a = analyze(text, &mut CodeTokenizer::default(), &Weights::default());
+            let got: Vec<(&str, &str)> = a
+                .qualified
+                .iter()
+                .map(|(q, n)| (q.as_str(), n.as_str()))
+                .collect();
+            assert_eq!(got, want, "{text:?}");
+        }
     }
 
     #[test]

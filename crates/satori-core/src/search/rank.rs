@@ -368,7 +368,7 @@ fn definition_boost<'g>(
         return 0.0;
     }
     if chunk_names().any(|n| names.idents.iter().any(|i| normalized_eq(n, i))) {
-        return w.definition_exact + qualified_boost(chunk, facts, analysis, w);
+        return w.definition_exact + qualified_boost(chunk, facts, &names.qualified, w);
     }
     // Beyond exact identifiers, only an identifier query's words and parts name things.
     if analysis.kind != QueryKind::Identifier {
@@ -389,8 +389,13 @@ fn definition_boost<'g>(
 /// symbol is the name and its innermost enclosing scope, or its file, is the qualifier; or
 /// the chunk (small definitions merged into one) defines both. Among the many definitions of
 /// a common name (`Test`, `Write`, `Error`), that is the one the query means.
-fn qualified_boost(chunk: &ChunkEntry, facts: &FileFacts, analysis: &Analysis, w: &Weights) -> f32 {
-    if analysis.qualified.is_empty() || w.definition_qualified == 0.0 {
+fn qualified_boost(
+    chunk: &ChunkEntry,
+    facts: &FileFacts,
+    qualified: &[(String, String)],
+    w: &Weights,
+) -> f32 {
+    if qualified.is_empty() || w.definition_qualified == 0.0 {
         return 0.0;
     }
     let defines = |n: &str| {
@@ -400,7 +405,7 @@ fn qualified_boost(chunk: &ChunkEntry, facts: &FileFacts, analysis: &Analysis, w
                 .as_ref()
                 .is_some_and(|s| normalized_eq(&s.name, n))
     };
-    let meant = analysis.qualified.iter().any(|(qualifier, name)| {
+    let meant = qualified.iter().any(|(qualifier, name)| {
         if !defines(name) {
             return false;
         }
