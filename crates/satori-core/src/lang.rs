@@ -28,6 +28,7 @@ pub enum Language {
     Lua,
     Zig,
     Shell,
+    Perl,
     Sql,
     Html,
     Css,
@@ -65,7 +66,7 @@ pub struct Spec {
 
 /// The language table, in [`Language::ALL`] order. Adding a language is adding a row here
 /// (and a variant above); its definition rules, if it has a grammar, go to `chunk/langs.rs`.
-pub const TABLE: [Spec; 28] = [
+pub const TABLE: [Spec; 29] = [
     Spec {
         language: Language::TypeScript,
         id: "typescript",
@@ -250,6 +251,18 @@ pub const TABLE: [Spec; 28] = [
         grammar: Some(|| tree_sitter_bash::LANGUAGE.into()),
     },
     Spec {
+        language: Language::Perl,
+        id: "perl",
+        aliases: &["pl"],
+        // `.t` is Perl's test script, `.psgi` a PSGI application, `.pod` documentation.
+        extensions: &["pl", "pm", "t", "psgi", "pod"],
+        file_names: &[],
+        kind: Kind::Code,
+        // No Perl grammar builds against this tree-sitter; its outline is read from its
+        // lines (`chunk/perl.rs`).
+        grammar: None,
+    },
+    Spec {
         language: Language::Sql,
         id: "sql",
         aliases: &[],
@@ -325,8 +338,8 @@ pub const TABLE: [Spec; 28] = [
 
 impl Language {
     /// Every language, in a fixed order (the order of [`TABLE`]).
-    pub const ALL: [Language; 28] = {
-        let mut all = [Language::Text; 28];
+    pub const ALL: [Language; 29] = {
+        let mut all = [Language::Text; 29];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].language;
@@ -387,6 +400,7 @@ impl Language {
             "swift" => Language::Swift,
             "kotlin" => Language::Kotlin,
             "scala" => Language::Scala,
+            "perl" => Language::Perl,
             _ => return None,
         };
         Some(language)
@@ -436,9 +450,10 @@ impl Language {
         self.spec().grammar.map(|g| g())
     }
 
-    /// True for languages whose grammar gives symbols (and, later, call graphs).
+    /// True for languages whose definitions Satori reads: those with a grammar, and Perl,
+    /// whose outline is read from its lines.
     pub fn has_symbols(self) -> bool {
-        self.spec().grammar.is_some()
+        self.spec().grammar.is_some() || self == Language::Perl
     }
 }
 
@@ -518,7 +533,9 @@ mod tests {
             ("#! /usr/bin/python3.11", Some(Language::Python)),
             ("#!/usr/bin/env ruby", Some(Language::Ruby)),
             ("#!/usr/bin/env node", Some(Language::JavaScript)),
-            ("#!/usr/bin/env LANG=C perl", None),
+            ("#!/usr/bin/env LANG=C perl", Some(Language::Perl)),
+            ("#!/usr/bin/perl -w", Some(Language::Perl)),
+            ("#!/usr/bin/env tclsh", None),
             ("#!/usr/bin/lua5.4", Some(Language::Lua)),
             ("#!/usr/local/bin/elixir", Some(Language::Elixir)),
             ("# not a shebang", None),
@@ -576,6 +593,8 @@ mod tests {
         check("include/vec.inl", Some("cpp"));
         check("kernels/scan.cu", Some("cpp"));
         check("lib/x.h", Some("c"));
+        check("lib/Plack/Util.pm", Some("perl"));
+        check("t/00_compile.t", Some("perl"));
         check("README.md", Some("markdown"));
         check("Makefile", Some("text"));
         check(".gitignore", None);
@@ -618,10 +637,13 @@ mod tests {
                 "haskell",
                 "lua",
                 "zig",
-                "shell"
+                "shell",
+                "perl"
             ]
         );
         assert!(Language::Rust.grammar().is_some() && Language::Sql.grammar().is_none());
+        // Perl's definitions come from its lines, not from a grammar.
+        assert!(Language::Perl.grammar().is_none());
     }
 
     #[test]

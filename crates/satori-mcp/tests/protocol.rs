@@ -562,6 +562,22 @@ async fn navigation() {
         "file_outline",
         json!({"path": repo, "file": "src/handlers.py", "resolveMode": "exact", "symbolLabelExact": "handle"})
     );
+    // Perl has no grammar: its outline is read from its lines, and it has no call graph.
+    write(
+        &h.repo(),
+        "lib/Shop/Cart.pm",
+        b"package Shop::Cart;\n\n# Adds an item.\nsub add {\n    my ($self, $item) = @_;\n    push @{ $self->{items} }, $item;\n}\n\n1;\n__END__\n\n=head1 NAME\n\nShop::Cart - a cart\n\n=cut\n",
+    );
+    step!(
+        "perl outline",
+        "file_outline",
+        json!({"path": repo, "file": "lib/Shop/Cart.pm"})
+    );
+    step!(
+        "perl graph",
+        "call_graph",
+        json!({"path": repo, "symbolRef": {"file": "lib/Shop/Cart.pm", "symbolId": "sym_0000000000000000"}})
+    );
     step!(
         "unsupported language",
         "file_outline",

@@ -1,8 +1,9 @@
 //! Syntax-aware chunking: a file's text becomes chunks that follow its syntax (a function, a
 //! method, a class where possible), plus the outline of the symbols it defines.
 //!
-//! Languages with a tree-sitter grammar are chunked along syntax; every other text file falls
-//! back to line-based chunks. Chunking is pure: text in, chunks out, no I/O.
+//! Languages with a tree-sitter grammar are chunked along syntax, Markdown along its headings
+//! and Perl along an outline read from its lines; every other text file falls back to
+//! line-based chunks. Chunking is pure: text in, chunks out, no I/O.
 
 use std::collections::HashMap;
 
@@ -17,6 +18,7 @@ use crate::util::{hash_parts, hash16};
 mod langs;
 mod lines;
 mod markdown;
+mod perl;
 mod split;
 mod ts;
 
@@ -95,6 +97,11 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
     };
     if language == Language::Markdown {
         let outline = markdown::MdOutline::new(&lines);
+        let pieces = split::split_file(&lines, &opts, &outline, None);
+        return assemble(file, language, &lines, &pieces, outline.symbols(&lines));
+    }
+    if language == Language::Perl {
+        let outline = perl::PerlOutline::new(&lines);
         let pieces = split::split_file(&lines, &opts, &outline, None);
         return assemble(file, language, &lines, &pieces, outline.symbols(&lines));
     }
@@ -298,10 +305,12 @@ fn main_symbol(raw: &[RawSymbol], s: usize, e: usize) -> Option<usize> {
     if raw[main].kind != SymbolKind::Namespace {
         return Some(main);
     }
+    // Code before documentation (a Perl package's POD sections), then the largest.
     let held = inside()
         .filter(|(_, r)| r.kind != SymbolKind::Namespace)
         .max_by_key(|(_, r)| {
             (
+                r.kind != SymbolKind::Section,
                 r.end.min(e) - r.start,
                 std::cmp::Reverse(r.start),
                 std::cmp::Reverse(r.scope.len()),

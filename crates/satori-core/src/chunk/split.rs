@@ -29,6 +29,12 @@ pub(crate) trait Outline {
     /// The parts of `src` in file order. They may overlap or leave gaps; the splitter merges
     /// overlaps and gives gap lines to the neighbouring unit.
     fn units(&self, src: Self::Src) -> Vec<Unit<Self::Src>>;
+
+    /// Whether two neighbouring units must not share a piece, however small they are
+    /// (documentation and the code beside it).
+    fn apart(&self, _a: Self::Src, _b: Self::Src) -> bool {
+        false
+    }
 }
 
 /// Cuts lines `0..len` into pieces (0-based inclusive line ranges, in order, covering every
@@ -124,28 +130,31 @@ impl<O: Outline> Splitter<'_, '_, O> {
             last.end = e;
         }
 
-        let mut group: Option<(usize, usize, usize)> = None;
+        // The group being merged: its lines, its size, and its last unit.
+        let mut group: Option<(usize, usize, usize, O::Src)> = None;
         for u in units {
             let usize_ = self.lines.size(u.start, u.end);
             if usize_ > self.max {
-                if let Some((gs, ge, _)) = group.take() {
+                if let Some((gs, ge, _, _)) = group.take() {
                     self.out.push((gs, ge));
                 }
                 self.split(Some(u.src), u.start, u.end, depth + 1, false);
                 continue;
             }
             group = match group {
-                Some((gs, _, gsize)) if gsize + usize_ <= self.target => {
-                    Some((gs, u.end, gsize + usize_))
+                Some((gs, _, gsize, last))
+                    if gsize + usize_ <= self.target && !self.outline.apart(last, u.src) =>
+                {
+                    Some((gs, u.end, gsize + usize_, u.src))
                 }
-                Some((gs, ge, _)) => {
+                Some((gs, ge, _, _)) => {
                     self.out.push((gs, ge));
-                    Some((u.start, u.end, usize_))
+                    Some((u.start, u.end, usize_, u.src))
                 }
-                None => Some((u.start, u.end, usize_)),
+                None => Some((u.start, u.end, usize_, u.src)),
             };
         }
-        if let Some((gs, ge, _)) = group {
+        if let Some((gs, ge, _, _)) = group {
             self.out.push((gs, ge));
         }
     }

@@ -137,7 +137,12 @@ pub fn categorize(path: &str, language: Language) -> Category {
         Category::Vendored
     } else if in_dir(FIXTURE_DIRS) || lower.ends_with(".snap") {
         Category::Fixtures
-    } else if in_dir(TEST_DIRS) || in_dir_word(TEST_WORDS) || is_test_name(&lower, stem) {
+    } else if in_dir(TEST_DIRS)
+        || in_dir_word(TEST_WORDS)
+        || is_test_name(&lower, stem)
+        // Perl's test scripts are `.t` files, by convention under `t/`.
+        || (language == Language::Perl && lower.ends_with(".t"))
+    {
         Category::Tests
     } else if (language.is_docs() && !is_unknown_code(language, &lower))
         // A Go directory is a package, and `doc` is a package name like any other
@@ -209,8 +214,18 @@ fn is_test_name(lower: &str, stem: &str) -> bool {
 }
 
 /// The category of one chunk of a file of category `file`: the file's, except for Rust
-/// chunks in a module named `test` or `tests` (by convention the `#[cfg(test)]` one).
+/// chunks in a module named `test` or `tests` (by convention the `#[cfg(test)]` one), and
+/// for the POD sections of a Perl file, which are its documentation.
 pub fn of_chunk(file: Category, language: Language, chunk: &ChunkEntry) -> Category {
+    if language == Language::Perl
+        && file == Category::Runtime
+        && chunk
+            .symbol
+            .as_ref()
+            .is_some_and(|s| s.kind == SymbolKind::Section)
+    {
+        return Category::Docs;
+    }
     if language != Language::Rust || file != Category::Runtime {
         return file;
     }
@@ -294,5 +309,8 @@ mod tests {
         check("types/instance.d.ts", Declarations);
         check("src/attr/__init__.pyi", Declarations);
         check("src/index.ts", Runtime);
+        check("t/Plack-Request/upload.t", Tests);
+        check("xt/author/pod.t", Tests);
+        check("lib/Plack/Util.pm", Runtime);
     }
 }
