@@ -526,6 +526,11 @@ pub struct Manifest {
     /// built before the policy existed, which therefore never match it.
     #[serde(default)]
     pub policy: String,
+    /// The chunking rules the index was built under (`v` and
+    /// [`crate::chunk::CHUNKING_VERSION`]); empty in indexes built before they were
+    /// recorded, which therefore never match them.
+    #[serde(default)]
+    pub chunking: String,
     /// Files the walk passed over for their size (they are not in `file_list`).
     #[serde(default)]
     pub oversized: u64,
@@ -595,6 +600,7 @@ mod tests {
             ignore_patterns: vec![],
             ignore_signature: String::new(),
             policy: String::new(),
+            chunking: String::new(),
             oversized: 0,
             file_list: vec![],
         }

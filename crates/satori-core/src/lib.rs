@@ -26,7 +26,7 @@ mod symbol;
 mod util;
 mod walk;
 
-pub use chunk::{Chunk, ChunkOptions, ChunkedFile, chunk_file};
+pub use chunk::{CHUNKING_VERSION, Chunk, ChunkOptions, ChunkedFile, chunk_file};
 pub use engine::{
     Engine, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary, Preflight,
     Progress, ProgressFn, Purpose, Refusal, SyncControl, SyncSummary, Target,

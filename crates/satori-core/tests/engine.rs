@@ -469,6 +469,56 @@ fn an_index_built_under_other_policy_rules_is_rebuilt_by_its_next_sync() {
 }
 
 #[test]
+fn an_index_built_under_older_chunking_rules_is_rebuilt_by_its_next_sync() {
+    /// `chunking`: what the manifest records (None: nothing, as before it was recorded).
+    #[track_caller]
+    fn check(label: &str, chunking: Option<&str>, rebuilt: bool) {
+        let f = fixture();
+        std::fs::write(
+            f.root.join("src/Shelf.pm"),
+            "package Shelf;\n\nsub shelve_book {\n    my ($self, $book) = @_;\n}\n\n1;\n",
+        )
+        .unwrap();
+        let engine = engine_with_secrets(&f, false);
+        engine
+            .start_index(&f.root, IndexOptions::default())
+            .unwrap()
+            .run(|_| {})
+            .unwrap();
+        let (gen_dir, _) = f.home.codebase(&f.root).current().unwrap();
+        let path = gen_dir.join("manifest.json");
+        let mut m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let obj = m.as_object_mut().unwrap();
+        assert_eq!(
+            obj["chunking"],
+            format!("v{}", satori_core::CHUNKING_VERSION),
+            "{label}: the manifest records its chunking rules"
+        );
+        match chunking {
+            Some(v) => obj.insert("chunking".into(), v.into()),
+            None => obj.remove("chunking"),
+        };
+        std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+        let summary = engine.sync(&f.root, &SyncControl::default()).unwrap();
+        assert_eq!(summary.rebuilt, rebuilt, "{label}: {summary:?}");
+        assert!(!summary.derived, "{label}: {summary:?}");
+        assert_eq!(
+            found(&engine, &f.root, "shelve_book"),
+            ["src/Shelf.pm"],
+            "{label}"
+        );
+        // The rebuilt index records the rules it was built under: nothing more to do.
+        let again = engine.sync(&f.root, &SyncControl::default()).unwrap();
+        assert!(!again.rebuilt && !again.derived, "{label}: {again:?}");
+    }
+    let current = format!("v{}", satori_core::CHUNKING_VERSION);
+    check("built before the rules were recorded", None, true);
+    check("built under older rules", Some("v0"), true);
+    check("built under these rules", Some(&current), false);
+}
+
+#[test]
 fn a_match_in_a_namespace_keeps_its_own_lines() {
     let f = fixture();
     // A C++ file whose namespace wraps everything, as most C++ sources are written: the

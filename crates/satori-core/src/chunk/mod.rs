@@ -24,6 +24,18 @@ mod ts;
 
 use lines::Lines;
 
+/// The version of the chunking rules: which languages are read how, where chunks are cut,
+/// what they are named. Bumped whenever a file that has not changed would now be chunked
+/// differently (a new language, a new outline); an index built under another version is
+/// rebuilt in full by its next sync, as a sync re-reads only the files that changed.
+/// 1: Perl outlines, and C++ read in `.h` headers.
+pub const CHUNKING_VERSION: u32 = 1;
+
+/// The chunking rules an index records in its manifest.
+pub(crate) fn chunking_signature() -> String {
+    format!("v{CHUNKING_VERSION}")
+}
+
 /// One indexed unit of text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chunk {

@@ -289,6 +289,7 @@ impl IndexJob {
             ignore_patterns: self.opts.ignore_patterns.clone(),
             ignore_signature: ignore_signature(&self.root, &self.opts),
             policy: self.engine.policy.signature(),
+            chunking: crate::chunk::chunking_signature(),
             oversized: walked.oversized.len() as u64,
             file_list,
         };

@@ -6,7 +6,8 @@
 //! only the changed files are read, chunked and embedded (a chunk whose embedded text is
 //! unchanged keeps its vector), the rest is carried over (see `store`). It falls back to a
 //! full build when a derive would not pay (deleted documents outweigh live ones, the chunk
-//! limit) or fails for any reason other than cancellation or an incomplete scan.
+//! limit), when the index was built under other policy or chunking rules, or when a derive
+//! fails for any reason other than cancellation or an incomplete scan.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -19,6 +20,7 @@ use super::build::{
     BATCH_FILES, CHUNK_LIMIT, FileIndexer, IndexOptions, Progress, ignore_signature, walk_options,
 };
 use super::status::published_state;
+use crate::chunk::chunking_signature;
 use crate::layout::{CodebaseDir, Manifest, ManifestFile};
 use crate::policy::Policy;
 use crate::state::{IndexState, IndexStatus, Phase};
@@ -108,6 +110,7 @@ impl Engine {
             ignore_patterns: m.ignore_patterns.clone(),
         };
         if m.policy != self.policy.signature()
+            || m.chunking != chunking_signature()
             || ignore_signature(root, &opts) == m.ignore_signature
         {
             return Ok(Preflight::ReindexRequired);
@@ -192,10 +195,11 @@ impl Engine {
             }
             if plan.has_work() {
                 // An index built under other policy rules may hold files the rules now keep
-                // out by their content (or lack ones they now let in), which a derive, reading
-                // only changed files, would never notice: it is rebuilt in full.
-                let full =
-                    st.index_status == Some(IndexStatus::LimitReached) || plan.policy_changed;
+                // out by their content (or lack ones they now let in), and one built under
+                // other chunking rules holds chunks that unchanged files no longer give; a
+                // derive, reading only changed files, would never notice: it is rebuilt in
+                // full.
+                let full = st.index_status == Some(IndexStatus::LimitReached) || plan.rules_changed;
                 let derived = if full {
                     None
                 } else {
@@ -538,6 +542,9 @@ impl Engine {
             ignore_patterns: opts.ignore_patterns.clone(),
             ignore_signature: plan.ignore_signature.clone(),
             policy: m.policy.clone(),
+            // A derive chunks only the changed files: the rest keep the rules they were
+            // chunked under.
+            chunking: m.chunking.clone(),
             oversized: plan.oversized,
             file_list,
         };
@@ -587,8 +594,9 @@ struct Plan {
     modified: u64,
     ignore_signature: String,
     ignore_changed: bool,
-    /// The index was built under other policy rules (see [`Policy::signature`]).
-    policy_changed: bool,
+    /// The index was built under other policy rules (see [`Policy::signature`]) or other
+    /// chunking rules (see [`crate::chunk::CHUNKING_VERSION`]).
+    rules_changed: bool,
     /// What the walk saw, for the next sync to confirm by `stat` (see [`TreeStamp`]).
     stamp: Option<TreeStamp>,
     /// Files the walk passed over for their size, and whether the manifest says otherwise.
@@ -617,7 +625,7 @@ impl Plan {
             modified: 0,
             ignore_changed: ignore_signature != m.ignore_signature,
             ignore_signature,
-            policy_changed: m.policy != policy.signature(),
+            rules_changed: m.policy != policy.signature() || m.chunking != chunking_signature(),
             stamp: None,
             oversized: 0,
             oversized_changed: false,
@@ -677,6 +685,6 @@ impl Plan {
             || self.touched > 0
             || self.oversized_changed
             || self.ignore_changed
-            || self.policy_changed
+            || self.rules_changed
     }
 }
