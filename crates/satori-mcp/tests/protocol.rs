@@ -574,6 +574,11 @@ async fn navigation() {
         json!({"path": repo, "file": "lib/Shop/Cart.pm"})
     );
     step!(
+        "perl open symbol",
+        "read_file",
+        json!({"path": format!("{repo}/lib/Shop/Cart.pm"), "open_symbol": {"symbolLabel": "add"}})
+    );
+    step!(
         "perl graph",
         "call_graph",
         json!({"path": repo, "symbolRef": {"file": "lib/Shop/Cart.pm", "symbolId": "sym_0000000000000000"}})
