@@ -8,7 +8,7 @@
 //!
 //! Braces are counted outside comments, quoted strings, heredocs, POD and the data after
 //! `__END__`. Perl can still hide a brace from that count (a regex like `/[{]/`), so a sub
-//! that started in the first column also ends, at the latest, where the next one does.
+//! also ends, at the latest, where the next one at its indentation (or less) begins.
 
 use super::RawSymbol;
 use super::SymbolKind;
@@ -281,27 +281,33 @@ impl PerlOutline {
                     && matches!(lines.line(i).trim_end(), "__END__" | "__DATA__")
             })
             .map_or(n, |i| i);
-        let column0_boundary = |i: usize| {
+        let indent = |i: usize| {
             let line = lines.line(i);
-            match scan.kinds[i] {
-                LineKind::Code => {
-                    !line.starts_with([' ', '\t'])
-                        && (sub_decl(line).is_some() || package_decl(line).is_some())
-                }
-                LineKind::Pod { .. } => {
-                    starts_pod(line)
-                        && (i == 0 || !matches!(scan.kinds[i - 1], LineKind::Pod { .. }))
-                }
-                LineKind::Data => i == code_end,
-            }
+            line.len() - line.trim_start().len()
         };
-        // The last line of a braced definition declared on line `i`.
+        // Where a definition at indentation `at` ends at the latest: a sub or package that
+        // starts at that indentation or less, or POD in the first column.
+        let boundary = |j: usize, at: usize| match scan.kinds[j] {
+            LineKind::Code => {
+                let line = lines.line(j);
+                indent(j) <= at && (sub_decl(line).is_some() || package_decl(line).is_some())
+            }
+            LineKind::Pod { .. } => {
+                starts_pod(lines.line(j))
+                    && (j == 0 || !matches!(scan.kinds[j - 1], LineKind::Pod { .. }))
+            }
+            LineKind::Data => false,
+        };
+        // The last line of a braced definition declared on line `i`: where the brace count
+        // closes it, or before the next definition at its indentation or less, whichever
+        // comes first (so a brace the count missed cannot carry it over its siblings, and
+        // no definition scans past them).
         let close = |i: usize| -> usize {
             let d0 = scan.depth_before(i);
-            let top_level = !lines.line(i).starts_with([' ', '\t']);
+            let at = indent(i);
             let mut opened = false;
             for j in i..code_end {
-                if j > i && top_level && column0_boundary(j) {
+                if j > i && boundary(j, at) {
                     return last_code_line(lines, &scan, i, j - 1);
                 }
                 if scan.kinds[j] != LineKind::Code {
@@ -622,6 +628,16 @@ sub after { 1 }
             &[
                 ("odd", Function, 0, 2, &[]),
                 ("next_one", Function, 4, 6, &[]),
+            ],
+        );
+        // The same inside a package block: the sibling at the same indentation ends it.
+        let text = "package P {\n    sub odd {\n        $x =~ /[{]/;\n    }\n    sub two {\n        2;\n    }\n}\n";
+        check(
+            text,
+            &[
+                ("P", Namespace, 0, 7, &[]),
+                ("odd", Function, 1, 3, &["P"]),
+                ("two", Function, 4, 6, &["P"]),
             ],
         );
     }
