@@ -35,6 +35,8 @@ struct Scan {
     depth: Vec<i32>,
     /// Whether a line opens a brace.
     opens: Vec<bool>,
+    /// Where code ends: the `__END__`/`__DATA__` line, or the number of lines.
+    code_end: usize,
 }
 
 impl Scan {
@@ -44,6 +46,7 @@ impl Scan {
             kinds: Vec::with_capacity(n),
             depth: Vec::with_capacity(n),
             opens: Vec::with_capacity(n),
+            code_end: n,
         };
         let mut depth = 0i32;
         let mut in_pod = false;
@@ -74,6 +77,7 @@ impl Scan {
                 LineKind::Data
             } else if matches!(line.trim_end(), "__END__" | "__DATA__") {
                 data = true;
+                scan.code_end = i;
                 LineKind::Data
             } else {
                 let counted = count_braces(line);
@@ -201,9 +205,10 @@ fn heredoc_tag(rest: &str) -> Option<(String, bool)> {
     Some((tag.to_string(), indented))
 }
 
-/// `(name, block form)` of a `package` statement.
-fn package_decl(line: &str) -> Option<(&str, bool)> {
-    let rest = line.trim_start().strip_prefix("package")?;
+/// The name after `keyword` at the start of `text` (`sub new`, `package Foo::Bar`), and
+/// the text after the name.
+fn declared_name<'a>(text: &'a str, keyword: &str) -> Option<(&'a str, &'a str)> {
+    let rest = text.strip_prefix(keyword)?;
     if !rest.starts_with([' ', '\t']) {
         return None;
     }
@@ -211,12 +216,14 @@ fn package_decl(line: &str) -> Option<(&str, bool)> {
     let len = rest
         .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
         .unwrap_or(rest.len());
-    let name = &rest[..len];
-    if name.is_empty() {
-        return None;
-    }
+    (len > 0).then(|| rest.split_at(len))
+}
+
+/// `(name, block form)` of a `package` statement.
+fn package_decl(line: &str) -> Option<(&str, bool)> {
+    let (name, after) = declared_name(line.trim_start(), "package")?;
     // An optional version: `package Foo 1.02;`.
-    let after = rest[len..].trim_start();
+    let after = after.trim_start();
     let after =
         after.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '_' || c == 'v');
     match after.trim_start().chars().next() {
@@ -235,19 +242,29 @@ fn sub_decl(line: &str) -> Option<&str> {
             rest = r.trim_start();
         }
     }
-    let rest = rest.strip_prefix("sub")?;
-    if !rest.starts_with([' ', '\t']) {
-        return None;
+    let (name, after) = declared_name(rest, "sub")?;
+    (!after.trim_start().starts_with(';')).then_some(name)
+}
+
+/// What a line of code declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decl<'a> {
+    /// A package: its name, and whether it is a block.
+    Package(&'a str, bool),
+    Sub(&'a str),
+    None,
+}
+
+impl<'a> Decl<'a> {
+    fn of(line: &'a str) -> Decl<'a> {
+        if let Some((name, block)) = package_decl(line) {
+            Decl::Package(name, block)
+        } else if let Some(name) = sub_decl(line) {
+            Decl::Sub(name)
+        } else {
+            Decl::None
+        }
     }
-    let rest = rest.trim_start();
-    let len = rest
-        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-        .unwrap_or(rest.len());
-    let name = &rest[..len];
-    if name.is_empty() || rest[len..].trim_start().starts_with(';') {
-        return None;
-    }
-    Some(name)
 }
 
 #[derive(Debug)]
@@ -274,13 +291,15 @@ impl PerlOutline {
         let n = lines.len();
         let scan = Scan::new(lines);
         let mut items: Vec<Item> = Vec::new();
-        // Where code ends: `__END__`, or the end of the file.
-        let code_end = (0..n)
-            .find(|&i| {
-                scan.kinds[i] == LineKind::Data
-                    && matches!(lines.line(i).trim_end(), "__END__" | "__DATA__")
+        let code_end = scan.code_end;
+        // What each code line declares, read once: the scans for the ends of definitions
+        // look at the same lines again.
+        let decls: Vec<Decl> = (0..n)
+            .map(|i| match scan.kinds[i] {
+                LineKind::Code => Decl::of(lines.line(i)),
+                _ => Decl::None,
             })
-            .map_or(n, |i| i);
+            .collect();
         let indent = |i: usize| {
             let line = lines.line(i);
             line.len() - line.trim_start().len()
@@ -288,10 +307,7 @@ impl PerlOutline {
         // Where a definition at indentation `at` ends at the latest: a sub or package that
         // starts at that indentation or less, or POD in the first column.
         let boundary = |j: usize, at: usize| match scan.kinds[j] {
-            LineKind::Code => {
-                let line = lines.line(j);
-                indent(j) <= at && (sub_decl(line).is_some() || package_decl(line).is_some())
-            }
+            LineKind::Code => decls[j] != Decl::None && indent(j) <= at,
             LineKind::Pod { .. } => {
                 starts_pod(lines.line(j))
                     && (j == 0 || !matches!(scan.kinds[j - 1], LineKind::Pod { .. }))
@@ -322,11 +338,11 @@ impl PerlOutline {
         };
 
         let mut statement_package: Option<usize> = None;
-        for i in 0..n {
+        for (i, decl) in decls.iter().enumerate() {
             let line = lines.line(i);
             match scan.kinds[i] {
-                LineKind::Code => {
-                    if let Some((name, block)) = package_decl(line) {
+                LineKind::Code => match *decl {
+                    Decl::Package(name, block) => {
                         // Packages do not nest: a statement package runs to the next package
                         // declared at the top level (or to the end of the code).
                         if scan.depth_before(i) == 0
@@ -340,11 +356,13 @@ impl PerlOutline {
                             statement_package = Some(items.len());
                             items.push(item(SymbolKind::Namespace, name, i, i, i));
                         }
-                    } else if let Some(name) = sub_decl(line) {
+                    }
+                    Decl::Sub(name) => {
                         let start = comments_above(lines, &scan, i);
                         items.push(item(SymbolKind::Function, name, i, start, close(i)));
                     }
-                }
+                    Decl::None => {}
+                },
                 LineKind::Pod { head: true } => {
                     // A section holds the deeper headings that follow it (`=head2` under
                     // `=head1`), as Markdown sections do.
