@@ -12,6 +12,10 @@ Measures, in one run and on one corpus:
     (what an agent's long-lived server holds), with its first search (the index open).
 
 Usage: bench/speed.py [--server target/release/satori] [--corpus DIR] [--reps 30]
+                      [--baseline-server OTHER/satori]
+With --baseline-server, another build indexes the same corpus into its own home and its warm
+searches are interleaved with the measured server's, query by query, so that both see the same
+machine noise; the output then gives its p50/p95 and the ratio of the two p50s.
 Without --corpus, a ~1,100-file corpus is assembled from crate sources in the cargo registry
 (tokio, tantivy, rmcp), which every build of this workspace has fetched.
 """
@@ -93,6 +97,26 @@ class Server:
         self.p.wait(timeout=30)
 
 
+def index(srv, corpus):
+    """Creates the index of `corpus` and waits for it; returns (seconds, final status)."""
+    t = time.perf_counter()
+    srv.call("manage_index", {"action": "create", "path": corpus})
+    while True:
+        st = srv.call("manage_index", {"action": "status", "path": corpus})
+        if st["state"] != "indexing":
+            break
+        time.sleep(0.01)
+    elapsed = time.perf_counter() - t
+    assert st["state"] == "indexed", st
+    return elapsed, st
+
+
+def timed_search(srv, corpus, query):
+    t = time.perf_counter()
+    srv.call("search_codebase", {"path": corpus, "query": query})
+    return time.perf_counter() - t
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
@@ -103,6 +127,8 @@ def main():
     ap.add_argument("--server", default="target/release/satori")
     ap.add_argument("--corpus")
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--baseline-server",
+                    help="another build whose warm searches are interleaved with --server's")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="satori-bench-")
     corpus = os.path.realpath(a.corpus or assemble_corpus(os.path.join(work, "corpus")))
@@ -118,16 +144,12 @@ def main():
     read_s = time.perf_counter() - t
 
     srv = Server(a.server, home)
-    t = time.perf_counter()
-    srv.call("manage_index", {"action": "create", "path": corpus})
-    while True:
-        st = srv.call("manage_index", {"action": "status", "path": corpus})
-        if st["state"] != "indexing":
-            break
-        time.sleep(0.01)
-    index_s = time.perf_counter() - t
-    assert st["state"] == "indexed", st
+    index_s, st = index(srv, corpus)
     stats = st["stats"]
+    other = None
+    if a.baseline_server:
+        other = Server(a.baseline_server, os.path.join(work, "baseline-home"))
+        index(other, corpus)
 
     # Baseline 2: a trivial tool call on the same session.
     for _ in range(20):
@@ -139,12 +161,16 @@ def main():
     queries = [q for q, _ in IDENTIFIER_QUERIES] + NL_QUERIES
     for q in queries:  # warm up
         srv.call("search_codebase", {"path": corpus, "query": q})
-    lat = []
+        if other:
+            other.call("search_codebase", {"path": corpus, "query": q})
+    lat, other_lat = [], []
     for _ in range(a.reps):
         for q in queries:
-            t = time.perf_counter()
-            srv.call("search_codebase", {"path": corpus, "query": q})
-            lat.append(time.perf_counter() - t)
+            lat.append(timed_search(srv, corpus, q))
+            if other:
+                other_lat.append(timed_search(other, corpus, q))
+    if other:
+        other.close()
 
     top3 = []
     for q, gold in IDENTIFIER_QUERIES:
@@ -184,6 +210,10 @@ def main():
         "peakRssMb": rss,
         "serving": {"firstSearchMs": ms(first_s), "peakRssMb": serving_rss},
     }
+    if other_lat:
+        out["baselineSearch"] = {"server": a.baseline_server,
+                                 "p50Ms": ms(pct(other_lat, 0.5)), "p95Ms": ms(pct(other_lat, 0.95)),
+                                 "p50RatioToBaseline": round(pct(lat, 0.5) / pct(other_lat, 0.5), 2)}
     print(json.dumps(out, indent=2))
     shutil.rmtree(work, ignore_errors=True)
 
