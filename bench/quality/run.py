@@ -63,6 +63,7 @@ CONFIGS = collections.OrderedDict([
     ("-expansion", "no_expansion"),
     ("-names", "no_names"),
     ("-coherence", "no_coherence"),
+    ("-kind", "no_kind"),
     ("-lookup", ("", {"definition_lookup": 0})),
 ])
 # The peer, run by `semble_peer.py` under `--semble-python`: name -> semble's `alpha`

@@ -817,4 +817,34 @@ fn ranking_components() {
     assert_eq!(hit(&run_with(&f, question, "{}")), Some(0.0));
     let boosted = hit(&run_with(&f, question, r#"{"path_words": 1.0}"#)).unwrap();
     assert!(boosted > 0.0, "{boosted}");
+
+    // Kind cue: a question that asks for a struct gets the struct of the file first; the
+    // function that builds it led before, and the file keeps its place on the page.
+    let question = "which struct results from splitting a header at its colon";
+    let header = |o: &SearchOutcome| -> Vec<String> {
+        located(o)
+            .into_iter()
+            .filter(|l| l.starts_with("crates/parser/src/header.rs"))
+            .collect()
+    };
+    let first_file = |o: &SearchOutcome| {
+        o.hits
+            .iter()
+            .position(|h| h.file == "crates/parser/src/header.rs")
+    };
+    let on = run_with(&f, question, "{}");
+    let off = run_with(&f, question, r#"{"kind_promote": -1}"#);
+    assert_eq!(
+        header(&on)[0],
+        "crates/parser/src/header.rs#Header",
+        "{:?}",
+        located(&on)
+    );
+    assert_eq!(
+        header(&off)[0],
+        "crates/parser/src/header.rs#parse_header",
+        "{:?}",
+        located(&off)
+    );
+    assert_eq!(first_file(&on), first_file(&off));
 }

@@ -65,6 +65,8 @@ pub struct SearchTuning {
     pub names: bool,
     /// The file-coherence boost.
     pub coherence: bool,
+    /// The promotion, within its file, of the kind of definition a question names.
+    pub kind: bool,
     pub fusion: Fusion,
     /// Every number ranking uses.
     pub weights: Weights,
@@ -85,6 +87,7 @@ impl Default for SearchTuning {
             expansion: true,
             names: true,
             coherence: true,
+            kind: true,
             fusion: Fusion::Blend,
             weights: Weights::default(),
         }
@@ -93,7 +96,7 @@ impl Default for SearchTuning {
 
 impl SearchTuning {
     /// Names accepted by [`SearchTuning::parse`].
-    pub const SWITCHES: [&'static str; 12] = [
+    pub const SWITCHES: [&'static str; 13] = [
         "lexical_only",
         "dense_only",
         "no_fields",
@@ -105,6 +108,7 @@ impl SearchTuning {
         "no_expansion",
         "no_names",
         "no_coherence",
+        "no_kind",
         "rrf",
     ];
 
@@ -125,6 +129,7 @@ impl SearchTuning {
                     t.expansion = false;
                     t.names = false;
                     t.coherence = false;
+                    t.kind = false;
                 }
                 "no_definition" => t.definition = false,
                 "no_path" => {
@@ -136,6 +141,7 @@ impl SearchTuning {
                 "no_expansion" => t.expansion = false,
                 "no_names" => t.names = false,
                 "no_coherence" => t.coherence = false,
+                "no_kind" => t.kind = false,
                 "rrf" => t.fusion = Fusion::Rrf,
                 other => {
                     return Err(format!(

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::weights::Weights;
+use crate::SymbolKind;
 use crate::store::tokenizer::{CodeTokenizer, TokenKind};
 
 /// Only this many characters at the start of a query are scanned for operators, so a long
@@ -172,6 +173,56 @@ pub struct Analysis {
     pub words: Vec<String>,
     /// Stemmed parts of every term-bearing token, for path and symbol-part matches.
     pub parts: Vec<String>,
+    /// The kind of definition a question names near its start, if any.
+    pub asks_for: Option<KindCue>,
+}
+
+/// The kind of definition a question asks for by naming it: "which struct holds ...", "the
+/// interface for ..." ask for a type; "the function that ...", "the helper that ..." for
+/// something callable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindCue {
+    Type,
+    Callable,
+}
+
+impl KindCue {
+    /// The cue among a question's first `head` content words (in order, stop words left
+    /// out): none when they name no kind, or both.
+    pub fn of(words: &[String], head: usize) -> Option<KindCue> {
+        let (mut ty, mut callable) = (false, false);
+        for word in words.iter().take(head) {
+            match word.as_str() {
+                "class" | "classes" | "struct" | "structs" | "structure" | "structures"
+                | "interface" | "interfaces" | "trait" | "traits" | "enum" | "enums" | "record"
+                | "records" | "protocol" | "protocols" | "type" | "types" | "typeclass" => {
+                    ty = true
+                }
+                "function" | "functions" | "method" | "methods" | "helper" | "helpers"
+                | "routine" | "constructor" => callable = true,
+                _ => {}
+            }
+        }
+        match (ty, callable) {
+            (true, false) => Some(KindCue::Type),
+            (false, true) => Some(KindCue::Callable),
+            _ => None,
+        }
+    }
+
+    /// Whether a definition of this kind is what the cue asks for.
+    pub fn matches(self, kind: SymbolKind) -> bool {
+        use SymbolKind as K;
+        match self {
+            KindCue::Type => matches!(
+                kind,
+                K::Class | K::Struct | K::Enum | K::Interface | K::Trait | K::Type
+            ),
+            KindCue::Callable => {
+                matches!(kind, K::Function | K::Method | K::Constructor | K::Macro)
+            }
+        }
+    }
 }
 
 /// Words that carry no meaning in a question about code.
@@ -265,6 +316,7 @@ fn analyze_with(
         qualified: Vec::new(),
         words: Vec::new(),
         parts: Vec::new(),
+        asks_for: None,
     };
     let (mut idents, mut words) = (0usize, 0usize);
     // Everything is deduplicated through hash sets and a term index, so the analysis costs
@@ -343,6 +395,9 @@ fn analyze_with(
         (false, true) => QueryKind::NaturalLanguage,
         (false, false) => QueryKind::Empty,
     };
+    if analysis.kind != QueryKind::Identifier {
+        analysis.asks_for = KindCue::of(&analysis.words, weights.kind_cue_words);
+    }
     // Keep the strongest terms when a long question would exceed the cap (stable: ties keep
     // their order of appearance).
     analysis.terms.sort_by(|a, b| b.weight.total_cmp(&a.weight));
@@ -496,6 +551,47 @@ mod tests {
         assert_eq!(terms, ["getuser:2", "retri:1", "user:0.6", "retries:0.5"]);
         assert_eq!(a.words, ["retries"]);
         assert_eq!(a.parts, ["user", "retri"]);
+    }
+
+    #[test]
+    fn kind_cues() {
+        #[track_caller]
+        fn cue(query: &str, expected: Option<KindCue>) {
+            let analysis = analyze(query, &mut CodeTokenizer::default(), &Weights::default());
+            assert_eq!(analysis.asks_for, expected, "cue of {query:?}");
+        }
+        use KindCue::{Callable, Type};
+        cue("Which struct holds the scanner's tokens?", Some(Type));
+        cue(
+            "the interface for a value computed on first access",
+            Some(Type),
+        );
+        cue("Which classes are the library's errors", Some(Type));
+        cue("the type class every window layout implements", Some(Type));
+        cue("the helper that divides two integers", Some(Callable));
+        cue("Which function decides the server backend", Some(Callable));
+        // Too far into the question: what is described, not what is asked for.
+        cue(
+            "how does the emitter walk the node tree and call each class handler",
+            None,
+        );
+        // Both kinds, or none: no cue.
+        cue("the class method that parses headers", None);
+        cue("how are failed requests retried", None);
+        // An identifier is looked up by name, whatever it is called.
+        cue("StructField", None);
+    }
+
+    #[test]
+    fn kind_cues_match_their_kinds() {
+        for kind in SymbolKind::ALL {
+            let ty = KindCue::Type.matches(kind);
+            let callable = KindCue::Callable.matches(kind);
+            assert!(!(ty && callable), "{kind:?} is matched by both cues");
+        }
+        assert!(KindCue::Type.matches(SymbolKind::Trait));
+        assert!(KindCue::Callable.matches(SymbolKind::Method));
+        assert!(!KindCue::Type.matches(SymbolKind::Module));
     }
 
     #[test]
