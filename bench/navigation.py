@@ -20,7 +20,7 @@ Usage: bench/navigation.py --server target/release/satori --baseline-server OLD/
 import argparse, json, os, random, shutil, statistics, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from speed import Server, pct  # noqa: E402
+from speed import Server, index as index_on, pct  # noqa: E402
 
 EXTENSIONS = {
     "rust": (".rs",), "python": (".py",), "javascript": (".js", ".mjs", ".cjs"),
@@ -35,16 +35,8 @@ def index(exe, corpus):
     """Indexes `corpus` on a fresh home; returns (seconds, home, status)."""
     home = tempfile.mkdtemp(prefix="satori-nav-home-")
     srv = Server(exe, home)
-    t = time.perf_counter()
-    srv.call("manage_index", {"action": "create", "path": corpus})
-    while True:
-        st = srv.call("manage_index", {"action": "status", "path": corpus})
-        if st["state"] != "indexing":
-            break
-        time.sleep(0.01)
-    secs = time.perf_counter() - t
+    secs, st = index_on(srv, corpus)
     srv.close()
-    assert st["state"] == "indexed", st
     return secs, home, st
 
 
