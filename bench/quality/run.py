@@ -148,14 +148,17 @@ def load_queries(pkg):
     return queries, blanks
 
 
-def ensure_corpus(packages, cache):
+def ensure_corpus(packages, cache, corpus=None):
+    """Fetch the packages not yet extracted in the cache, from corpus.json or another corpus
+    file holding their pins."""
     missing = [p["name"] for p in packages
                if not fetch_corpus.is_ready(p, os.path.join(cache, "src", p["name"]))]
     if not missing:
         return
     log(f"fetching the corpus: {', '.join(missing)}")
     with contextlib.redirect_stdout(io.StringIO()):
-        rc = fetch_corpus.main(["--cache", cache, "--only", ",".join(missing)])
+        rc = fetch_corpus.main(["--cache", cache, "--only", ",".join(missing)]
+                               + (["--corpus", corpus] if corpus else []))
     if rc != 0:
         raise BenchError("the corpus could not be fetched (see the fetch_corpus messages above)")
 
