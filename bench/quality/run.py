@@ -65,6 +65,7 @@ CONFIGS = collections.OrderedDict([
     ("-coherence", "no_coherence"),
     ("-kind", "no_kind"),
     ("-lookup", ("", {"definition_lookup": 0})),
+    ("-case", ("", {"definition_case_folded": 1.0})),
 ])
 # The peer, run by `semble_peer.py` under `--semble-python`: name -> semble's `alpha`
 # (0.0: BM25 and its ranking, no semantic weight; None: its own hybrid blend), both with

@@ -47,6 +47,9 @@ pub(super) fn lower_eq(raw: &str, word: &str) -> bool {
 /// candidates, and analysing one means tokenising and stemming it).
 pub(super) struct NameMatcher<'q, 'g> {
     pub(super) idents: Vec<String>,
+    /// Whether each of `idents` was written with a capital first letter (`Serialize`, a type)
+    /// rather than in lower case (`serialize`, a function, or a query typed without care).
+    capitalized: Vec<bool>,
     /// The query's qualified names (qualifier, name), normalised.
     pub(super) qualified: Vec<(String, String)>,
     /// At most 128 distinct parts, so a name's matches fit one bit mask.
@@ -68,6 +71,11 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
                 .iter()
                 .map(|i| normalize_identifier(i))
                 .collect(),
+            capitalized: analysis
+                .identifiers
+                .iter()
+                .map(|i| i.chars().next().is_some_and(char::is_uppercase))
+                .collect(),
             qualified: analysis
                 .qualified
                 .iter()
@@ -76,6 +84,23 @@ impl<'q, 'g> NameMatcher<'q, 'g> {
             parts,
             memo: rustc_hash::FxHashMap::with_capacity_and_hasher(1024, Default::default()),
         }
+    }
+
+    /// How a defined name meets the query's identifiers: `Some(true)` when it spells one of
+    /// them, `Some(false)` when it does only with the case of its first letter changed (the
+    /// query wrote the type `Serialize`; the name is the method `serialize`), `None` otherwise.
+    pub(super) fn spells(&self, name: &str) -> Option<bool> {
+        let mut folded = None;
+        for (ident, &capital) in self.idents.iter().zip(&self.capitalized) {
+            if normalized_eq(name, ident) {
+                let lower = name.chars().next().is_some_and(char::is_lowercase);
+                if !(capital && lower) {
+                    return Some(true);
+                }
+                folded = Some(false);
+            }
+        }
+        folded
     }
 
     /// The bit mask of query parts among the tokens of `name`.

@@ -48,6 +48,11 @@ impl Scored {
             * self.category_mult
             * self.changed_mult
     }
+
+    /// The score without the file's coherence boost: what the chunk itself earned.
+    fn merit(&self) -> f32 {
+        (self.fused + self.definition + self.path) * self.category_mult * self.changed_mult
+    }
 }
 
 /// The (lexical, dense) weights of the blend for a query kind: an identifier is best found
@@ -239,10 +244,22 @@ impl<'a> Ranker<'a> {
     /// candidates came in, so an index written in another order ranks the same.
     fn coherence_boost(&self, scored: &mut [Scored]) {
         let ix = self.ix;
+        // Only the best candidates count towards a file's share: a long file collects many
+        // weak matches from a large pool, which says little about where the answer lives.
+        let pool = self.weights.coherence_pool;
+        let floor = if pool > 0 && scored.len() > pool {
+            let mut fused: Vec<f32> = scored.iter().map(|s| s.fused).collect();
+            let (_, nth, _) = fused.select_nth_unstable_by(pool - 1, |a, b| b.total_cmp(a));
+            *nth
+        } else {
+            f32::NEG_INFINITY
+        };
         let mut files: HashMap<u32, (Vec<f32>, usize)> = HashMap::new();
         for (i, s) in scored.iter().enumerate() {
             let e = files.entry(ix.chunk(s.ord).file).or_insert((Vec::new(), i));
-            e.0.push(s.fused);
+            if s.fused >= floor {
+                e.0.push(s.fused);
+            }
             let best = &scored[e.1];
             let better = s.score.total_cmp(&best.score).then_with(|| {
                 ix.chunk(best.ord)
@@ -280,20 +297,22 @@ impl<'a> Ranker<'a> {
         if share < 0.0 {
             return;
         }
-        let mut best: HashMap<u32, f32> = HashMap::new();
+        // The share is judged on the chunks' own merit: the coherence boost is the file's,
+        // and given to whichever chunk led, so it must not decide which chunk leads.
+        let mut best: HashMap<u32, (f32, f32)> = HashMap::new();
         for s in scored.iter() {
-            let b = best.entry(self.ix.chunk(s.ord).file).or_insert(0.0);
-            *b = b.max(s.score);
+            let b = best.entry(self.ix.chunk(s.ord).file).or_insert((0.0, 0.0));
+            *b = (b.0.max(s.score), b.1.max(s.merit()));
         }
         for s in scored.iter_mut() {
             let chunk = self.ix.chunk(s.ord);
-            let b = best[&chunk.file];
+            let (b, merit) = best[&chunk.file];
             let asked = chunk
                 .symbol
                 .as_ref()
                 .is_some_and(|sym| cue.matches(sym.kind));
-            if asked && b > 0.0 && s.score >= share * b {
-                s.score = b * (1.0 + 1e-4 * (s.score / b));
+            if asked && merit > 0.0 && s.merit() >= share * merit {
+                s.score = b * (1.0 + 1e-4 * (s.merit() / merit));
             }
         }
     }
@@ -398,8 +417,19 @@ fn definition_boost<'g>(
     if chunk_names().next().is_none() {
         return 0.0;
     }
-    if chunk_names().any(|n| names.idents.iter().any(|i| normalized_eq(n, i))) {
-        return w.definition_exact + qualified_boost(chunk, facts, &names.qualified, w);
+    let mut folded = false;
+    for n in chunk_names() {
+        match names.spells(n) {
+            Some(true) => {
+                return w.definition_exact + qualified_boost(chunk, facts, &names.qualified, w);
+            }
+            Some(false) => folded = true,
+            None => {}
+        }
+    }
+    if folded {
+        return w.definition_exact * w.definition_case_folded
+            + qualified_boost(chunk, facts, &names.qualified, w);
     }
     // Beyond exact identifiers, only an identifier query's words and parts name things.
     if analysis.kind != QueryKind::Identifier {
