@@ -797,6 +797,18 @@ async fn a_file_swapped_for_a_link_while_read_never_leaks() {
         leaks, 0,
         "{leaks} of 2000 reads returned the file outside the codebase"
     );
+    // Nor did a sync that ran while the file was a link index what the link led to.
+    let v = h.manage("sync", &h.repo).await;
+    assert_eq!(v["status"], "ok", "{v}");
+    let r = h
+        .call(
+            "search_codebase",
+            json!({"path": h.repo, "query": "outside_leak", "resultMode": "raw", "limit": 50}),
+        )
+        .await;
+    let v = r.structured_content.unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+    assert!(!v["results"].to_string().contains("outside_leak"), "{v}");
 }
 
 /// A name that is not UTF-8 cannot be indexed (paths are UTF-8 everywhere in the index);
