@@ -534,6 +534,12 @@ pub struct Manifest {
     /// Files the walk passed over for their size (they are not in `file_list`).
     #[serde(default)]
     pub oversized: u64,
+    /// Files and directories the walk passed over because their name is not UTF-8, and the
+    /// first few of their paths (shown lossily).
+    #[serde(default)]
+    pub non_utf8_names: u64,
+    #[serde(default)]
+    pub non_utf8_sample: Vec<String>,
     pub file_list: Vec<ManifestFile>,
 }
 
@@ -602,6 +608,8 @@ mod tests {
             policy: String::new(),
             chunking: String::new(),
             oversized: 0,
+            non_utf8_names: 0,
+            non_utf8_sample: vec![],
             file_list: vec![],
         }
     }

@@ -34,7 +34,7 @@ pub use engine::{
 pub use error::{Error, Result};
 pub use lang::Language;
 pub use layout::{Fingerprint, Home};
-pub use policy::{Policy, RootRefusal, Rule, SecretKind};
+pub use policy::{Policy, RootRefusal, Rule, SecretKind, open_unlinked};
 pub use state::{
     CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, SkippedFiles, StateFile,
     StateStore,

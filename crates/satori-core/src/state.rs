@@ -161,6 +161,12 @@ pub struct CodebaseState {
     pub unreadable_files: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable_sample: Vec<String>,
+    /// Files and directories of the tree left out because their name is not UTF-8, and the
+    /// first few of their paths (shown lossily).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub non_utf8_names: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_utf8_sample: Vec<String>,
     /// Files the walk found but the index does not hold, by reason.
     #[serde(default, skip_serializing_if = "SkippedFiles::is_empty")]
     pub skipped: SkippedFiles,
@@ -200,6 +206,8 @@ impl CodebaseState {
             modified: 0,
             unreadable_files: 0,
             unreadable_sample: Vec::new(),
+            non_utf8_names: 0,
+            non_utf8_sample: Vec::new(),
             skipped: SkippedFiles::default(),
             error_message: None,
             reason: None,
@@ -228,6 +236,8 @@ impl CodebaseState {
             .take(UNREADABLE_SAMPLE)
             .map(|f| f.path.clone())
             .collect();
+        c.non_utf8_names = m.non_utf8_names;
+        c.non_utf8_sample = m.non_utf8_sample.clone();
         c.skipped = SkippedFiles::of(m);
         c
     }
@@ -276,6 +286,12 @@ impl SkippedFiles {
 
 /// How many unreadable paths a state names (the count covers them all).
 const UNREADABLE_SAMPLE: usize = 5;
+
+/// The paths of names that are not UTF-8 a manifest and a state name (the count covers them
+/// all), from the sorted list of a walk.
+pub(crate) fn non_utf8_sample(names: &[String]) -> Vec<String> {
+    names.iter().take(UNREADABLE_SAMPLE).cloned().collect()
+}
 
 fn is_zero(n: &u64) -> bool {
     *n == 0

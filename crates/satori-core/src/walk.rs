@@ -53,6 +53,10 @@ pub struct WalkReport {
     /// is not UTF-8 (paths are UTF-8 everywhere in the index, and a lossy conversion would
     /// let two names collide).
     pub skipped: Vec<(String, String)>,
+    /// The paths (shown lossily) of the files and directories passed over because their
+    /// name is not UTF-8: also in `skipped`, and counted apart so that the index's status
+    /// can say that they exist.
+    pub non_utf8_names: Vec<String>,
     /// `(path, reason)` for what the walk could not read at all (a directory it may not
     /// list, a root that vanished): files below it are unknown, not absent.
     pub errors: Vec<(String, String)>,
@@ -150,6 +154,9 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
                     to_slash(rel),
                     "the name is not valid UTF-8".to_string(),
                 );
+                if let Ok(mut f) = found.lock() {
+                    f.non_utf8_names.push(to_slash(rel));
+                }
                 return if ft.is_dir() {
                     WalkState::Skip
                 } else {
@@ -171,16 +178,20 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
                 };
             }
             if ft.is_dir() {
-                // Credential directories, and the state directory when it lies inside a
-                // codebase: the index must never hold Satori's own files.
+                // Credential directories (by their place in the codebase or on the machine:
+                // a root at `~/.config` holds `gcloud/`), and the state directory when it
+                // lies inside a codebase: the index must never hold Satori's own files.
                 let own_state = policy.state_dir().is_some_and(|s| path == s);
-                if own_state || policy.skips_dir(&rel_path) {
+                if own_state || policy.skips_dir(&rel_path) || policy.skips_dir(&to_slash(path)) {
                     return WalkState::Skip;
                 }
                 push_dir(found, path, &entry);
                 return WalkState::Continue;
             }
-            if !ft.is_file() || policy.path_rule(&rel_path).is_some() {
+            if !ft.is_file()
+                || policy.path_rule(&rel_path).is_some()
+                || policy.place_rule(&to_slash(path)).is_some()
+            {
                 return WalkState::Continue;
             }
             let Some(language) = detect_language(&rel_path, custom) else {
@@ -217,6 +228,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport> {
     let mut report = found.into_inner().unwrap_or_default();
     report.files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
     report.skipped.sort();
+    report.non_utf8_names.sort();
     report.errors.sort();
     Ok(report)
 }
@@ -621,7 +633,10 @@ impl PathFilter {
         let is_dir = exists.as_ref().is_some_and(|m| m.is_dir());
         let rel_path = to_slash(rel);
         // Secrets by name are never walked either.
-        if self.policy.path_rule(&rel_path).is_some() || self.policy.skips_dir(&rel_path) {
+        if self.policy.path_rule(&rel_path).is_some()
+            || self.policy.skips_dir(&rel_path)
+            || self.policy.place_rule(&to_slash(path)).is_some()
+        {
             return false;
         }
         let language = detect_language(&rel_path, &self.custom);
@@ -908,6 +923,46 @@ mod tests {
         .unwrap();
         assert!(r.files.is_empty());
         assert_eq!(r.skipped.len(), 1);
+    }
+
+    /// A root above a credential place (`~/.config`) leaves its files out, as a root above
+    /// `.config` would: the places are judged on the whole path.
+    #[test]
+    fn credential_places_above_the_root_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(".config");
+        for rel in [
+            "gcloud/application_default_credentials.json",
+            "gcloud/configurations/config_default.ini",
+            "gh/hosts.yml",
+            "gh/config.yml",
+            "nvim/init.lua",
+        ] {
+            write(&root, rel, "x = 1");
+        }
+        let got: Vec<String> = walk(&root, &WalkOptions::default())
+            .unwrap()
+            .files
+            .into_iter()
+            .map(|f| f.rel_path)
+            .collect();
+        assert_eq!(got, ["gh/config.yml", "nvim/init.lua"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_names_are_counted() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "ok.rs", "x");
+        let bad = std::ffi::OsStr::from_bytes(b"bad\xff.rs");
+        std::fs::write(dir.path().join(bad), "x").unwrap();
+        let bad_dir = std::ffi::OsStr::from_bytes(b"dir\xfe");
+        std::fs::create_dir(dir.path().join(bad_dir)).unwrap();
+        write(&dir.path().join(bad_dir), "inner.rs", "x");
+        let r = walk(dir.path(), &WalkOptions::default()).unwrap();
+        assert_eq!(r.files.len(), 1);
+        assert_eq!(r.non_utf8_names, ["bad\u{fffd}.rs", "dir\u{fffd}"]);
     }
 
     #[test]

@@ -516,9 +516,17 @@ fn non_utf8_file_names_are_skipped_and_never_collide() {
         let name = std::ffi::OsStr::from_bytes(&bytes);
         std::fs::write(r.root.join("src").join(name), body(70 + b as usize, 0)).unwrap();
     }
+    // Nothing to index, but the index learns what it left out, for `status` to report.
+    let s = sync(&r);
+    assert_eq!((s.added, s.modified), (0, 0));
+    let st = r.engine.state(&r.root).unwrap().unwrap();
+    assert_eq!(st.non_utf8_names, 2);
+    assert_eq!(
+        st.non_utf8_sample,
+        ["src/bad\u{fffd}.rs", "src/bad\u{fffd}.rs"]
+    );
     let s = sync(&r);
     assert!(!s.derived && !s.rebuilt, "{s:?}");
-    assert_eq!((s.added, s.modified), (0, 0));
     let home = tempfile::tempdir().unwrap();
     let e = engine(&Home::new(home.path().to_path_buf()));
     let job = e.start_index(&r.root, IndexOptions::default()).unwrap();
@@ -527,6 +535,18 @@ fn non_utf8_file_names_are_skipped_and_never_collide() {
     assert!(chunk_set(&e, &r.root).iter().all(|c| !c.0.contains("bad")));
     let again = e.sync(&r.root, &SyncControl::default()).unwrap();
     assert!(!again.derived && !again.rebuilt, "{again:?}");
+    assert_eq!(e.state(&r.root).unwrap().unwrap().non_utf8_names, 2);
+    // Renamed, a file is indexed and no longer counted.
+    let bad = r
+        .root
+        .join("src")
+        .join(std::ffi::OsStr::from_bytes(b"bad\xff.rs"));
+    std::fs::rename(bad, r.root.join("src/good.rs")).unwrap();
+    let s = e.sync(&r.root, &SyncControl::default()).unwrap();
+    assert_eq!(s.added, 1, "{s:?}");
+    let st = e.state(&r.root).unwrap().unwrap();
+    assert_eq!(st.non_utf8_names, 1);
+    assert_eq!(st.non_utf8_sample, ["src/bad\u{fffd}.rs"]);
 }
 
 /// Sets the modification time of everything under `dir` (and `dir`) an hour back, as if

@@ -1,7 +1,8 @@
-//! Confinement and secrets through the server, in memory: roots that may not be tracked,
-//! files that are never read or indexed (VCS internals, dependencies, secrets by name and by
-//! content, links to them), roots tracked before the policy, reads of huge files, and files
-//! that are not regular or read on past their size.
+//! Confinement and secrets through the server, in memory: roots that may not be tracked
+//! (credential directories among them), files that are never read or indexed (VCS internals,
+//! dependencies, secrets by name, by place and by content, links to them), roots tracked
+//! before the policy, reads of huge files, files that are not regular or read on past their
+//! size, files swapped for links while they are read, and names that cannot be indexed.
 //!
 //! Token-shaped strings are assembled at run time so that this file holds none itself.
 
@@ -39,6 +40,14 @@ fn pem_key() -> String {
 
 fn github_token() -> String {
     format!("ghp_{}", "a1B2c3D4e5F6".repeat(3))
+}
+
+fn npm_token() -> String {
+    format!("npm_{}", "aB3dE5gH9kLm".repeat(3))
+}
+
+fn huggingface_token() -> String {
+    format!("hf_{}", "QwErTyUiOpAsDfGhJk".repeat(2))
 }
 
 /// Files that must never be read nor found, with the rule each is refused by. Every one
@@ -102,6 +111,46 @@ fn secret_files() -> Vec<(&'static str, String, &'static str)> {
             "appsettings.json",
             "{\"zebracorn\": \"Server=x;Password=y\"}\n".into(),
             "secret-file pattern 'appsettings*.json'",
+        ),
+        (
+            ".envrc",
+            "export ZEBRACORN=hunter2\n".into(),
+            "secret-file pattern '.envrc'",
+        ),
+        (
+            "deploy/production.env",
+            "ZEBRACORN=hunter2\n".into(),
+            "secret-file pattern '*.env'",
+        ),
+        (
+            ".env~",
+            "ZEBRACORN=hunter2\n".into(),
+            "secret-file pattern '.env'",
+        ),
+        (
+            "config/secrets.yaml.bak",
+            "zebracorn: hunter2\n".into(),
+            "secret-file pattern 'secrets.yaml'",
+        ),
+        (
+            "infra/terraform.tfvars.json",
+            "{\"zebracorn\": \"hunter2\"}\n".into(),
+            "secret-file pattern '*.tfvars.json'",
+        ),
+        (
+            ".cargo/credentials.toml",
+            "[registry]\ntoken = \"zebracorn-hunter2\"\n".into(),
+            "secret-file pattern '.cargo/credentials.toml'",
+        ),
+        (
+            "scripts/publish.sh",
+            format!("# zebracorn\nexport NPM_TOKEN={}\n", npm_token()),
+            "contains an npm token",
+        ),
+        (
+            "src/hub.py",
+            format!("ZEBRACORN = 1\nHF_TOKEN = \"{}\"\n", huggingface_token()),
+            "contains a Hugging Face token",
         ),
     ]
 }
@@ -232,6 +281,142 @@ async fn roots_that_are_not_projects_are_refused() {
     assert_eq!(r["status"], "ok", "{r}");
 }
 
+/// Directories of keys and tokens are refused as roots, in the home directory or anywhere
+/// else, and so is any directory inside them: one row per credential directory.
+#[tokio::test]
+async fn credential_directories_are_refused_as_roots() {
+    let h = Harness::new(|_| {}).await;
+    let elsewhere = h.repo.join("backup");
+    for (label, path, dir) in [
+        ("~/.ssh", h.user_home.join(".ssh"), h.user_home.join(".ssh")),
+        ("~/.aws", h.user_home.join(".aws"), h.user_home.join(".aws")),
+        (
+            "~/.docker",
+            h.user_home.join(".docker"),
+            h.user_home.join(".docker"),
+        ),
+        (
+            "~/.kube",
+            h.user_home.join(".kube"),
+            h.user_home.join(".kube"),
+        ),
+        (
+            "~/.gnupg",
+            h.user_home.join(".gnupg"),
+            h.user_home.join(".gnupg"),
+        ),
+        (
+            "~/.azure",
+            h.user_home.join(".azure"),
+            h.user_home.join(".azure"),
+        ),
+        (
+            "~/.config/gcloud",
+            h.user_home.join(".config/gcloud"),
+            h.user_home.join(".config/gcloud"),
+        ),
+        (
+            "~/.config/gh",
+            h.user_home.join(".config/gh"),
+            h.user_home.join(".config/gh"),
+        ),
+        (
+            "inside ~/.kube",
+            h.user_home.join(".kube/cache/discovery"),
+            h.user_home.join(".kube"),
+        ),
+        (
+            "inside ~/.config/gcloud",
+            h.user_home.join(".config/gcloud/configurations"),
+            h.user_home.join(".config/gcloud"),
+        ),
+        (
+            "a .ssh elsewhere",
+            elsewhere.join(".ssh"),
+            elsewhere.join(".ssh"),
+        ),
+    ] {
+        std::fs::create_dir_all(&path).unwrap();
+        write(&path, "config", b"zebracorn = 1\n");
+        for action in ["create", "reindex", "sync"] {
+            let v = h.manage(action, &path).await;
+            assert_eq!(v["status"], "blocked", "{label} {action}: {v}");
+            assert_eq!(v["reason"], "root_refused", "{label} {action}: {v}");
+            assert_eq!(
+                v["warnings"],
+                json!(["ROOT_REFUSED:credential_directory"]),
+                "{label} {action}: {v}"
+            );
+            assert!(v.get("hints").is_none(), "{label} {action}: {v}");
+            let message = v["message"].as_str().unwrap();
+            let says = format!(
+                "'{}' is a credential directory, which holds keys and tokens, not a project",
+                dir.display()
+            );
+            assert!(message.contains(&says), "{label} {action}: {message}");
+        }
+        // Nor does read_file suggest indexing it.
+        let (is_error, text) = h.read(&path.join("config")).await;
+        assert!(is_error, "{label}: {text}");
+        assert!(!text.contains("manage_index"), "{label}: {text}");
+    }
+    let list = h.call("list_codebases", json!({})).await;
+    let text = &list.content[0].as_text().unwrap().text;
+    assert!(!text.contains(".ssh") && !text.contains(".kube"), "{text}");
+}
+
+/// A root above a credential place (`~/.config`) may be indexed, but the places keep their
+/// files out of search and reads: the rules hold on the whole path, not the root-relative one.
+#[tokio::test]
+async fn credential_places_below_a_root_stay_closed() {
+    let h = Harness::new(|_| {}).await;
+    let config = h.user_home.join(".config");
+    let secrets = [
+        (
+            "gcloud/application_default_credentials.json",
+            "{\"refresh_token\": \"zebracorn\"}\n",
+            "'.config/gcloud/**'",
+        ),
+        (
+            "gh/hosts.yml",
+            "github.com:\n  oauth_token: zebracorn\n",
+            "'.config/gh/hosts.yml'",
+        ),
+    ];
+    for (rel, body, _) in secrets {
+        write(&config, rel, body.as_bytes());
+    }
+    write(
+        &config,
+        "nvim/init.lua",
+        b"-- zebracorn\nvim.opt.number = true\n",
+    );
+    let r = h.manage("create", &config).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    support::wait_built(&h.client, &config).await;
+    let r = h
+        .call(
+            "search_codebase",
+            json!({"path": config, "query": "zebracorn", "resultMode": "raw", "scope": "mixed", "limit": 50}),
+        )
+        .await;
+    let v = r.structured_content.unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+    let files: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["nvim/init.lua"], "{v}");
+    for (rel, _, rule) in secrets {
+        let (is_error, text) = h.read(&config.join(rel)).await;
+        assert!(is_error, "{rel} was read: {text}");
+        assert!(text.contains(rule), "{rel}: {text}");
+        assert!(!text.contains("zebracorn"), "{rel}: {text}");
+    }
+}
+
 #[tokio::test]
 async fn roots_tracked_before_the_policy_are_not_served() {
     let h = Harness::new(|_| {}).await;
@@ -284,6 +469,36 @@ async fn secrets_are_neither_read_nor_indexed() {
             h.read(&h.repo.join("src/readme.txt")).await,
             "PEM private key",
         );
+        // file_outline judges where a link leads as read_file does: an innocent name
+        // leading to a file named like a secret is refused by both.
+        write(
+            &h.repo,
+            ".env.ts",
+            b"export function zebracorn() { return 1; }\n",
+        );
+        std::os::unix::fs::symlink(h.repo.join(".env.ts"), h.repo.join("src/app.ts")).unwrap();
+        check(
+            "src/app.ts",
+            h.read(&h.repo.join("src/app.ts")).await,
+            "secret-file pattern '.env.*'",
+        );
+        let r = h
+            .call(
+                "file_outline",
+                json!({"path": h.repo, "file": "src/app.ts"}),
+            )
+            .await;
+        let v = r.structured_content.unwrap();
+        assert_eq!(v["status"], "blocked", "{v}");
+        assert_eq!(v["reason"], "policy_refused", "{v}");
+        assert!(
+            v["message"]
+                .as_str()
+                .unwrap()
+                .contains("secret-file pattern '.env.*'"),
+            "{v}"
+        );
+        assert!(v.get("outline").is_none_or(Value::is_null), "{v}");
     }
     let (is_error, text) = h.read(&h.repo.join("src/app.py")).await;
     assert!(!is_error, "{text}");
@@ -503,4 +718,136 @@ async fn reads_stay_bounded_whatever_the_file_does() {
             .await;
         check("a file larger than its size", &r, cap, None);
     }
+}
+
+/// A tracked file swapped back and forth for a link to a file outside the codebase, while
+/// `read_file` and `file_outline` read it: whatever the timing, a read returns the tracked
+/// file or an error, never the file the link leads to.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_swapped_for_a_link_while_read_never_leaks() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let h = Harness::new(|_| {}).await;
+    let outside = h.user_home.join("notes/outside.py");
+    write(
+        &h.user_home,
+        "notes/outside.py",
+        b"def outside_leak():\n    return 2\n",
+    );
+    let inside = h.repo.join("src/inside.py");
+    write(
+        &h.repo,
+        "src/inside.py",
+        b"def inside_only():\n    return 1\n",
+    );
+    let target = h.repo.join("src/race.py");
+    std::fs::hard_link(&inside, &target).unwrap();
+    h.create_and_wait().await;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, outside, inside, target) = (
+            Arc::clone(&stop),
+            outside.clone(),
+            inside.clone(),
+            target.clone(),
+        );
+        let link = target.with_file_name(".swap-link");
+        let file = target.with_file_name(".swap-file");
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::fs::remove_file(&link);
+                std::os::unix::fs::symlink(&outside, &link).unwrap();
+                std::fs::rename(&link, &target).unwrap();
+                let _ = std::fs::remove_file(&file);
+                std::fs::hard_link(&inside, &file).unwrap();
+                std::fs::rename(&file, &target).unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let (mut leaks, mut served) = (0, 0);
+    for i in 0..2000 {
+        let r = if i % 4 == 3 {
+            h.call(
+                "file_outline",
+                json!({"path": h.repo, "file": "src/race.py"}),
+            )
+            .await
+        } else {
+            h.call("read_file", json!({"path": target})).await
+        };
+        let answer = format!("{:?} {:?}", r.content, r.structured_content);
+        if answer.contains("outside_leak") {
+            leaks += 1;
+        }
+        if answer.contains("inside_only") {
+            served += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "the swapper ran only {swaps} times");
+    assert!(served > 0, "no read returned the tracked file");
+    assert_eq!(
+        leaks, 0,
+        "{leaks} of 2000 reads returned the file outside the codebase"
+    );
+    // Nor did a sync that ran while the file was a link index what the link led to.
+    let v = h.manage("sync", &h.repo).await;
+    assert_eq!(v["status"], "ok", "{v}");
+    let r = h
+        .call(
+            "search_codebase",
+            json!({"path": h.repo, "query": "outside_leak", "resultMode": "raw", "limit": 50}),
+        )
+        .await;
+    let v = r.structured_content.unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+    assert!(!v["results"].to_string().contains("outside_leak"), "{v}");
+}
+
+/// A name that is not UTF-8 cannot be indexed (paths are UTF-8 everywhere in the index);
+/// `status` counts and names such files as it does unreadable ones, and a sync after the
+/// file is renamed indexes it and drops the warning.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn names_that_are_not_utf8_are_reported() {
+    use std::os::unix::ffi::OsStrExt;
+    let h = Harness::new(|_| {}).await;
+    let bad = h
+        .repo
+        .join("src")
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9.py"));
+    std::fs::write(&bad, "def quokkafruit():\n    return 1\n").unwrap();
+    h.create_and_wait().await;
+    let v = h.manage("status", &h.repo).await;
+    assert_eq!(v["status"], "ok", "{v}");
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(warnings.contains(&json!("NON_UTF8_NAMES:1")), "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("1 file or directory name(s) are not valid UTF-8")
+            && message.contains("src/caf\u{fffd}.py"),
+        "{message}"
+    );
+    let files = h.found("quokkafruit").await;
+    assert!(!files.iter().any(|f| f.contains("caf")), "{files:?}");
+
+    std::fs::rename(&bad, h.repo.join("src/cafe.py")).unwrap();
+    let v = h.manage("sync", &h.repo).await;
+    assert_eq!(v["status"], "ok", "{v}");
+    let v = h.manage("status", &h.repo).await;
+    assert!(
+        !v["warnings"].as_array().is_some_and(|w| w
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("NON_UTF8"))),
+        "{v}"
+    );
+    let files = h.found("quokkafruit").await;
+    assert!(files.iter().any(|f| f == "src/cafe.py"), "{files:?}");
 }

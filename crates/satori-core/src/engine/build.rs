@@ -291,6 +291,8 @@ impl IndexJob {
             policy: self.engine.policy.signature(),
             chunking: crate::chunk::chunking_signature(),
             oversized: walked.oversized.len() as u64,
+            non_utf8_names: walked.non_utf8_names.len() as u64,
+            non_utf8_sample: crate::state::non_utf8_sample(&walked.non_utf8_names),
             file_list,
         };
         let summary = IndexSummary {
@@ -303,6 +305,21 @@ impl IndexJob {
         };
         Ok((manifest, summary))
     }
+}
+
+/// The bytes of a file the walk found regular: a link that replaced it since (to a file
+/// outside the codebase, say) is not followed, so only what the walk judged is indexed.
+fn read_unlinked(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut options.open(path)?, &mut bytes)?;
+    Ok(bytes)
 }
 
 /// What reading, chunking and embedding one file gave.
@@ -472,7 +489,7 @@ impl EmbedScratch {
         policy: &Policy,
         reuse: &(dyn Fn(&str, &str) -> Option<u32> + Sync),
     ) -> Prepared {
-        let bytes = match std::fs::read(&f.abs_path) {
+        let bytes = match read_unlinked(&f.abs_path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Gone,
             Err(_) => return Prepared::Unreadable,

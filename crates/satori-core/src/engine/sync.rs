@@ -546,6 +546,8 @@ impl Engine {
             // chunked under.
             chunking: m.chunking.clone(),
             oversized: plan.oversized,
+            non_utf8_names: plan.non_utf8_names.len() as u64,
+            non_utf8_sample: crate::state::non_utf8_sample(&plan.non_utf8_names),
             file_list,
         };
         let derived = Derived {
@@ -602,6 +604,10 @@ struct Plan {
     /// Files the walk passed over for their size, and whether the manifest says otherwise.
     oversized: u64,
     oversized_changed: bool,
+    /// Names the walk passed over for not being UTF-8, and whether the manifest counts
+    /// other ones.
+    non_utf8_names: Vec<String>,
+    non_utf8_changed: bool,
 }
 
 impl Plan {
@@ -629,6 +635,8 @@ impl Plan {
             stamp: None,
             oversized: 0,
             oversized_changed: false,
+            non_utf8_names: Vec::new(),
+            non_utf8_changed: false,
         };
         for f in &report.files {
             let Some(o) = old.remove(f.rel_path.as_str()) else {
@@ -671,6 +679,9 @@ impl Plan {
         plan.dropped.extend(old.keys().map(|p| p.to_string()));
         plan.oversized = report.oversized.len() as u64;
         plan.oversized_changed = plan.oversized != m.oversized;
+        plan.non_utf8_changed = report.non_utf8_names.len() as u64 != m.non_utf8_names
+            || crate::state::non_utf8_sample(&report.non_utf8_names) != m.non_utf8_sample;
+        plan.non_utf8_names = report.non_utf8_names.clone();
         if !plan.has_work() {
             plan.stamp = TreeStamp::of(root, &report);
         }
@@ -684,6 +695,7 @@ impl Plan {
             || self.removed > 0
             || self.touched > 0
             || self.oversized_changed
+            || self.non_utf8_changed
             || self.ignore_changed
             || self.rules_changed
     }

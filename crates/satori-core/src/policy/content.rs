@@ -25,6 +25,10 @@ pub enum SecretKind {
     AnthropicKey,
     /// A Google API key (`AIza…`).
     GoogleApiKey,
+    /// An npm access token (`npm_`).
+    NpmToken,
+    /// A Hugging Face access token (`hf_`).
+    HuggingFaceToken,
 }
 
 impl SecretKind {
@@ -40,6 +44,8 @@ impl SecretKind {
             SecretKind::OpenAiKey => "openai_key",
             SecretKind::AnthropicKey => "anthropic_key",
             SecretKind::GoogleApiKey => "google_api_key",
+            SecretKind::NpmToken => "npm_token",
+            SecretKind::HuggingFaceToken => "huggingface_token",
         }
     }
 }
@@ -56,6 +62,8 @@ impl fmt::Display for SecretKind {
             SecretKind::OpenAiKey => "an OpenAI API key",
             SecretKind::AnthropicKey => "an Anthropic API key",
             SecretKind::GoogleApiKey => "a Google API key",
+            SecretKind::NpmToken => "an npm token",
+            SecretKind::HuggingFaceToken => "a Hugging Face token",
         };
         f.write_str(what)
     }
@@ -123,6 +131,8 @@ const TOKENS: &[TokenRule] = &[
     rule(&["sk-ant-"], Tail::AtLeast(80, word_dash), SecretKind::AnthropicKey),
     rule(&["sk-proj-", "sk-svcacct-", "sk-admin-"], Tail::AtLeast(40, word_dash), SecretKind::OpenAiKey),
     rule(&["AIza"], Tail::Exact(35, word_dash), SecretKind::GoogleApiKey),
+    rule(&["npm_"], Tail::Exact(36, alnum), SecretKind::NpmToken),
+    rule(&["hf_"], Tail::AtLeast(34, alnum), SecretKind::HuggingFaceToken),
 ];
 
 /// The first secret found in `text`, if any.
@@ -149,7 +159,10 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
                 }
                 Tail::AtLeast(n, class) => rest.iter().take_while(|b| class(**b)).count() >= n,
             };
-            if fits && !documented_example(kind, &rest[..rest.len().min(64)]) {
+            if fits
+                && !documented_example(kind, &rest[..rest.len().min(64)])
+                && random_enough(kind, rest)
+            {
                 return Some(kind);
             }
         }
@@ -160,6 +173,22 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
 /// AWS documents its examples with keys ending in `EXAMPLE`; they are in countless READMEs.
 fn documented_example(kind: SecretKind, rest: &[u8]) -> bool {
     kind == SecretKind::AwsAccessKey && rest.get(9..16) == Some(b"EXAMPLE".as_slice())
+}
+
+/// npm and Hugging Face tokens are random letters (and digits) of both cases after a
+/// short, common prefix: a long identifier such as `hf_` and one word in lower case is not
+/// one.
+fn random_enough(kind: SecretKind, rest: &[u8]) -> bool {
+    if !matches!(kind, SecretKind::NpmToken | SecretKind::HuggingFaceToken) {
+        return true;
+    }
+    let body = rest.iter().take_while(|b| alnum(**b));
+    let (mut upper, mut lower) = (false, false);
+    for b in body {
+        upper |= b.is_ascii_uppercase();
+        lower |= b.is_ascii_lowercase();
+    }
+    upper && lower
 }
 
 /// A legacy OpenAI key: `sk-` and 48 letters and digits holding the marker `T3BlbkFJ` (the

@@ -7,11 +7,14 @@
 //!   name (`.env`, private keys, credential files, cloud configuration).
 //! - Content (`content.rs`): files holding a private key or a token of a known format are
 //!   neither indexed nor returned.
+//! - Opening (`open.rs`): a file judged by its path is opened without following links, so
+//!   what is read is what was judged.
 //!
 //! Secrets rules (names and content) can be switched off for users who index test fixtures
 //! full of fake keys; VCS and dependency rules cannot.
 
 mod content;
+mod open;
 mod roots;
 
 use std::fmt;
@@ -21,11 +24,12 @@ use std::sync::LazyLock;
 use globset::{GlobSet, GlobSetBuilder};
 
 pub use content::{SecretKind, find_secret};
+pub use open::open_unlinked;
 pub use roots::RootRefusal;
 
 /// Version of the rules below: raised whenever they change what is indexed, so that indexes
 /// built under older rules are rebuilt by their next sync (see [`Policy::signature`]).
-pub const POLICY_VERSION: u32 = 2;
+pub const POLICY_VERSION: u32 = 3;
 
 /// Version-control internals: never indexed, never read (`.git/config` holds tokens).
 pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
@@ -78,6 +82,8 @@ pub const NOISE_FILES: &[&str] = &[
 pub const SECRET_NAMES: &[&str] = &[
     ".env",
     ".env.*",
+    "*.env",
+    ".envrc",
     "id_rsa*",
     "id_dsa*",
     "id_ecdsa*",
@@ -93,6 +99,7 @@ pub const SECRET_NAMES: &[&str] = &[
     "*.tfstate",
     "*.tfstate.*",
     "*.tfvars",
+    "*.tfvars.json",
     "credentials",
     "credentials*.json",
     "client_secret*.json",
@@ -118,6 +125,9 @@ pub const SECRET_NAME_EXCEPTIONS: &[&str] = &[
     ".env.sample",
     ".env.template",
     ".env.dist",
+    "example.env",
+    "sample.env",
+    "template.env",
     "*.pub",
 ];
 
@@ -132,6 +142,14 @@ pub const SECRET_PATHS: &[&str] = &[
     ".kube/config",
     ".config/gcloud/**",
     ".config/gh/hosts.yml",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
+/// Suffixes editors and people add to a copy of a file (`.env~`, `secrets.yaml.bak`): the
+/// copy of a secret is judged as the secret.
+const BACKUP_SUFFIXES: &[&str] = &[
+    "~", ".bak", ".backup", ".orig", ".old", ".save", ".tmp", ".swp", ".swo",
 ];
 
 /// Why a path or a file is kept out of indexes and reads.
@@ -287,7 +305,18 @@ impl Policy {
         secret_name(name, &parts.join("/"))
     }
 
-    /// Whether the walker must not descend into the directory at `rel`.
+    /// Why the file at `abs` (absolute, `/`-separated) must not be read or indexed because of
+    /// where it lies on the machine: the secret places ([`SECRET_PATHS`]) judged on the whole
+    /// path, so that a root above one (`~/.config`) does not expose `gcloud/credentials.db`.
+    pub fn place_rule(&self, abs: &str) -> Option<Rule> {
+        if self.allow_secrets {
+            return None;
+        }
+        secret_place(abs)
+    }
+
+    /// Whether the walker must not descend into the directory at `rel` (relative to the
+    /// root, or absolute: the walker asks both, see [`Policy::place_rule`]).
     pub fn skips_dir(&self, rel: &str) -> bool {
         !self.allow_secrets && MATCHERS.paths.is_match(format!("{rel}/x"))
     }
@@ -307,19 +336,75 @@ impl Policy {
     }
 }
 
-/// The secret-name rule `name` (a file name) or `path` (its `/`-separated path) matches.
+/// The secret-name rule `name` (a file name) or `path` (its `/`-separated path) matches,
+/// either as they are or as the original of a backup copy.
 fn secret_name(name: &str, path: &str) -> Option<Rule> {
     let m = &*MATCHERS;
-    if let Some(i) = m.paths.matches(path).first() {
-        return Some(Rule::SecretName(SECRET_PATHS[*i]));
+    if let Some(rule) = secret_place(path) {
+        return Some(rule);
     }
-    if m.exceptions.is_match(name) {
+    let originals = backup_originals(name);
+    if m.exceptions.is_match(name) || originals.iter().any(|n| m.exceptions.is_match(n)) {
         return None;
     }
-    m.names
-        .matches(name)
-        .first()
-        .map(|i| Rule::SecretName(SECRET_NAMES[*i]))
+    std::iter::once(name)
+        .chain(originals.iter().map(String::as_str))
+        .find_map(|n| m.names.matches(n).first().copied())
+        .map(|i| Rule::SecretName(SECRET_NAMES[i]))
+}
+
+/// The secret place ([`SECRET_PATHS`]) `path` (`/`-separated) lies in, as it is or as the
+/// original of a backup copy.
+fn secret_place(path: &str) -> Option<Rule> {
+    let m = &*MATCHERS;
+    std::iter::once(path.to_owned())
+        .chain(backup_originals(path))
+        .find_map(|p| m.paths.matches(&p).first().copied())
+        .map(|i| Rule::SecretName(SECRET_PATHS[i]))
+}
+
+/// What `path` (a file name, or a `/`-separated path whose last part is one) may be a backup
+/// copy of, its name with the marks of a copy taken off: `secrets.yaml` of
+/// `secrets.yaml.bak~`, `.env` of `#.env#` (Emacs); of a Vim swap file both the name and
+/// the name without the dot Vim puts before it (`secrets.yaml` of `.secrets.yaml.swp`).
+/// Empty when the name carries no such mark.
+fn backup_originals(path: &str) -> Vec<String> {
+    let (dir, mut name) = match path.rsplit_once('/') {
+        Some((dir, name)) => (Some(dir), name),
+        None => (None, path),
+    };
+    let mut swap = false;
+    loop {
+        let before = name;
+        if let Some(inner) = name
+            .strip_prefix('#')
+            .and_then(|n| n.strip_suffix('#'))
+            .filter(|n| !n.is_empty())
+        {
+            name = inner;
+        }
+        for suffix in BACKUP_SUFFIXES {
+            let lower = name.to_ascii_lowercase();
+            if lower.len() > suffix.len() && lower.ends_with(suffix) {
+                name = &name[..name.len() - suffix.len()];
+                swap |= matches!(*suffix, ".swp" | ".swo");
+            }
+        }
+        if name == before {
+            break;
+        }
+    }
+    if name.len() == path.len() - dir.map_or(0, |d| d.len() + 1) {
+        return Vec::new();
+    }
+    let mut names = vec![name];
+    if swap && let Some(shown) = name.strip_prefix('.').filter(|n| !n.is_empty()) {
+        names.push(shown);
+    }
+    names
+        .into_iter()
+        .map(|n| dir.map_or_else(|| n.to_owned(), |d| format!("{d}/{n}")))
+        .collect()
 }
 
 /// `path` with symlinks resolved; when it does not exist (yet), its parent resolved and the

@@ -1,5 +1,6 @@
 //! Which directories may be tracked as codebases: not the filesystem root, not system
-//! directories, not the user's home directory itself, not Satori's own state directory.
+//! directories, not the user's home directory itself, not a credential directory (`.ssh`,
+//! `.aws`, `.config/gcloud`, ...), not Satori's own state directory.
 //!
 //! A codebase root decides what `read_file` may read and what the indexer walks, so a root
 //! such as `/etc` or `~` would turn a code search tool into a reader of the whole machine.
@@ -21,6 +22,9 @@ pub enum RootRefusal {
     UserHome(PathBuf),
     /// Satori's state directory, or a directory inside it.
     StateDirectory(PathBuf),
+    /// A directory of keys and tokens (`~/.ssh`, `~/.aws`, `~/.config/gcloud`, ...), or a
+    /// directory inside one (the credential directory is named).
+    Credentials(PathBuf),
 }
 
 impl RootRefusal {
@@ -32,6 +36,7 @@ impl RootRefusal {
             RootRefusal::Container(_) => "system_directory",
             RootRefusal::UserHome(_) => "home_directory",
             RootRefusal::StateDirectory(_) => "satori_home",
+            RootRefusal::Credentials(_) => "credential_directory",
         }
     }
 }
@@ -56,6 +61,11 @@ impl fmt::Display for RootRefusal {
             RootRefusal::StateDirectory(dir) => write!(
                 f,
                 "it is inside Satori's own state directory '{}'",
+                dir.display()
+            ),
+            RootRefusal::Credentials(dir) => write!(
+                f,
+                "'{}' is a credential directory, which holds keys and tokens, not a project",
                 dir.display()
             ),
         }
@@ -126,6 +136,21 @@ const CONTAINERS: &[&str] = &[
     "/private/var/folders",
 ];
 
+/// Directories of keys, tokens and registry logins, refused with everything inside them
+/// wherever they are (not only in the home directory: a copied `.ssh` is as secret), as
+/// runs of path components compared case-insensitively. The policy's secret places
+/// (`SECRET_PATHS`) keep their files out of any root above them too.
+const CREDENTIAL_DIRS: &[&[&str]] = &[
+    &[".ssh"],
+    &[".aws"],
+    &[".gnupg"],
+    &[".azure"],
+    &[".docker"],
+    &[".kube"],
+    &[".config", "gcloud"],
+    &[".config", "gh"],
+];
+
 /// Windows directories refused with everything inside them (compared case-insensitively,
 /// after the drive).
 const WINDOWS_SYSTEM_TREES: &[&str] = &[
@@ -160,6 +185,9 @@ pub(crate) fn refuse_root(
     {
         return Some(RootRefusal::UserHome(home.to_path_buf()));
     }
+    if let Some(dir) = credential_dir(root) {
+        return Some(RootRefusal::Credentials(dir));
+    }
     if let Some(drive_rel) = windows_tail(root) {
         let first = drive_rel.first().map(String::as_str).unwrap_or_default();
         if WINDOWS_SYSTEM_TREES.contains(&first) {
@@ -175,6 +203,31 @@ pub(crate) fn refuse_root(
     }
     if CONTAINERS.iter().any(|c| root == Path::new(c)) {
         return Some(RootRefusal::Container(root.to_path_buf()));
+    }
+    None
+}
+
+/// The first credential directory on the way to `root` (`/home/ana/.ssh` of
+/// `/home/ana/.ssh/keys`), if `root` is one or lies inside one.
+fn credential_dir(root: &Path) -> Option<PathBuf> {
+    let components: Vec<Component> = root.components().collect();
+    let name = |c: &Component| match c {
+        Component::Normal(s) => Some(s.to_string_lossy().to_lowercase()),
+        _ => None,
+    };
+    let names: Vec<Option<String>> = components.iter().map(name).collect();
+    for start in 0..names.len() {
+        for dir in CREDENTIAL_DIRS {
+            let end = start + dir.len();
+            let hit = end <= names.len()
+                && dir
+                    .iter()
+                    .zip(&names[start..end])
+                    .all(|(want, got)| got.as_deref() == Some(*want));
+            if hit {
+                return Some(components[..end].iter().collect());
+            }
+        }
     }
     None
 }
@@ -235,5 +288,38 @@ mod tests {
         check("/opt/service", None);
         check("/etcetera", None);
         check("/private/var/folders/x/T/tmp1", None);
+    }
+
+    #[test]
+    fn credential_directories() {
+        for (root, dir) in [
+            ("/home/ana/.ssh", Some("/home/ana/.ssh")),
+            ("/home/ana/.ssh/keys", Some("/home/ana/.ssh")),
+            ("/home/ana/.aws", Some("/home/ana/.aws")),
+            ("/home/ana/.gnupg", Some("/home/ana/.gnupg")),
+            ("/home/ana/.azure", Some("/home/ana/.azure")),
+            ("/home/ana/.docker", Some("/home/ana/.docker")),
+            ("/home/ana/.kube", Some("/home/ana/.kube")),
+            ("/home/ana/.config/gcloud", Some("/home/ana/.config/gcloud")),
+            (
+                "/home/ana/.config/gcloud/configurations",
+                Some("/home/ana/.config/gcloud"),
+            ),
+            ("/home/ana/.config/gh", Some("/home/ana/.config/gh")),
+            // Wherever they are, in any case.
+            ("/home/bob/backup/.SSH", Some("/home/bob/backup/.SSH")),
+            ("/srv/ci/.kube/cache", Some("/srv/ci/.kube")),
+            // Their neighbours are not credentials.
+            ("/home/ana/.config", None),
+            ("/home/ana/.config/nvim", None),
+            ("/home/ana/src/gcloud", None),
+            ("/home/ana/src/gh", None),
+            ("/home/ana/src/sshd", None),
+            ("/home/ana/src/app/.ssh-config-tool", None),
+        ] {
+            let got = refuse_root(Path::new(root), Some(Path::new("/home/ana")), None);
+            let want = dir.map(|d| RootRefusal::Credentials(PathBuf::from(d)));
+            assert_eq!(got, want, "{root}");
+        }
     }
 }

@@ -80,9 +80,103 @@ fn paths() {
         ("/home/ana/app/.git/config", Some("vcs")),
         ("docs/secrets.md", None),
         ("src/keys.rs", None),
+        // direnv files, env files by extension, and the templates among them.
+        (".envrc", Some("secret_name:.envrc")),
+        ("deploy/.envrc", Some("secret_name:.envrc")),
+        ("production.env", Some("secret_name:*.env")),
+        ("config/staging.ENV", Some("secret_name:*.env")),
+        ("example.env", None),
+        ("src/env.rs", None),
+        ("src/envelope.ts", None),
+        // Backup copies are judged as what they copy.
+        (".env~", Some("secret_name:.env")),
+        ("config/secrets.yaml.bak", Some("secret_name:secrets.yaml")),
+        ("secrets.yaml.bak~", Some("secret_name:secrets.yaml")),
+        ("#.env#", Some("secret_name:.env")),
+        (".secrets.yaml.swp", Some("secret_name:secrets.yaml")),
+        (".netrc.swp", Some("secret_name:.netrc")),
+        ("server.key.orig", Some("secret_name:*.key")),
+        (
+            "credentials.json.old",
+            Some("secret_name:credentials*.json"),
+        ),
+        (".kube/config.bak", Some("secret_name:.kube/config")),
+        (".env.example.bak", None),
+        ("id_rsa.pub~", None),
+        ("src/main.rs.bak", None),
+        ("notes.txt~", None),
+        // Terraform variables as JSON, Cargo's registry token.
+        (
+            "infra/terraform.tfvars.json",
+            Some("secret_name:*.tfvars.json"),
+        ),
+        ("infra/prod.auto.tfvars", Some("secret_name:*.tfvars")),
+        ("infra/variables.tf.json", None),
+        (
+            ".cargo/credentials.toml",
+            Some("secret_name:.cargo/credentials.toml"),
+        ),
+        (".cargo/credentials", Some("secret_name:.cargo/credentials")),
+        (".cargo/config.toml", None),
     ] {
         check_path(&p, rel, expect);
     }
+}
+
+#[track_caller]
+fn check_place(policy: &Policy, abs: &str, expect: Option<&str>) {
+    assert_eq!(
+        policy.place_rule(abs).map(|r| r.id()).as_deref(),
+        expect,
+        "{abs}"
+    );
+}
+
+/// The secret places hold on the absolute path, whatever the root: a root at `~/.config` or
+/// `~/.docker`'s parent does not make their files relative paths that no rule names.
+#[test]
+fn places_on_the_absolute_path() {
+    let p = Policy::default();
+    for (abs, expect) in [
+        (
+            "/home/ana/.config/gcloud/credentials.db",
+            Some("secret_name:.config/gcloud/**"),
+        ),
+        (
+            "/home/ana/.config/gcloud/legacy_credentials/a@b.c/adc.json",
+            Some("secret_name:.config/gcloud/**"),
+        ),
+        (
+            "/home/ana/.config/gh/hosts.yml",
+            Some("secret_name:.config/gh/hosts.yml"),
+        ),
+        (
+            "/home/ana/.docker/config.json",
+            Some("secret_name:.docker/config.json"),
+        ),
+        ("/home/ana/.kube/config", Some("secret_name:.kube/config")),
+        ("/home/ana/.ssh/config", Some("secret_name:.ssh/**")),
+        (
+            "/home/ana/.cargo/credentials.toml",
+            Some("secret_name:.cargo/credentials.toml"),
+        ),
+        (
+            "/home/ana/.kube/config.bak",
+            Some("secret_name:.kube/config"),
+        ),
+        ("/home/ana/.config/nvim/init.lua", None),
+        ("/home/ana/src/app/config.json", None),
+        ("/home/ana/.cargo/registry/src/lib.rs", None),
+    ] {
+        check_place(&p, abs, expect);
+    }
+    assert!(p.skips_dir("/home/ana/.config/gcloud"));
+    assert!(!p.skips_dir("/home/ana/.config"));
+    check_place(
+        &Policy::new(None, true),
+        "/home/ana/.config/gcloud/credentials.db",
+        None,
+    );
 }
 
 #[test]
@@ -209,6 +303,34 @@ fn contents() {
             Some(GoogleApiKey),
         ),
         ("let ask = \"risk-free\"; // sk-".into(), None),
+        (
+            format!(
+                "//registry.npmjs.org/:_authToken={}",
+                tok("npm_", "aB3dE5gH9k", 36)
+            ),
+            Some(NpmToken),
+        ),
+        (format!("NPM_TOKEN={}", tok("npm_", "aB3dE5gH9k", 37)), None),
+        (
+            format!("let x = {};", tok("npm_", "configurationoptions", 36)),
+            None,
+        ),
+        ("npm_config_registry = 1".into(), None),
+        (
+            format!("HF_TOKEN={}", tok("hf_", "QwErTyUiOpAsDfGh", 34)),
+            Some(HuggingFaceToken),
+        ),
+        (
+            format!("token = \"{}\"", tok("hf_", "QwErTyUiOpAsDfGh", 37)),
+            Some(HuggingFaceToken),
+        ),
+        (format!("x = {}", tok("hf_", "QwErTyUiOp", 20)), None),
+        ("hf_model = load(hf_model_name)".into(), None),
+        (
+            format!("fn {}() {{}}", tok("hf_", "downloadandcachetokenizer", 40)),
+            None,
+        ),
+        (format!("my{}", tok("hf_", "QwErTyUiOpAsDfGh", 34)), None),
     ];
     for (text, expect) in cases {
         check_content(&text, expect);

@@ -208,6 +208,8 @@ pub(crate) struct CodebaseFile {
     pub rel: String,
     /// The file with links resolved (inside the root).
     pub real: PathBuf,
+    /// `real` relative to the root, `/`-separated: where a link named `rel` leads.
+    pub resolved: String,
 }
 
 /// Why a handle's file cannot be used.
@@ -280,7 +282,15 @@ pub(crate) fn codebase_file(
             "'{rel}' is a directory; name a file inside it"
         )));
     }
-    Ok(CodebaseFile { rel, real })
+    let resolved = real
+        .strip_prefix(root)
+        .map(satori_core::to_slash)
+        .unwrap_or_default();
+    Ok(CodebaseFile {
+        rel,
+        real,
+        resolved,
+    })
 }
 
 /// Why a file's text is not used.
@@ -310,9 +320,13 @@ pub(crate) fn read_source(
         is_error: false,
         read_file: None,
     };
+    // As `read_file`: the name asked for, where a link leads, and the secret places on the
+    // whole path.
     if let Some(rule) = own_state
         .then_some(Rule::StateDirectory)
         .or_else(|| policy.path_rule(&file.rel))
+        .or_else(|| policy.path_rule(&file.resolved))
+        .or_else(|| policy.place_rule(&satori_core::to_slash(&file.real)))
     {
         return Err(refused(rule));
     }

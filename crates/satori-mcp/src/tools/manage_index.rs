@@ -564,6 +564,20 @@ fn status_envelope(
                         }
                     ));
             }
+            if st.non_utf8_names > 0 {
+                let n = st.non_utf8_names;
+                e = e
+                    .warn(&warnings::with_detail(warnings::NON_UTF8_NAMES, n))
+                    .note(&format!(
+                        "{n} file or directory name(s) are not valid UTF-8, so they are not indexed (rename them to index them): {}{}.",
+                        st.non_utf8_sample.join(", "),
+                        if n > st.non_utf8_sample.len() as u64 {
+                            ", ..."
+                        } else {
+                            ""
+                        }
+                    ));
+            }
             e
         }
         CoreIndexState::IndexFailed => Env::new(

@@ -89,7 +89,8 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         return text(outside_message(ctx, &real, &shown), true);
     }
     // The path rules, on the name asked for and on the resolved path (relative to its
-    // codebase, so that a codebase inside a directory named like a rule still reads).
+    // codebase, so that a codebase inside a directory named like a rule still reads); the
+    // secret places on the whole resolved path, wherever the codebase's root is.
     let resolved_rel = owner
         .as_ref()
         .and_then(|t| t.prefix.clone())
@@ -106,9 +107,12 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         .then_some(Rule::StateDirectory)
         .or_else(|| policy.path_rule(&resolved_rel))
         .or_else(|| policy.path_rule(&asked_name))
+        .or_else(|| policy.place_rule(&satori_core::to_slash(&real)))
     {
         return refused(&shown, &rule);
     }
+    // Opened without following links: if the path judged above was swapped for a link since,
+    // nothing is read, rather than what the link leads to.
     let file = match open_regular(&real) {
         Ok(f) => f,
         Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),

@@ -10,18 +10,13 @@ use satori_protocol::env;
 
 use super::text;
 
-/// Opens `path` for reading without waiting: a path replaced by a named pipe after it was
-/// checked must not hold the call until some writer appears (the open file is checked
-/// again, and only a regular file is read).
+/// Opens `path` (absolute, with links resolved: the path the policy judged) for reading,
+/// without following a link that replaced it or a directory on its way since it was judged
+/// (see [`satori_core::open_unlinked`]), and without waiting: a path replaced by a named
+/// pipe must not hold the call until some writer appears (the open file is checked again,
+/// and only a regular file is read).
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options.open(path)
+    satori_core::open_unlinked(path, true)
 }
 
 /// The refusal of anything but a regular file, naming what it is: a named pipe, a socket or

@@ -146,7 +146,8 @@ pub mod reasons {
 /// Stable warning codes (`CODE` or `CODE:detail`).
 pub mod warnings {
     /// The directory may not be tracked (`ROOT_REFUSED:<rule>`, the rule being
-    /// `filesystem_root`, `system_directory`, `home_directory` or `satori_home`).
+    /// `filesystem_root`, `system_directory`, `home_directory`, `credential_directory` or
+    /// `satori_home`).
     pub const ROOT_REFUSED: &str = "ROOT_REFUSED";
     /// A reindex was refused: only ignore rules changed.
     pub const REINDEX_UNNECESSARY_IGNORE_ONLY: &str = "REINDEX_UNNECESSARY_IGNORE_ONLY";
@@ -175,6 +176,9 @@ pub mod warnings {
     /// Some files of the index could not be read (`UNREADABLE_FILES:<n>`); every sync
     /// retries them.
     pub const UNREADABLE_FILES: &str = "UNREADABLE_FILES";
+    /// Some files or directories of the tree are not indexed because their name is not
+    /// UTF-8 (`NON_UTF8_NAMES:<n>`); renaming them lets the next sync index them.
+    pub const NON_UTF8_NAMES: &str = "NON_UTF8_NAMES";
     /// `clear` of a path that was not indexed.
     pub const NOTHING_TO_CLEAR: &str = "NOTHING_TO_CLEAR";
     /// The search ran on the previous index while a rebuild is in progress.
