@@ -107,14 +107,15 @@ fn an_edit_made_while_no_server_watched_is_found_by_the_next_process() {
     assert_eq!(files, ["src/retry.py"], "{r}");
 }
 
-/// A repository part that takes another process's sync a moment to index.
-fn bulk(root: &Path, batch: usize, files: usize) {
+/// A change that takes another process's sync a moment to index: `files` new files of
+/// `lines` functions each.
+fn bulk(root: &Path, batch: usize, files: usize, lines: usize) {
     let bodies: Vec<(String, String)> = (0..files)
         .map(|i| {
-            (
-                format!("bulk{batch}/d{}/f{i}.rs", i % 40),
-                format!("/// Bulk helper {i}.\npub fn bulk_helper_{batch}_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n"),
-            )
+            let body: String = (0..lines)
+                .map(|k| format!("/// Bulk helper {k}.\npub fn bulk_helper_{batch}_{i}_{k}(x: u32) -> u32 {{\n    x + {k}\n}}\n"))
+                .collect();
+            (format!("bulk{batch}/d{}/f{i}.rs", i % 40), body)
         })
         .collect();
     let refs: Vec<(&str, &str)> = bodies
@@ -124,10 +125,11 @@ fn bulk(root: &Path, batch: usize, files: usize) {
     write_files(root, &refs);
 }
 
-/// While one process syncs a large change, a search from another process is answered
-/// with the edit just made, and without `REINDEX_IN_PROGRESS`: no reindex runs.
-#[test]
-fn a_search_while_another_process_syncs_sees_the_edit() {
+/// While one process syncs a change of `files` files of `lines` functions, a search from
+/// another process is answered with the edit just made, without `REINDEX_IN_PROGRESS` (no
+/// reindex runs), having found `added` files added itself (the ones it layered).
+#[track_caller]
+fn check_search_during_sync(name: &str, files: usize, lines: usize, added: u64) {
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     small_repo(dir.path());
@@ -137,7 +139,7 @@ fn a_search_while_another_process_syncs_sees_the_edit() {
     let mut batch = 0;
     let (mut syncer, edit) = loop {
         batch += 1;
-        bulk(&root, batch, 3000);
+        bulk(&root, batch, files, lines);
         let edit = format!("ibis_marker_{batch}");
         write_files(
             &root,
@@ -166,15 +168,29 @@ fn a_search_while_another_process_syncs_sees_the_edit() {
         }
         assert!(
             started.elapsed() < DEADLINE,
-            "never saw the other process's sync running"
+            "{name}: never saw the other process's sync running"
         );
     };
-    let (files, r) = search(home.path(), &root, &edit);
+    let (found, r) = search(home.path(), &root, &edit);
     let warnings = r["warnings"].as_array().cloned().unwrap_or_default();
     assert!(
         !warnings.iter().any(|w| w == "REINDEX_IN_PROGRESS"),
-        "no reindex runs: {r}"
+        "{name}: no reindex runs: {r}"
     );
-    assert_eq!(files, ["src/retry.py"], "{r}");
-    assert!(syncer.wait().unwrap().success());
+    assert_eq!(found, ["src/retry.py"], "{name}: {r}");
+    assert_eq!(r["freshnessDecision"]["mode"], "synced", "{name}: {r}");
+    assert_eq!(
+        r["freshnessDecision"]["stats"]["added"], added,
+        "{name}: {r}"
+    );
+    assert!(syncer.wait().unwrap().success(), "{name}");
+}
+
+#[test]
+fn a_search_while_another_process_syncs_sees_the_edit() {
+    // More changes than a layer holds: the search waits for the other sync to publish, and
+    // then finds the tree as it published it.
+    check_search_during_sync("many_files_wait", 3000, 1, 0);
+    // Few files, each slow to index: the search layers them and the edit at once.
+    check_search_during_sync("few_files_layer", 6, 6000, 6);
 }
