@@ -673,6 +673,15 @@ fn another_process_confirms_an_unchanged_tree_by_the_stamp_left_on_disk() {
     let s = third.sync(&root, &SyncControl::default()).unwrap();
     assert!(!s.stat_only && s.derived, "{s:?}");
     assert_eq!((s.added, s.removed, s.modified), (0, 0, 1), "{s:?}");
+    // A torn or foreign stamp file is no stamp: the next process walks, and finds nothing.
+    third.sync(&root, &SyncControl::default()).unwrap();
+    let stamp = home.codebase(&root).path().join("tree-stamp");
+    let bytes = std::fs::read(&stamp).unwrap();
+    for damaged in [bytes[..bytes.len() / 2].to_vec(), b"not a stamp".to_vec()] {
+        std::fs::write(&stamp, damaged).unwrap();
+        let s = engine(&home).sync(&root, &SyncControl::default()).unwrap();
+        assert!(!s.stat_only && !s.derived, "{s:?}");
+    }
 }
 
 /// The files whose chunks a search for exactly `word` returns.
