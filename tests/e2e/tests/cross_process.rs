@@ -1,15 +1,18 @@
 //! Freshness across processes: what one `satori` process recorded about a tree never hides
-//! an edit from another. An edit made while no server watched is found by the next
-//! `satori-cli` search, however recent the last sync; and a search while another process
-//! syncs the same codebase neither reports a reindex in progress nor misses the edit.
+//! an edit from another. An edit made while no server watched, or seen only by a server
+//! killed before its debounce, is found by the next `satori-cli` search, however recent the
+//! last sync; and a search while another process syncs the same codebase neither reports a
+//! reindex in progress nor misses the edit.
 //!
 //! Waits poll with generous deadlines; nothing here asserts how long anything took.
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use satori_e2e::{binary, small_repo, write_files};
+use satori_protocol::env;
 use serde_json::{Value, json};
 
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -104,6 +107,76 @@ fn an_edit_made_while_no_server_watched_is_found_by_the_next_process() {
     }
     // Unchanged since: the next process finds the same.
     let (files, r) = search(home.path(), &root, "heron_backoff_marker");
+    assert_eq!(files, ["src/retry.py"], "{r}");
+}
+
+/// A long-running server saw the edit but was killed before its debounce let it sync: the
+/// next process finds the edit, although that server's own check of the tree is recent.
+#[test]
+fn an_edit_seen_only_by_a_server_killed_before_its_debounce_is_found() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    small_repo(dir.path());
+    let root = dir.path().canonicalize().unwrap();
+    create(home.path(), &root);
+    let mut server = Command::new(binary("satori"))
+        .env(env::HOME, home.path())
+        .env(env::RUN_MODE, "mcp")
+        .env(env::WATCH_DEBOUNCE_MS, "600000")
+        .env("SATORI_EMBEDDING_MODEL", "none")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let mut ask = |id: u64, method: &str, params: Value| -> Value {
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{msg}").unwrap();
+        if method == "initialize" {
+            writeln!(
+                stdin,
+                "{}",
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            )
+            .unwrap();
+        }
+        loop {
+            let line = lines.next().expect("the server answered").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    ask(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    // The server checks the tree itself (its first search), and watches it from then on.
+    let args = json!({"path": root, "query": "must:retry_with_backoff retry_with_backoff"});
+    let first = ask(
+        2,
+        "tools/call",
+        json!({"name": "search_codebase", "arguments": args}),
+    );
+    assert_eq!(
+        first["result"]["structuredContent"]["status"], "ok",
+        "{first}"
+    );
+    write_files(
+        &root,
+        &[(
+            "src/retry.py",
+            "def plover_killed_marker():\n    return 1\n",
+        )],
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let (files, r) = search(home.path(), &root, "plover_killed_marker");
     assert_eq!(files, ["src/retry.py"], "{r}");
 }
 
