@@ -265,5 +265,6 @@ fn a_search_while_another_process_syncs_sees_the_edit() {
     // then finds the tree as it published it.
     check_search_during_sync("many_files_wait", 3000, 1, 0);
     // Few files, each slow to index: the search layers them and the edit at once.
-    check_search_during_sync("few_files_layer", 6, 6000, 6);
+    // Large enough that the other sync is still running when the search looks.
+    check_search_during_sync("few_files_layer", 12, 9000, 12);
 }
