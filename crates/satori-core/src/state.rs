@@ -135,6 +135,11 @@ pub struct CodebaseState {
     /// True when a complete earlier generation stays searchable during a rebuild.
     #[serde(default)]
     pub searchable_during_indexing: bool,
+    /// True while the indexing is a sync's (a derive of the changed files, or the rebuild
+    /// a sync fell back to) rather than a requested build: other processes keep their
+    /// searches fresh meanwhile instead of reporting a reindex in progress.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub syncing: bool,
     /// Counts of the published index.
     #[serde(default)]
     pub files: u64,
@@ -195,6 +200,7 @@ impl CodebaseState {
             files_done: 0,
             files_total: 0,
             searchable_during_indexing: false,
+            syncing: false,
             files: 0,
             chunks: 0,
             index_status: None,
@@ -291,6 +297,10 @@ const UNREADABLE_SAMPLE: usize = 5;
 /// all), from the sorted list of a walk.
 pub(crate) fn non_utf8_sample(names: &[String]) -> Vec<String> {
     names.iter().take(UNREADABLE_SAMPLE).cloned().collect()
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &u64) -> bool {

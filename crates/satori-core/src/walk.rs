@@ -317,6 +317,65 @@ impl TreeStamp {
         })
     }
 
+    /// Appends the stamp to `out` in the form [`TreeStamp::decode`] reads (the root is not
+    /// part of it: the reader knows it); `None` when a recorded time predates 1970.
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) -> Option<()> {
+        let (_, exclude) = &self.exclude;
+        match exclude {
+            None => out.push(0),
+            Some((len, t)) => {
+                out.push(1);
+                put_u64(out, *len);
+                put_time(out, *t)?;
+            }
+        }
+        put_u64(out, self.entries.len() as u64);
+        for (p, seen) in &self.entries {
+            match seen {
+                Seen::Dir(t) => {
+                    out.push(0);
+                    put_time(out, *t)?;
+                }
+                Seen::File(len, t) => {
+                    out.push(1);
+                    put_u64(out, *len);
+                    put_time(out, *t)?;
+                }
+            }
+            put_bytes(out, rel_bytes(p)?);
+        }
+        Some(())
+    }
+
+    /// Reads a stamp of `root` that [`TreeStamp::encode`] wrote; `None` when the bytes are
+    /// not one (a torn or foreign file is only a stamp less: the next sync walks).
+    pub(crate) fn decode(root: &Path, input: &mut &[u8]) -> Option<TreeStamp> {
+        let exclude = match take_u8(input)? {
+            0 => None,
+            1 => Some((take_u64(input)?, take_time(input)?)),
+            _ => return None,
+        };
+        let n = take_u64(input)?;
+        // Each entry takes at least 17 bytes: a count beyond that is a damaged file.
+        if n > input.len() as u64 / 17 {
+            return None;
+        }
+        let mut entries = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let seen = match take_u8(input)? {
+                0 => Seen::Dir(take_time(input)?),
+                1 => Seen::File(take_u64(input)?, take_time(input)?),
+                _ => return None,
+            };
+            entries.push((rel_from_bytes(take_bytes(input)?)?, seen));
+        }
+        Some(TreeStamp {
+            root: root.to_path_buf(),
+            entries,
+            exclude: (root.join(GIT_EXCLUDE), exclude),
+        })
+    }
+
     /// True when every directory, ignore file and file still has the time and size the
     /// stamp recorded: a walk now would find the files it found, unchanged.
     pub fn holds(&self) -> bool {
@@ -357,6 +416,73 @@ fn rel_path(p: &Path) -> Option<RelPath> {
 #[cfg(not(target_os = "linux"))]
 fn rel_path(p: &Path) -> Option<RelPath> {
     Some(p.to_path_buf())
+}
+
+#[cfg(target_os = "linux")]
+fn rel_bytes(p: &RelPath) -> Option<&[u8]> {
+    Some(p.as_bytes())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn rel_bytes(p: &RelPath) -> Option<&[u8]> {
+    p.to_str().map(str::as_bytes)
+}
+
+#[cfg(target_os = "linux")]
+fn rel_from_bytes(b: &[u8]) -> Option<RelPath> {
+    std::ffi::CString::new(b).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn rel_from_bytes(b: &[u8]) -> Option<RelPath> {
+    std::str::from_utf8(b).ok().map(PathBuf::from)
+}
+
+/// The pieces of a stored stamp, little-endian, strings as a length and their bytes.
+pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_u64(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+fn put_time(out: &mut Vec<u8>, t: SystemTime) -> Option<()> {
+    let d = t.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+    put_u64(out, d.as_secs());
+    out.extend_from_slice(&d.subsec_nanos().to_le_bytes());
+    Some(())
+}
+
+fn take_u8(input: &mut &[u8]) -> Option<u8> {
+    let (&b, rest) = input.split_first()?;
+    *input = rest;
+    Some(b)
+}
+
+pub(crate) fn take_u64(input: &mut &[u8]) -> Option<u64> {
+    let (head, rest) = input.split_at_checked(8)?;
+    *input = rest;
+    Some(u64::from_le_bytes(head.try_into().ok()?))
+}
+
+pub(crate) fn take_bytes<'a>(input: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let len = usize::try_from(take_u64(input)?).ok()?;
+    let (head, rest) = input.split_at_checked(len)?;
+    *input = rest;
+    Some(head)
+}
+
+fn take_time(input: &mut &[u8]) -> Option<SystemTime> {
+    let secs = take_u64(input)?;
+    let (head, rest) = input.split_at_checked(4)?;
+    *input = rest;
+    let nanos = u32::from_le_bytes(head.try_into().ok()?);
+    if nanos >= 1_000_000_000 {
+        return None;
+    }
+    SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
 }
 
 /// Stats paths relative to a root. On Linux through a descriptor of the root, so that each

@@ -668,6 +668,42 @@ fn a_stat_only_sync_notices_every_change_a_walk_would_see() {
     );
 }
 
+/// A stamp is left for other processes: an engine that never synced this tree (a new
+/// process over the same home) confirms an unchanged tree by `stat` alone, and notices an
+/// edit made after the stamp was taken.
+#[test]
+fn another_process_confirms_an_unchanged_tree_by_the_stamp_left_on_disk() {
+    let home_dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for i in 0..6 {
+        write(&root, &path_of(i), &body(i, 0));
+    }
+    age(&root);
+    let home = Home::new(home_dir.path().to_path_buf());
+    let first = engine(&home);
+    index(&first, &root).unwrap();
+    let walked = first.sync(&root, &SyncControl::default()).unwrap();
+    assert!(!walked.stat_only, "{walked:?}");
+    let other = engine(&home);
+    let s = other.sync(&root, &SyncControl::default()).unwrap();
+    assert!(s.stat_only, "the stamp on disk was used: {s:?}");
+    write(&root, &path_of(3), &body(3, 9));
+    let third = engine(&home);
+    let s = third.sync(&root, &SyncControl::default()).unwrap();
+    assert!(!s.stat_only && s.derived, "{s:?}");
+    assert_eq!((s.added, s.removed, s.modified), (0, 0, 1), "{s:?}");
+    // A torn or foreign stamp file is no stamp: the next process walks, and finds nothing.
+    third.sync(&root, &SyncControl::default()).unwrap();
+    let stamp = home.codebase(&root).path().join("tree-stamp");
+    let bytes = std::fs::read(&stamp).unwrap();
+    for damaged in [bytes[..bytes.len() / 2].to_vec(), b"not a stamp".to_vec()] {
+        std::fs::write(&stamp, damaged).unwrap();
+        let s = engine(&home).sync(&root, &SyncControl::default()).unwrap();
+        assert!(!s.stat_only && !s.derived, "{s:?}");
+    }
+}
+
 /// The files whose chunks a search for exactly `word` returns.
 fn files_with(engine: &Engine, root: &Path, word: &str) -> Vec<String> {
     let req = SearchRequest {

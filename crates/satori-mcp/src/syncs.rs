@@ -322,10 +322,12 @@ impl Syncs {
             Err(Error::IndexMissing(_)) => Err(SyncFailure::Missing),
             Err(e) => Err(SyncFailure::Failed(e.to_string())),
         };
-        let ok = result.is_ok();
+        // A sync that could only layer (another process held the index) wrote nothing: it
+        // is not started again at once, which would only spin while that process works.
+        let written = matches!(&result, Ok(s) if !s.layered);
         self.finish(root, flight, result);
         // Changes made while it ran are only layered: the next sync writes them down.
-        if ok && self.is_dirty(root) {
+        if written && self.is_dirty(root) {
             self.sync_in_background(root);
         }
     }
@@ -333,9 +335,8 @@ impl Syncs {
     fn finish(&self, root: &Path, flight: &Flight, result: Result<SyncSummary, SyncFailure>) {
         let mut inner = self.lock();
         inner.flights.remove(root);
-        if result.is_ok()
-            && let Some(pending) = inner.pending.get_mut(root)
-        {
+        let written = matches!(&result, Ok(s) if !s.layered);
+        if written && let Some(pending) = inner.pending.get_mut(root) {
             pending.paths.retain(|_, n| *n > flight.seen);
             if pending.needs_walk.is_some_and(|n| n <= flight.seen) {
                 pending.needs_walk = None;
@@ -344,7 +345,7 @@ impl Syncs {
                 inner.pending.remove(root);
             }
         }
-        if result.is_err() {
+        if !written {
             // The tree may still be ahead of the index: the next search syncs again.
             *inner.dirty.entry(root.to_path_buf()).or_insert(0) += flight.edits.max(1);
         }

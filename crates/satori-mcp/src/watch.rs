@@ -12,6 +12,13 @@
 //! [`Syncs`](crate::syncs::Syncs), so a search arriving meanwhile joins the same sync, and a
 //! search between the change and the sync syncs first (the root is marked dirty).
 //!
+//! A change is delivered to every watched codebase whose root holds it: codebases can nest,
+//! and an edit under an inner root changes the outer codebase too. When the watcher reports
+//! that it lost events (the kernel's queue overflowed) every codebase may have changed, and
+//! each is synced by a walk. A root that is removed takes its watch with it: it is looked
+//! for again every [`ROOT_POLL`] (and by the periodic re-check), and once it is back it is
+//! watched again and synced by a walk.
+//!
 //! A codebase is synced only when it is searchable here: not while it is being indexed, not
 //! when it failed or requires a reindex.
 
@@ -32,6 +39,29 @@ use crate::logging::Level;
 /// A burst of changes delays its sync by at most this many debounce periods.
 const MAX_DEBOUNCES: u32 = 4;
 
+/// How often a removed root is looked for, to watch it again once it is back.
+const ROOT_POLL: Duration = Duration::from_millis(500);
+
+/// What the watcher reports to the background task.
+#[derive(Debug, PartialEq)]
+enum Notice {
+    /// Something at this path changed.
+    Changed(PathBuf),
+    /// Events were lost: anything under any watched root may have changed.
+    Rescan,
+}
+
+/// The notices one report of the watcher gives.
+fn notices(ev: notify::Result<notify::Event>) -> Vec<Notice> {
+    match ev {
+        Ok(ev) if ev.need_rescan() => vec![Notice::Rescan],
+        Ok(ev) if changes_content(&ev.kind) => ev.paths.into_iter().map(Notice::Changed).collect(),
+        Ok(_) => Vec::new(),
+        // The backend failed to read its events: what they said is unknown.
+        Err(_) => vec![Notice::Rescan],
+    }
+}
+
 /// The background work of a server; it stops when this is dropped.
 pub struct Background {
     task: tokio::task::JoinHandle<()>,
@@ -49,6 +79,26 @@ struct Root {
     filter: Option<PathFilter>,
     /// When the first change of the current burst arrived, and when the burst's sync is due.
     burst: Option<(Instant, Instant)>,
+    /// The root directory that is watched (device and inode), to tell when it was
+    /// replaced; `None` when unknown.
+    identity: Option<(u64, u64)>,
+    /// The root went away, and its watch with it: it is looked for every [`ROOT_POLL`].
+    lost: bool,
+}
+
+/// The device and inode of the directory at `root`, when there is one.
+fn identity(root: &Path) -> Option<(u64, u64)> {
+    let m = std::fs::metadata(root).ok().filter(|m| m.is_dir())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        Some((0, 0))
+    }
 }
 
 /// Starts the watcher and the periodic re-check configured in `ctx`; `None` when neither
@@ -64,12 +114,8 @@ pub(crate) fn start(ctx: Arc<Ctx>) -> Option<Background> {
         None => None,
         Some(_) => {
             let made = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-                if let Ok(ev) = ev
-                    && changes_content(&ev.kind)
-                {
-                    for p in ev.paths {
-                        let _ = tx.send(p);
-                    }
+                for notice in notices(ev) {
+                    let _ = tx.send(notice);
                 }
             });
             match made {
@@ -106,7 +152,7 @@ type SharedWatcher = Arc<Mutex<notify::RecommendedWatcher>>;
 async fn run(
     ctx: Arc<Ctx>,
     watcher: Option<SharedWatcher>,
-    mut events: UnboundedReceiver<PathBuf>,
+    mut events: UnboundedReceiver<Notice>,
     debounce: Option<Duration>,
     every: Option<Duration>,
 ) {
@@ -119,14 +165,39 @@ async fn run(
     let never = Instant::now() + Duration::from_secs(365 * 24 * 3600);
     loop {
         let next_burst = roots.values().filter_map(|r| r.burst.map(|b| b.1)).min();
+        let poll_at = roots
+            .values()
+            .any(|r| r.lost)
+            .then(|| Instant::now() + ROOT_POLL);
         let wake = next_burst
             .into_iter()
             .chain(recheck_at)
+            .chain(poll_at)
             .min()
             .unwrap_or(never);
         tokio::select! {
             ev = events.recv(), if listening => match (ev, debounce) {
-                (Some(path), Some(debounce)) => on_change(&ctx, &mut roots, &path, debounce),
+                (Some(Notice::Changed(path)), Some(debounce)) => {
+                    // The root itself was removed or moved away: its watch is gone, even if
+                    // a directory is already back in its place (with the same inode, maybe).
+                    if let Some(entry) = roots.get_mut(&path) {
+                        entry.lost = true;
+                        check_roots(&ctx, watcher.as_ref(), &mut roots, debounce).await;
+                    }
+                    on_change(&ctx, &mut roots, &path, debounce);
+                }
+                (Some(Notice::Rescan), Some(debounce)) => {
+                    ctx.log.emit(
+                        Level::Warning,
+                        "watcher",
+                        format_args!("satori: the file watcher lost events; every watched codebase is synced"),
+                        || serde_json::json!({"event": "watcher_rescan"}),
+                    );
+                    for (root, entry) in roots.iter_mut() {
+                        ctx.syncs.mark_dirty(root, None);
+                        arm(entry, debounce);
+                    }
+                }
                 (Some(_), None) => {}
                 (None, _) => listening = false,
             },
@@ -146,10 +217,16 @@ async fn run(
                 for root in due {
                     sync_if_searchable(&ctx, &root);
                 }
+                if let (Some(debounce), true) = (debounce, roots.values().any(|r| r.lost)) {
+                    check_roots(&ctx, watcher.as_ref(), &mut roots, debounce).await;
+                }
                 if let (Some(at), Some(every)) = (recheck_at, every)
                     && at <= now
                 {
                     refresh(&ctx, watcher.as_ref(), &mut roots).await;
+                    if let Some(debounce) = debounce {
+                        check_roots(&ctx, watcher.as_ref(), &mut roots, debounce).await;
+                    }
                     for root in roots.keys() {
                         sync_if_searchable(&ctx, root);
                     }
@@ -160,16 +237,16 @@ async fn run(
     }
 }
 
-/// Routes one changed path to its codebase: marks it dirty and (re)arms its burst.
+/// Routes one changed path to every codebase whose root holds it (codebases can nest).
 fn on_change(ctx: &Ctx, roots: &mut HashMap<PathBuf, Root>, path: &Path, debounce: Duration) {
-    // The innermost watched root owns the path (codebases can nest).
-    let Some((root, entry)) = roots
-        .iter_mut()
-        .filter(|(root, _)| path.starts_with(root))
-        .max_by_key(|(root, _)| root.as_os_str().len())
-    else {
-        return;
-    };
+    for (root, entry) in roots.iter_mut().filter(|(root, _)| path.starts_with(root)) {
+        on_change_in(ctx, root, entry, path, debounce);
+    }
+}
+
+/// Notes a change at `path` under `root`: marks it dirty and (re)arms its burst, unless the
+/// codebase's rules ignore the path.
+fn on_change_in(ctx: &Ctx, root: &Path, entry: &mut Root, path: &Path, debounce: Duration) {
     let control = entry
         .filter
         .as_ref()
@@ -185,6 +262,11 @@ fn on_change(ctx: &Ctx, roots: &mut HashMap<PathBuf, Root>, path: &Path, debounc
     }
     // A change of the rules is applied by a walk; any other can be layered by path.
     ctx.syncs.mark_dirty(root, (!control).then_some(path));
+    arm(entry, debounce);
+}
+
+/// Starts or extends the burst of changes of a codebase.
+fn arm(entry: &mut Root, debounce: Duration) {
     let now = Instant::now();
     let first = entry.burst.map_or(now, |b| b.0);
     let due = (now + debounce).min(first + debounce * MAX_DEBOUNCES);
@@ -219,8 +301,11 @@ async fn refresh(
     let wanted: Vec<PathBuf> = match ctx.engine.states() {
         Ok(states) => states
             .into_iter()
+            // A watched root that went away stays, to be watched again once it is back
+            // (see `check_roots`).
             .filter(|(root, st)| {
-                matches!(st.state, IndexState::Indexed | IndexState::SyncCompleted) && root.is_dir()
+                matches!(st.state, IndexState::Indexed | IndexState::SyncCompleted)
+                    && (root.is_dir() || roots.contains_key(root))
             })
             .map(|(root, _)| root)
             .collect(),
@@ -244,6 +329,8 @@ async fn refresh(
             Root {
                 filter: ctx.engine.path_filter(root).ok(),
                 burst: None,
+                identity: identity(root),
+                lost: false,
             },
         );
     }
@@ -274,4 +361,93 @@ async fn refresh(
         }
     })
     .await;
+}
+
+/// Notices roots that went away (their watch went with them) and roots that are back or
+/// were replaced by another directory: those are watched again and synced by a walk, since
+/// nothing reported what changed meanwhile.
+async fn check_roots(
+    ctx: &Arc<Ctx>,
+    watcher: Option<&SharedWatcher>,
+    roots: &mut HashMap<PathBuf, Root>,
+    debounce: Duration,
+) {
+    let mut back = Vec::new();
+    for (root, entry) in roots.iter_mut() {
+        match identity(root) {
+            None => entry.lost = true,
+            Some(now) if entry.lost || entry.identity != Some(now) => {
+                entry.lost = false;
+                entry.identity = Some(now);
+                entry.filter = ctx.engine.path_filter(root).ok();
+                ctx.syncs.mark_dirty(root, None);
+                arm(entry, debounce);
+                back.push(root.clone());
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(watcher) = watcher else { return };
+    if back.is_empty() {
+        return;
+    }
+    let watcher = Arc::clone(watcher);
+    let log_ctx = Arc::clone(ctx);
+    let _ = tokio::task::spawn_blocking(move || {
+        let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
+        for root in back {
+            // The old watch may linger (a directory moved away keeps its inode watched).
+            let _ = w.unwatch(&root);
+            if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
+                log_ctx.log.emit(
+                    Level::Warning,
+                    "watcher",
+                    format_args!(
+                        "satori: cannot watch '{}' again ({e}); it is re-checked periodically and before searches",
+                        root.display()
+                    ),
+                    || serde_json::json!({"event": "watch_failed", "codebase": root.display().to_string(), "error": e.to_string()}),
+                );
+            }
+        }
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{CreateKind, Flag};
+
+    /// What the watcher's reports become: an overflow of the kernel's queue (a `Rescan`
+    /// flag) or a failure of the backend means every root must be walked, never nothing.
+    #[test]
+    fn lost_events_become_a_rescan() {
+        let p = PathBuf::from("/r/a.rs");
+        let cases: Vec<(notify::Result<notify::Event>, Vec<Notice>)> = vec![
+            (
+                Ok(notify::Event::new(EventKind::Other).set_flag(Flag::Rescan)),
+                vec![Notice::Rescan],
+            ),
+            (
+                Err(notify::Error::generic("queue read failed")),
+                vec![Notice::Rescan],
+            ),
+            (
+                Ok(notify::Event::new(EventKind::Create(CreateKind::File)).add_path(p.clone())),
+                vec![Notice::Changed(p.clone())],
+            ),
+            (
+                Ok(
+                    notify::Event::new(EventKind::Access(notify::event::AccessKind::Any))
+                        .add_path(p.clone()),
+                ),
+                vec![],
+            ),
+        ];
+        for (ev, want) in cases {
+            let shown = format!("{ev:?}");
+            assert_eq!(notices(ev), want, "{shown}");
+        }
+    }
 }

@@ -678,6 +678,82 @@ async fn a_satoriignore_edit_is_reconciled() {
     );
 }
 
+/// Codebases can nest: an edit under the inner root changes the outer codebase too, and a
+/// search of the outer one finds it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_under_a_nested_codebase_freshens_the_outer_one() {
+    let s = Session::start(watching).await;
+    write(
+        s.repo.path(),
+        "inner/src/nest.rs",
+        "pub fn first_nest() {}\n",
+    );
+    s.index().await;
+    let inner = s.root().join("inner");
+    let r = s
+        .call(
+            "manage_index",
+            json!({"action": "create", "path": inner.to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let store = StateStore::new(Home::new(s.home.path().canonicalize().unwrap()));
+    s.wait_until("the inner codebase is indexed", || {
+        store
+            .load()
+            .unwrap()
+            .codebases
+            .get(&inner)
+            .is_some_and(|c| c.state == IndexState::Indexed)
+    })
+    .await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let mut n = 0;
+    let found = loop {
+        // Rewritten now and then: the watch may be set up a moment after the build.
+        if n % 50 == 0 {
+            write(
+                s.repo.path(),
+                "inner/src/nest.rs",
+                &format!("pub fn nested_wren_{}() {{}}\n", n / 50),
+            );
+        }
+        let word = format!("nested_wren_{}", n / 50);
+        let answer = s.search(&format!("must:{word} {word}")).await;
+        if files_of(&answer).iter().any(|f| f == "inner/src/nest.rs") {
+            break answer;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the outer codebase never saw the edit: {answer}"
+        );
+        n += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_ne!(mode(&found), "skipped_recent", "{found}");
+}
+
+/// A root deleted and created again is watched again: an edit after it is back is synced
+/// by the watcher, and the next search finds it without syncing itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_deleted_and_created_again_is_watched_again() {
+    let s = Session::start(watching).await;
+    s.index().await;
+    edit_until_synced(&s, "src/lib.rs", "pub fn before_removal() {}\n").await;
+    std::fs::remove_dir_all(s.repo.path()).unwrap();
+    small_repo(s.repo.path());
+    // The removal's own events may bring one sync of the new tree; only a watch of the new
+    // directory brings the next.
+    edit_until_synced(&s, "src/lib.rs", "pub fn after_return() {}\n").await;
+    edit_until_synced(&s, "src/lib.rs", "pub fn after_return_kite() {}\n").await;
+    let answer = s.search("after_return_kite").await;
+    assert_no_own_sync(&answer);
+    assert!(
+        files_of(&answer).iter().any(|f| f == "src/lib.rs"),
+        "{answer}"
+    );
+}
+
 /// Without a watcher, the periodic re-check still brings an edit in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_periodic_recheck_syncs_without_a_watcher() {

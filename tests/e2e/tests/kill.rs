@@ -66,8 +66,9 @@ impl Server {
     fn start(home: &Path) -> Server {
         let mut child = Command::new(binary("satori"))
             .env(env::HOME, home)
-            // On-demand mode and no freshness sync from searches: nothing but the operation
-            // under test builds, so every generation on disk is one the test accounts for.
+            // On-demand mode, and no freshness sync from the searches of a process that has
+            // checked the tree itself: the one search after a kill, in a fresh process,
+            // checks it (and may sync the tree in), and the test accounts for that.
             .env(env::RUN_MODE, "cli")
             .env(env::SYNC_THRESHOLD_MS, "86400000")
             .stdin(Stdio::piped())
@@ -448,7 +449,18 @@ fn check_after_kill(
                 found["results"].as_array().is_some_and(|r| !r.is_empty()),
                 "{what}: no results: {found}"
             );
-            Some(files)
+            // A fresh process checks the tree before its first search: a sync the kill cut
+            // short is done now, and the index holds the tree.
+            let st = server.status(root);
+            let now = st["stats"]["files"]
+                .as_u64()
+                .expect("files of a searchable index");
+            assert!(
+                now == files || now == expect.after,
+                "{what}: after the search the index has {now} files, it had {files} and the tree has {}: {st}",
+                expect.after
+            );
+            Some(now)
         }
         "indexfailed" | "requires_reindex" | "not_indexed" | "not_found" => {
             assert!(

@@ -160,6 +160,7 @@ impl IndexJob {
                 });
             }
         };
+        let began = now_ms();
         let result = self.build(started, &mut report);
         let lock = self.lock.take();
         let outcome = match result {
@@ -180,6 +181,11 @@ impl IndexJob {
                             IndexStatus::Completed
                         });
                         self.engine.store.set(&self.root, st)?;
+                        self.engine
+                            .own_checks
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .insert(self.root.clone(), began);
                         Ok(summary)
                     }
                     Err(e) => {

@@ -64,6 +64,9 @@ pub struct Engine {
     /// Per codebase, when a sync of this process last found nothing to do (newer than the
     /// state file's `last_sync_ms` when the check was not worth a durable write).
     checked: Mutex<HashMap<PathBuf, u64>>,
+    /// Per codebase, when this process last saw the whole tree (see
+    /// [`Engine::checked_here`]).
+    own_checks: Mutex<HashMap<PathBuf, u64>>,
     chunk_options: ChunkOptions,
     policy: Policy,
 }
@@ -82,6 +85,7 @@ impl Engine {
             layers: Mutex::new(HashMap::new()),
             stamps: Mutex::new(HashMap::new()),
             checked: Mutex::new(HashMap::new()),
+            own_checks: Mutex::new(HashMap::new()),
             chunk_options: ChunkOptions::default(),
             policy: Policy::default().with_state_dir(home.root()),
             home,
@@ -361,6 +365,10 @@ impl Engine {
             }
         };
         self.forget_open(root);
+        self.own_checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(root);
         let tracked = self.store.remove(root)?;
         let existed = dir.path().exists();
         dir.remove()?;

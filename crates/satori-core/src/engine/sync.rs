@@ -10,10 +10,11 @@
 //! fails for any reason other than cancellation or an incomplete scan.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::Engine;
 use super::build::{
@@ -81,8 +82,14 @@ pub struct SyncSummary {
     /// the last build, so the sync reconciled the set of indexed files with them.
     pub ignore_rules_changed: bool,
     /// True when the sync learned that nothing changed from a `stat` of what the last idle
-    /// sync saw, without walking the tree (see `walk::TreeStamp`).
+    /// sync saw, without walking the tree (see `walk::TreeStamp`). The stamp may have been
+    /// left by another process.
     pub stat_only: bool,
+    /// True when another process held the index (it was syncing), so the changes found
+    /// were only layered over the published generation in this process (see
+    /// [`Engine::layer_changes`]): nothing was written, and a later sync must still write
+    /// them down.
+    pub layered: bool,
     pub duration_ms: u64,
 }
 
@@ -98,6 +105,20 @@ pub enum Preflight {
 /// How old the recorded time of the last check of a tree may get before a check that found
 /// nothing to do writes it again (see `record_sync`).
 const RECORD_CHECK_EVERY_MS: u64 = 10_000;
+
+/// How long a sync that finds another process syncing the same index (holding its writer
+/// lock) waits for that sync to publish before it gives up and leaves the published
+/// generation as it is. Changes few enough to layer do not wait at all.
+const OTHER_SYNC_WAIT: Duration = Duration::from_secs(30);
+
+/// The file of a codebase's index directory that keeps the last stamp (see [`TreeStamp`]),
+/// so that another process (every `satori-cli` call is one) can confirm by `stat` that the
+/// tree is still as the published generation describes it, instead of walking it or
+/// trusting the time of another process's last sync.
+const STAMP_FILE: &str = "tree-stamp";
+
+/// The first bytes of [`STAMP_FILE`], with the version of its layout.
+const STAMP_MAGIC: &[u8] = b"satori tree stamp 1\n";
 
 impl Engine {
     /// Decides whether a reindex would do real work (see [`Preflight`]).
@@ -134,8 +155,39 @@ impl Engine {
     /// sync returns [`Error::Cancelled`] and leaves the published generation as it was; so
     /// does a scan that could not read the whole tree ([`Error::ScanIncomplete`],
     /// [`Error::RootVanished`]), since unread files must never count as removed.
+    ///
+    /// When another process is syncing the same index, the changes found are layered over
+    /// the published generation if they are few enough ([`SyncSummary::layered`]);
+    /// otherwise the sync waits (up to [`OTHER_SYNC_WAIT`]) for the other one to publish and
+    /// compares the tree with what it published. A rebuild running elsewhere answers
+    /// [`Error::Busy`] at once.
     pub fn sync(self: &Arc<Self>, root: &Path, ctl: &SyncControl) -> Result<SyncSummary> {
-        let outcome = self.sync_tracked(root, ctl);
+        let began = now_ms();
+        let deadline = Instant::now() + OTHER_SYNC_WAIT;
+        let outcome = loop {
+            match self.sync_tracked(root, ctl) {
+                Err(Error::Busy(_))
+                    if Instant::now() < deadline && self.other_process_syncs(root) =>
+                {
+                    let dir = self.home.codebase(root);
+                    while dir.writer_busy() && Instant::now() < deadline && !ctl.cancelled() {
+                        std::thread::sleep(Duration::from_millis(25));
+                    }
+                    if ctl.cancelled() {
+                        break Err(Error::Cancelled);
+                    }
+                }
+                other => break other,
+            }
+        };
+        if let Ok(s) = &outcome
+            && !s.layered
+        {
+            self.own_checks
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(root.to_path_buf(), began);
+        }
         // A `clear` that removed the index while the sync read it leaves io errors about
         // vanished files: what happened is that there is no index any more.
         match outcome {
@@ -184,7 +236,13 @@ impl Engine {
             if ctl.cancelled() {
                 return Err(Error::Cancelled);
             }
-            let lock = self.lock_for_work(&dir, root)?;
+            let lock = match self.lock_for_work(&dir, root) {
+                Ok(lock) => lock,
+                Err(Error::Busy(_)) if self.other_process_syncs(root) => {
+                    return self.layer_plan(root, &plan, started);
+                }
+                Err(e) => return Err(e),
+            };
             // Another process may have published between the comparison and the lock: the
             // plan must describe the generation it is applied to.
             if let Some((now_dir, now_m)) = dir.current()
@@ -225,6 +283,9 @@ impl Engine {
                     None => {
                         drop(lock);
                         let mut job = self.start_index(root, opts.clone())?;
+                        // Still a sync: other processes keep searching and syncing as
+                        // during a derive, rather than waiting for a requested rebuild.
+                        let _ = self.store.modify(root, |c| c.syncing = true);
                         if let Some(c) = &ctl.cancel {
                             job.set_cancel_flag(Arc::clone(c));
                         }
@@ -303,15 +364,151 @@ impl Engine {
         dir: &CodebaseDir,
         opts: &IndexOptions,
     ) -> Option<u64> {
-        let stamped = self
+        let current = dir.current_dir()?;
+        let kept = self
             .stamps
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(root)
-            .cloned()?;
-        let current = dir.current_dir()?;
-        (stamped.gen_dir == current && stamped.opts == *opts && stamped.stamp.holds())
-            .then_some(stamped.unreadable)
+            .cloned()
+            .filter(|s| s.gen_dir == current);
+        // Another process may have left one for this generation.
+        let stamped = match kept {
+            Some(s) => s,
+            None => {
+                let bytes = std::fs::read(dir.path().join(STAMP_FILE)).ok()?;
+                let s = Arc::new(self.decode_stamp(root, dir, &bytes)?);
+                if s.gen_dir != current {
+                    return None;
+                }
+                self.stamps
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(root.to_path_buf(), Arc::clone(&s));
+                s
+            }
+        };
+        (stamped.opts == *opts && stamped.stamp.holds()).then_some(stamped.unreadable)
+    }
+
+    /// Whether the index of `root` is being written by another process's sync (a derive,
+    /// or the rebuild a sync fell back to) rather than by a requested build.
+    fn other_process_syncs(&self, root: &Path) -> bool {
+        self.store.load().is_ok_and(|f| {
+            f.codebases
+                .get(root)
+                .is_some_and(|c| c.state == IndexState::Indexing && c.syncing)
+        })
+    }
+
+    /// Makes the changes `plan` found searchable in this process by layering them over the
+    /// published generation, while another process's sync holds the index; `Busy` when
+    /// they are more than a layer holds or only a walk can apply them.
+    fn layer_plan(&self, root: &Path, plan: &Plan, started: Instant) -> Result<SyncSummary> {
+        let busy = || Error::Busy(root.to_path_buf());
+        if plan.ignore_changed || plan.rules_changed || plan.oversized_changed {
+            return Err(busy());
+        }
+        let mut rels: Vec<&str> = plan.dropped.iter().map(String::as_str).collect();
+        rels.extend(plan.changed.iter().map(|f| f.rel_path.as_str()));
+        rels.sort_unstable();
+        rels.dedup();
+        if rels.len() > super::LAYER_MAX_FILES {
+            return Err(busy());
+        }
+        // The set of changes is named by what the walk saw of them, so that an unchanged
+        // set reuses its layer and any further edit makes a new one.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for rel in &rels {
+            rel.hash(&mut hasher);
+        }
+        for f in &plan.changed {
+            (f.size, f.mtime_ms).hash(&mut hasher);
+        }
+        let paths: Vec<std::path::PathBuf> = rels.iter().map(|r| root.join(r)).collect();
+        let s = self
+            .layer_changes(root, &paths, hasher.finish())
+            .map_err(|_| busy())?;
+        Ok(SyncSummary {
+            added: s.added,
+            removed: s.removed,
+            modified: s.modified,
+            layered: true,
+            duration_ms: started.elapsed().as_millis() as u64,
+            ..SyncSummary::default()
+        })
+    }
+
+    /// When this process last saw the whole tree of `root` itself: the start of its latest
+    /// sync or build that succeeded. The state file's `last_sync_ms` may come from another
+    /// process, which cannot vouch for edits made since while no watcher of this one saw
+    /// them.
+    pub fn checked_here(&self, root: &Path) -> Option<u64> {
+        self.own_checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(root)
+            .copied()
+    }
+
+    /// The stamp in `bytes` (read from [`STAMP_FILE`]) when it was taken under this
+    /// engine's policy and chunking rules.
+    fn decode_stamp(&self, root: &Path, dir: &CodebaseDir, bytes: &[u8]) -> Option<Stamped> {
+        let mut input = bytes.strip_prefix(STAMP_MAGIC)?;
+        let text = |input: &mut &[u8]| -> Option<String> {
+            String::from_utf8(walk::take_bytes(input)?.to_vec()).ok()
+        };
+        let list = |input: &mut &[u8]| -> Option<Vec<String>> {
+            let n = walk::take_u64(input)?;
+            (0..n).map(|_| text(input)).collect()
+        };
+        let gen_name = text(&mut input)?;
+        if text(&mut input)? != self.policy.signature() || text(&mut input)? != chunking_signature()
+        {
+            return None;
+        }
+        let opts = IndexOptions {
+            custom_extensions: list(&mut input)?,
+            ignore_patterns: list(&mut input)?,
+        };
+        let stamp = TreeStamp::decode(root, &mut input)?;
+        input.is_empty().then(|| Stamped {
+            gen_dir: dir.path().join(gen_name),
+            opts,
+            stamp,
+            unreadable: 0,
+        })
+    }
+
+    /// Writes `stamped` to [`STAMP_FILE`] for other processes. Not durable: a stamp lost in
+    /// a crash only costs the next sync a walk.
+    fn store_stamp(&self, dir: &CodebaseDir, stamped: &Stamped) {
+        let Some(gen_name) = stamped.gen_dir.file_name().and_then(|n| n.to_str()) else {
+            return;
+        };
+        let mut out = STAMP_MAGIC.to_vec();
+        walk::put_bytes(&mut out, gen_name.as_bytes());
+        walk::put_bytes(&mut out, self.policy.signature().as_bytes());
+        walk::put_bytes(&mut out, chunking_signature().as_bytes());
+        for list in [
+            &stamped.opts.custom_extensions,
+            &stamped.opts.ignore_patterns,
+        ] {
+            walk::put_u64(&mut out, list.len() as u64);
+            for item in list {
+                walk::put_bytes(&mut out, item.as_bytes());
+            }
+        }
+        if stamped.stamp.encode(&mut out).is_none() {
+            return;
+        }
+        let path = dir.path().join(STAMP_FILE);
+        let tmp = dir
+            .path()
+            .join(format!(".{STAMP_FILE}.tmp-{}", std::process::id()));
+        if std::fs::write(&tmp, &out).is_err() || std::fs::rename(&tmp, &path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
     }
 
     /// Remembers what an idle sync of `root` saw against the generation in `gen_dir`
@@ -326,21 +523,27 @@ impl Engine {
         opts: &IndexOptions,
         stamp: Option<TreeStamp>,
     ) {
-        let mut stamps = self.stamps.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = self.home.codebase(root);
         match stamp {
             Some(stamp) if !m.file_list.iter().any(|f| f.unreadable) => {
-                stamps.insert(
-                    root.to_path_buf(),
-                    Arc::new(Stamped {
-                        gen_dir: gen_dir.to_path_buf(),
-                        opts: opts.clone(),
-                        stamp,
-                        unreadable: 0,
-                    }),
-                );
+                let stamped = Arc::new(Stamped {
+                    gen_dir: gen_dir.to_path_buf(),
+                    opts: opts.clone(),
+                    stamp,
+                    unreadable: 0,
+                });
+                self.store_stamp(&dir, &stamped);
+                self.stamps
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(root.to_path_buf(), stamped);
             }
             _ => {
-                stamps.remove(root);
+                self.stamps
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(root);
+                let _ = std::fs::remove_file(dir.path().join(STAMP_FILE));
             }
         }
     }
@@ -401,6 +604,7 @@ impl Engine {
             c.state = IndexState::Indexing;
             c.phase = Some(Phase::Chunking);
             c.searchable_during_indexing = true;
+            c.syncing = true;
             c.percentage = 0.0;
             c.files_done = 0;
             c.files_total = plan.changed.len() as u64;

@@ -429,6 +429,17 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
     // Through the syncs of this process: a sync of this codebase already running (the
     // watcher's, a search's) is joined instead of failing as busy.
     match ctx.syncs.sync(&root, caller).result {
+        // Another process took the index between the check above and this sync: its sync
+        // writes the changes down, as above.
+        Ok(s) if s.layered => {
+            let st = match ctx.engine.state(&root) {
+                Ok(Some(now)) => now,
+                _ => st,
+            };
+            status_envelope(ctx, ManageAction::Sync, &root, &shown, &st)
+                .status(Status::NotReady)
+                .reason(reasons::INDEXING)
+        }
         Ok(s) => Env::new(
             ManageAction::Sync,
             &shown,

@@ -79,8 +79,10 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     let mut warnings = Vec::new();
     let searchable_while_indexing = t.searchable_while_indexing;
 
-    // A sync of this process rebuilding shows as `indexing`: a search joins it instead.
-    let freshness = if searchable_while_indexing && !ctx.syncs.in_flight(&root) {
+    // A sync of this process rebuilding shows as `indexing`: a search joins it instead; a
+    // sync of another process is no reindex either: the search keeps its freshness checks.
+    let freshness = if searchable_while_indexing && !t.state.syncing && !ctx.syncs.in_flight(&root)
+    {
         warnings.push(warning_codes::REINDEX_IN_PROGRESS.to_owned());
         FreshnessDecision::new(FreshnessMode::SkippedIndexing)
     } else {
@@ -198,8 +200,12 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
 /// hold (a new directory, ignore rules, many files), join the sync of this root already in
 /// flight (`coalesced`) or sync (`synced`, `reconciled_ignore_change` when ignore rules
 /// changed), as when the last check of the tree is older than the threshold; else skip
-/// (`skipped_recent`). `None` when the caller's request was cancelled (or the server is
-/// closing) before the sync ended.
+/// (`skipped_recent`). The last check counts only when this process made it: the time
+/// another process recorded says nothing of edits made since while no watcher of this
+/// process saw them, so a process that has not checked the tree itself within the threshold
+/// (every `satori-cli` call, a server just started) syncs, which for an unchanged tree is a
+/// `stat` of what the last sync saw (see `Engine::checked_here`). `None` when the caller's
+/// request was cancelled (or the server is closing) before the sync ended.
 pub(crate) fn ensure_fresh(
     ctx: &Ctx,
     root: &Path,
@@ -215,7 +221,12 @@ pub(crate) fn ensure_fresh(
         ..FreshnessDecision::new(mode)
     };
     let must_sync = ctx.syncs.in_flight(root) || ctx.syncs.is_dirty(root);
+    let checked_here = ctx
+        .engine
+        .checked_here(root)
+        .is_some_and(|t| now.saturating_sub(t) < threshold);
     if !must_sync
+        && checked_here
         && let Some(age) = age
         && age < threshold
     {
