@@ -6,6 +6,7 @@
 //!   indexes/<key>/                    one codebase; key = hash of its canonical root path
 //!     root                            the canonical root path, for recovery
 //!     writer.lock                     held by the one process building (or clearing) it
+//!     HANDOFF                         a build being handed to another process (see below)
 //!     CURRENT                         name of the published generation, replaced atomically
 //!     gen-<ms>-<pid>/                 one generation: written once, then read-only
 //!       lexical/, chunks.*            the lexical index and chunk table (`lexical`)
@@ -31,6 +32,11 @@
 //! need every reader to write (and a crashed reader to be detected); a grace period costs
 //! readers nothing. On Windows an open generation cannot be deleted: the deletion fails and is
 //! retried by the next sweep.
+//!
+//! **Handoff.** A server whose session ends while it builds hands the build to a detached
+//! process: it writes `HANDOFF`, stops its own build and releases the lock, and the new
+//! process takes the lock and starts the build again. For [`HANDOFF_WAIT_MS`] after it was
+//! written, a free lock with an `indexing` record is a build changing hands, not a dead one.
 //!
 //! A generation without `COMPLETE` that nobody is writing (the writer lock is free) is the
 //! leftover of a killed build; sweeps remove it too.
@@ -153,6 +159,10 @@ pub struct WriterLock {
     _file: File,
 }
 
+/// How long a `HANDOFF` marker vouches for an `indexing` record whose writer lock is free:
+/// the process taking the build over has this long to take the lock.
+pub const HANDOFF_WAIT_MS: u64 = 30_000;
+
 /// How long a retired generation stays on disk for readers that read `CURRENT` before it
 /// was replaced (see the module documentation).
 pub const RETIRED_GRACE_MS: u64 = 60_000;
@@ -253,6 +263,21 @@ impl CodebaseDir {
         }
     }
 
+    /// The marker of a build being handed to another process.
+    pub fn handoff_file(&self) -> PathBuf {
+        self.dir.join("HANDOFF")
+    }
+
+    /// Whether a build of this codebase is changing hands: its `HANDOFF` marker is younger
+    /// than [`HANDOFF_WAIT_MS`].
+    pub fn handoff_pending(&self) -> bool {
+        std::fs::metadata(self.handoff_file())
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| {
+                now_ms().saturating_sub(crate::util::system_time_ms(t)) < HANDOFF_WAIT_MS
+            })
+    }
+
     /// True when some process holds the writer lock right now.
     pub fn writer_busy(&self) -> bool {
         matches!(self.try_writer_lock(), Ok(ExistingLock::Busy))
@@ -274,10 +299,52 @@ impl CodebaseDir {
         gen_dir.join(COMPLETE).is_file().then_some(gen_dir)
     }
 
-    /// The name `CURRENT` holds.
+    /// The name `CURRENT` holds, when it is the name of a generation (never a path: a
+    /// damaged pointer must not make a publish retire some other directory).
     fn current_name(&self) -> Option<String> {
         let name = std::fs::read_to_string(self.dir.join("CURRENT")).ok()?;
-        Some(name.trim().to_owned())
+        let name = name.trim();
+        is_generation_name(name).then(|| name.to_owned())
+    }
+
+    /// The `CURRENT` file.
+    pub fn current_file(&self) -> PathBuf {
+        self.dir.join("CURRENT")
+    }
+
+    /// What is wrong with `CURRENT` when it names no complete generation: `None` when it
+    /// does, or when there is no `CURRENT` at all (nothing was ever published, or the
+    /// codebase is gone); otherwise why it cannot be followed.
+    pub fn current_damage(&self) -> Option<String> {
+        let path = self.current_file();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => return Some(format!("it cannot be read: {e}")),
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return Some("it is not text".to_owned());
+        };
+        let name = text.trim();
+        if name.is_empty() {
+            return Some("it is empty".to_owned());
+        }
+        let shown: String = name.chars().take(80).collect();
+        if !is_generation_name(name) {
+            return Some(format!("it names no generation ('{shown}')"));
+        }
+        let gen_dir = self.dir.join(name);
+        if !gen_dir.is_dir() {
+            return Some(format!(
+                "it names generation '{shown}', which does not exist"
+            ));
+        }
+        if !gen_dir.join(COMPLETE).is_file() {
+            return Some(format!(
+                "it names generation '{shown}', which is incomplete"
+            ));
+        }
+        None
     }
 
     /// Creates a fresh, empty generation directory (only call with the writer lock held).
@@ -430,6 +497,13 @@ fn same_file(_file: &File, path: &Path) -> bool {
 
 /// Marks a generation retired now (best effort: an unmarked complete generation is retired
 /// by the next sweep).
+/// Whether `name` is a generation's directory name (`gen-<ms>-<pid>`), one plain component.
+fn is_generation_name(name: &str) -> bool {
+    name.strip_prefix("gen-").is_some_and(|rest| {
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+    })
+}
+
 fn retire(gen_dir: &Path) {
     if gen_dir.is_dir() && !gen_dir.join(RETIRED).exists() {
         let _ = std::fs::write(gen_dir.join(RETIRED), now_ms().to_string());

@@ -28,8 +28,8 @@ mod walk;
 
 pub use chunk::{CHUNKING_VERSION, Chunk, ChunkOptions, ChunkedFile, chunk_file};
 pub use engine::{
-    Engine, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary, Preflight,
-    Progress, ProgressFn, Purpose, Refusal, SyncControl, SyncSummary, Target,
+    Engine, HandOff, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary,
+    Preflight, Progress, ProgressFn, Purpose, Refusal, SyncControl, SyncSummary, Target,
 };
 pub use error::{Error, Result};
 pub use lang::Language;

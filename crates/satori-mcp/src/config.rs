@@ -1,6 +1,10 @@
 //! Server configuration read once from the environment.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use satori_core::embed::Embeddings;
+use satori_core::{Engine, Home, Policy};
 
 use satori_core::embed::ModelSource;
 use satori_core::embed::hub::HubOptions;
@@ -68,6 +72,21 @@ pub struct ConfigError {
 }
 
 impl Config {
+    /// The engine this configuration describes, with its model loading in the background.
+    /// Fails when the embedding model cannot be identified (an unreadable model directory,
+    /// a hub model that cannot be downloaded or verified).
+    pub fn engine(&self) -> Result<Arc<Engine>, String> {
+        let home = Home::new(self.home.clone());
+        let embeddings =
+            Embeddings::new(self.embedding.clone(), &home.models_dir(), self.hub.clone())
+                .map_err(|e| format!("embedding model: {e}"))?;
+        let policy = Policy::new(self.user_home.as_deref(), self.allow_secrets);
+        let engine =
+            Arc::new(Engine::new(home, Arc::new(embeddings), self.tuning).with_policy(policy));
+        engine.preload_model();
+        Ok(engine)
+    }
+
     /// Reads the configuration; unknown values are errors, not silent defaults.
     pub fn from_env() -> Result<Config, ConfigError> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());

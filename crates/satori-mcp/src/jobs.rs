@@ -1,12 +1,14 @@
 //! Background index builds of this process: one per codebase, with live progress and a
-//! cancel flag. Other processes see progress through the state file instead.
+//! cancel flag. Other processes see progress through the state file instead. When the
+//! session ends first, each build still running is handed to a detached `satori` process
+//! (`handoff`) that finishes it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use satori_core::{IndexJob, Progress};
+use satori_core::{HandOff, IndexJob, Progress};
 
 use crate::logging::{Level, Log};
 
@@ -16,9 +18,9 @@ pub struct JobView {
     pub progress: Progress,
 }
 
-#[derive(Default)]
 struct Running {
     cancel: Option<Arc<AtomicBool>>,
+    handoff: HandOff,
     progress: Option<Progress>,
 }
 
@@ -50,6 +52,7 @@ impl Jobs {
                 root.clone(),
                 Running {
                     cancel: Some(job.cancel_flag()),
+                    handoff: job.handoff(),
                     progress: None,
                 },
             );
@@ -97,6 +100,52 @@ impl Jobs {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Hands every build still running to a detached process started from `exe` (see
+    /// `handoff`), and stops it here. Returns the codebases handed off; a build whose process
+    /// cannot be started stays here and ends with this process, as before.
+    pub fn hand_off(&self, exe: &Path) -> Vec<PathBuf> {
+        let running: Vec<(PathBuf, HandOff)> = self
+            .lock()
+            .iter()
+            .map(|(root, r)| (root.clone(), r.handoff.clone()))
+            .collect();
+        let mut handed = Vec::new();
+        for (root, handoff) in running {
+            let started = crate::handoff::spawn(exe, &root).and_then(|()| {
+                handoff
+                    .hand_off()
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            });
+            match started {
+                Ok(()) => handed.push(root),
+                Err(e) => self.log.emit(
+                    Level::Error,
+                    "index",
+                    format_args!(
+                        "satori: the build of '{}' cannot go on after this session: {e}",
+                        root.display()
+                    ),
+                    || {
+                        serde_json::json!({
+                            "event": "handoff_failed",
+                            "codebase": root.display().to_string(),
+                            "error": e.to_string(),
+                        })
+                    },
+                ),
+            }
+        }
+        handed
+    }
+
+    /// Waits up to `grace` for the builds of this process to end.
+    pub async fn settle(&self, grace: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        while !self.lock().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
 

@@ -13,6 +13,7 @@ mod changed;
 pub mod config;
 mod ctx;
 pub mod guard;
+mod handoff;
 mod jobs;
 mod logging;
 mod roots;
@@ -47,6 +48,15 @@ pub fn run_main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A detached process finishing a build handed off by a session that ended (`handoff`):
+    // it speaks no protocol, so no guard and no runtime.
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|a| a == handoff::FINISH_BUILD) {
+        return match args.next() {
+            Some(root) => handoff::finish(config, std::path::Path::new(&root)),
+            None => ExitCode::from(2),
+        };
+    }
     let protocol_out = match guard::install(config.guard) {
         Ok(out) => out,
         Err(e) => {
@@ -84,7 +94,11 @@ pub fn run_main() -> ExitCode {
 /// Serves MCP on stdin and the guarded protocol output until the client disconnects or a
 /// signal asks the server to stop.
 async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<()> {
-    let server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
+    let mut server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
+    // Builds still running when the client leaves are finished by a detached process.
+    if let Ok(exe) = std::env::current_exe() {
+        server = server.handing_off_builds_to(exe);
+    }
     // Stray stdout bytes are reported to this session's client too, once it sets a level.
     server.log().install_for_process();
     // The process ends with the session: freeing the open indexes (a large codebase's chunk
@@ -113,7 +127,9 @@ async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<
 /// work (watcher, periodic re-check) running alongside, until the client disconnects or
 /// `stop` resolves. When the client closes its input, syncs in flight get
 /// [`EOF_SYNC_GRACE`] to finish; at the end every sync still running is cancelled and given
-/// [`SHUTDOWN_GRACE`] to stop at a safe point, so the published index stays consistent.
+/// [`SHUTDOWN_GRACE`] to stop at a safe point, so the published index stays consistent, and
+/// index builds still running are handed to detached processes that finish them (when the
+/// server was made with [`SatoriServer::handing_off_builds_to`]).
 pub async fn serve_session<R, W>(
     server: SatoriServer,
     read: R,
@@ -149,8 +165,15 @@ where
         _ = &mut stop => Ok(()),
     };
     after_eof.abort();
+    // First, while the client may still be waiting for the process to exit before it
+    // signals or kills it.
+    let handed_off = server.hand_off_builds();
     drop(background);
     server.shutdown(SHUTDOWN_GRACE).await;
+    if handed_off {
+        // The stopped builds remove their unfinished generations.
+        server.settle_builds(SHUTDOWN_GRACE).await;
+    }
     result
 }
 

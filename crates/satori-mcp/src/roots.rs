@@ -4,8 +4,11 @@
 //!
 //! A client without the capability keeps the server's own confinement only. A client that
 //! declares it but lists no roots sets no boundary (several clients declare the capability
-//! before a workspace is open). Until the first answer arrives, a tool call waits for it; a
-//! client that never answers leaves calls refused rather than unconfined.
+//! before a workspace is open). A list whose roots are all unusable (another host, another
+//! scheme, a relative path, a bad `%`-escape) confines to nothing: it is a boundary the
+//! server cannot draw, never the absence of one. Until the first answer arrives, a tool
+//! call waits for it; a client that does not answer in time leaves calls refused rather than
+//! unconfined, and is not waited for again until it says its roots changed.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
@@ -14,19 +17,23 @@ use std::time::{Duration, Instant};
 use rmcp::RoleServer;
 use rmcp::service::Peer;
 
-/// How long a tool call waits for the client's first `roots/list` answer.
-const FIRST_ANSWER_WAIT: Duration = Duration::from_secs(10);
+/// How long tool calls wait for the client's answer to `roots/list`, counted from the
+/// request: every call waiting meanwhile shares this one wait.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
 /// What is known of the client's roots.
 #[derive(Debug, Clone, PartialEq)]
 enum Known {
     /// The client did not declare the capability.
     Undeclared,
-    /// Declared; `roots/list` asked, no answer yet.
-    Pending,
+    /// Declared; `roots/list` asked at this instant, no answer yet.
+    Pending(Instant),
     /// The directories the client listed (canonical where they exist).
     Roots(Vec<PathBuf>),
-    /// The client declared the capability but `roots/list` failed.
+    /// The client listed roots, and none of them names a directory of this machine: each
+    /// one with why.
+    Unusable(Vec<String>),
+    /// The client declared the capability but `roots/list` failed or was not answered.
     Failed(String),
 }
 
@@ -35,6 +42,8 @@ enum Known {
 pub(crate) enum RootsRefusal {
     /// The path is outside every root (the roots are listed).
     Outside(Vec<PathBuf>),
+    /// The client listed roots, but none can be used (each with why).
+    Unusable(Vec<String>),
     /// The roots could not be learnt from the client.
     Unknown(String),
 }
@@ -43,16 +52,26 @@ impl RootsRefusal {
     /// A sentence naming the boundary, for refusals.
     pub fn describe(&self, shown: &str) -> String {
         match self {
-            RootsRefusal::Outside(roots) => {
-                let listed: Vec<String> = roots
-                    .iter()
-                    .map(|r| format!("'{}'", crate::to_proto::display(r)))
-                    .collect();
-                format!(
-                    "'{shown}' is outside the roots the client allows ({})",
-                    listed.join(", ")
-                )
-            }
+            RootsRefusal::Outside(_) => format!(
+                "'{shown}' is outside the roots the client allows ({})",
+                self.boundary()
+            ),
+            RootsRefusal::Unusable(_) | RootsRefusal::Unknown(_) => self.boundary(),
+        }
+    }
+
+    /// The boundary itself, without a path: the roots, or why there are none to serve.
+    pub fn boundary(&self) -> String {
+        match self {
+            RootsRefusal::Outside(roots) => roots
+                .iter()
+                .map(|r| format!("'{}'", crate::to_proto::display(r)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            RootsRefusal::Unusable(why) => format!(
+                "none of the roots the client listed can be used ({}), so nothing is served",
+                why.join("; ")
+            ),
             RootsRefusal::Unknown(why) => format!(
                 "the client declared roots but they could not be read ({why}), so nothing is served"
             ),
@@ -79,36 +98,48 @@ impl ClientRoots {
     /// Notes that the roots are being asked for: calls wait for the answer from now on.
     /// Returns false when they are already known or asked (no second request is needed).
     pub fn expect(&self) -> bool {
-        let mut k = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        let mut k = self.lock();
         if *k == Known::Undeclared {
-            *k = Known::Pending;
+            *k = Known::Pending(Instant::now());
             true
         } else {
             false
         }
     }
 
-    /// Records the client's answer to `roots/list`.
-    pub fn set(&self, answer: Result<Vec<PathBuf>, String>) {
-        let mut k = self.known.lock().unwrap_or_else(|p| p.into_inner());
+    /// Notes that the roots are asked for again (the client said they changed): calls wait
+    /// for the new list, once more, instead of serving by the old one.
+    pub fn expect_again(&self) {
+        *self.lock() = Known::Pending(Instant::now());
+    }
+
+    /// Records the client's answer to `roots/list`: the directories it lists and, for each
+    /// root that names none, why.
+    pub fn set(&self, answer: Result<(Vec<PathBuf>, Vec<String>), String>) {
+        let mut k = self.lock();
         *k = match answer {
-            Ok(roots) => Known::Roots(roots),
+            Ok((roots, unusable)) if roots.is_empty() && !unusable.is_empty() => {
+                Known::Unusable(unusable)
+            }
+            Ok((roots, _)) => Known::Roots(roots),
             Err(e) => Known::Failed(e),
         };
         self.changed.notify_all();
     }
 
-    /// Whether `path` (absolute, canonical) may be served. Blocks while the first answer is
-    /// awaited (tool calls run on blocking threads).
+    /// Whether `path` (absolute, canonical) may be served. Blocks while the answer is
+    /// awaited (tool calls run on blocking threads), at most [`ANSWER_WAIT`] after it was
+    /// asked for; once that has passed, the missing answer is remembered as a failure.
     pub fn check(&self, path: &Path) -> Result<(), RootsRefusal> {
-        let deadline = Instant::now() + FIRST_ANSWER_WAIT;
-        let mut k = self.known.lock().unwrap_or_else(|p| p.into_inner());
-        while *k == Known::Pending {
-            let left = deadline.saturating_duration_since(Instant::now());
+        let mut k = self.lock();
+        while let Known::Pending(asked) = *k {
+            let left = (asked + ANSWER_WAIT).saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(RootsRefusal::Unknown(
-                    "the client did not answer roots/list".into(),
+                *k = Known::Failed(format!(
+                    "the client did not answer roots/list within {} s",
+                    ANSWER_WAIT.as_secs()
                 ));
+                break;
             }
             k = self
                 .changed
@@ -117,12 +148,17 @@ impl ClientRoots {
                 .unwrap_or_else(|p| p.into_inner().0);
         }
         match &*k {
-            Known::Undeclared | Known::Pending => Ok(()),
+            Known::Undeclared | Known::Pending(_) => Ok(()),
             Known::Roots(roots) if roots.is_empty() => Ok(()),
             Known::Roots(roots) if roots.iter().any(|r| path.starts_with(r)) => Ok(()),
             Known::Roots(roots) => Err(RootsRefusal::Outside(roots.clone())),
+            Known::Unusable(why) => Err(RootsRefusal::Unusable(why.clone())),
             Known::Failed(e) => Err(RootsRefusal::Unknown(e.clone())),
         }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -141,21 +177,39 @@ pub(crate) async fn refresh(roots: &ClientRoots, peer: &Peer<RoleServer>) {
     roots.set(
         answer
             .map(|r| {
-                r.roots
-                    .iter()
-                    .filter_map(|root| file_uri_path(&root.uri))
-                    .collect()
+                let mut usable = Vec::new();
+                let mut unusable = Vec::new();
+                for root in &r.roots {
+                    match file_uri_path(&root.uri) {
+                        Ok(path) => usable.push(path),
+                        Err(why) => {
+                            let shown: String = root.uri.chars().take(200).collect();
+                            unusable.push(format!("'{shown}' {why}"));
+                        }
+                    }
+                }
+                (usable, unusable)
             })
             .map_err(|e| e.to_string()),
     );
 }
 
-/// The directory of a `file://` root URI, canonical when it exists; other schemes name no
-/// directory of this machine and are ignored.
-fn file_uri_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri.strip_prefix("file://")?;
-    // `file://localhost/x` and `file:///x` both name `/x`.
+/// The directory of a `file://` root URI, canonical when it exists, or why the URI names
+/// no directory of this machine.
+fn file_uri_path(uri: &str) -> Result<PathBuf, &'static str> {
+    let Some(rest) = uri.strip_prefix("file://") else {
+        return Err(if uri.starts_with("file:") {
+            "is not an absolute file:// URI"
+        } else {
+            "is not a file:// URI"
+        });
+    };
+    // `file://localhost/x` and `file:///x` both name `/x`; any other host is not this
+    // machine.
     let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return Err("names another host or a relative path");
+    }
     let decoded = percent_decode(rest)?;
     // `file:///C:/x` names `C:/x` on Windows.
     let bytes = decoded.as_bytes();
@@ -166,27 +220,31 @@ fn file_uri_path(uri: &str) -> Option<PathBuf> {
     };
     let path = PathBuf::from(path);
     if !path.is_absolute() {
-        return None;
+        return Err("is not an absolute path here");
     }
-    Some(path.canonicalize().unwrap_or(path))
+    Ok(path.canonicalize().unwrap_or(path))
 }
 
-/// Decodes `%XX` escapes; `None` for a malformed escape or bytes that are not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
+/// Decodes `%XX` escapes, or says what is wrong with them.
+fn percent_decode(s: &str) -> Result<String, &'static str> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            let byte = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("has a malformed %-escape")?;
+            out.push(byte);
             i += 3;
         } else {
             out.push(bytes[i]);
             i += 1;
         }
     }
-    String::from_utf8(out).ok()
+    String::from_utf8(out).map_err(|_| "is not UTF-8 once its %-escapes are decoded")
 }
 
 #[cfg(test)]
@@ -196,12 +254,25 @@ mod tests {
     #[test]
     fn file_uris() {
         for (uri, expect) in [
-            ("file:///srv/app", Some("/srv/app")),
-            ("file://localhost/srv/app", Some("/srv/app")),
-            ("file:///srv/my%20app", Some("/srv/my app")),
-            ("https://example.com/x", None),
-            ("file://relative", None),
-            ("file:///bad%zz", None),
+            ("file:///srv/app", Ok("/srv/app")),
+            ("file://localhost/srv/app", Ok("/srv/app")),
+            ("file:///srv/my%20app", Ok("/srv/my app")),
+            ("https://example.com/x", Err("is not a file:// URI")),
+            ("file:relative/x", Err("is not an absolute file:// URI")),
+            (
+                "file://relative",
+                Err("names another host or a relative path"),
+            ),
+            (
+                "file://otherhost/srv/app",
+                Err("names another host or a relative path"),
+            ),
+            ("file:///bad%zz", Err("has a malformed %-escape")),
+            ("file:///bad%4", Err("has a malformed %-escape")),
+            (
+                "file:///bad%ff",
+                Err("is not UTF-8 once its %-escapes are decoded"),
+            ),
         ] {
             assert_eq!(file_uri_path(uri), expect.map(PathBuf::from), "{uri}");
         }
@@ -213,19 +284,51 @@ mod tests {
         assert_eq!(roots.check(Path::new("/anywhere")), Ok(()));
         assert!(roots.expect());
         assert!(!roots.expect());
-        roots.set(Ok(vec![PathBuf::from("/srv/app")]));
+        roots.set(Ok((vec![PathBuf::from("/srv/app")], Vec::new())));
         assert_eq!(roots.check(Path::new("/srv/app/src/main.rs")), Ok(()));
         assert_eq!(roots.check(Path::new("/srv/app")), Ok(()));
         assert_eq!(
             roots.check(Path::new("/srv/application")),
             Err(RootsRefusal::Outside(vec![PathBuf::from("/srv/app")]))
         );
-        roots.set(Ok(Vec::new()));
+        // Some roots unusable: the usable ones confine.
+        roots.set(Ok((
+            vec![PathBuf::from("/srv/app")],
+            vec!["'x:y' bad".into()],
+        )));
+        assert_eq!(roots.check(Path::new("/srv/app/a")), Ok(()));
+        assert!(roots.check(Path::new("/srv/other")).is_err());
+        // Every root unusable: nothing is served.
+        roots.set(Ok((Vec::new(), vec!["'x:y' bad".into()])));
+        assert_eq!(
+            roots.check(Path::new("/anywhere")),
+            Err(RootsRefusal::Unusable(vec!["'x:y' bad".into()]))
+        );
+        // No roots listed at all: no boundary.
+        roots.set(Ok((Vec::new(), Vec::new())));
         assert_eq!(roots.check(Path::new("/anywhere")), Ok(()));
         roots.set(Err("boom".into()));
         assert!(matches!(
             roots.check(Path::new("/srv/app")),
             Err(RootsRefusal::Unknown(_))
         ));
+    }
+
+    #[test]
+    fn an_unanswered_request_is_waited_for_once() {
+        let roots = ClientRoots::default();
+        assert!(roots.expect());
+        // As if asked long ago: the wait is over.
+        *roots.lock() = Known::Pending(Instant::now() - ANSWER_WAIT);
+        let started = Instant::now();
+        assert!(matches!(
+            roots.check(Path::new("/srv/app")),
+            Err(RootsRefusal::Unknown(_))
+        ));
+        assert!(matches!(*roots.lock(), Known::Failed(_)));
+        assert!(started.elapsed() < Duration::from_secs(1));
+        // A late answer still counts.
+        roots.set(Ok((vec![PathBuf::from("/srv/app")], Vec::new())));
+        assert_eq!(roots.check(Path::new("/srv/app/a")), Ok(()));
     }
 }

@@ -16,8 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use satori_core::embed::Embeddings;
-use satori_core::{Engine, Home, Policy, Progress};
+use satori_core::Progress;
 
 use crate::changed::ChangedCache;
 use crate::config::Config;
@@ -34,6 +33,9 @@ use crate::watch::{self, Background};
 pub struct SatoriServer {
     ctx: Arc<Ctx>,
     tools: Arc<Vec<Tool>>,
+    /// The `satori` executable that finishes builds still running when the session ends
+    /// (see `handoff`); without it they end with the session.
+    handoff: Option<Arc<std::path::PathBuf>>,
 }
 
 impl SatoriServer {
@@ -41,17 +43,7 @@ impl SatoriServer {
     /// cannot be identified (an unreadable model directory, a hub model that cannot be
     /// downloaded or verified).
     pub fn new(config: Config) -> Result<SatoriServer, String> {
-        let home = Home::new(config.home.clone());
-        let embeddings = Embeddings::new(
-            config.embedding.clone(),
-            &home.models_dir(),
-            config.hub.clone(),
-        )
-        .map_err(|e| format!("embedding model: {e}"))?;
-        let policy = Policy::new(config.user_home.as_deref(), config.allow_secrets);
-        let engine =
-            Arc::new(Engine::new(home, Arc::new(embeddings), config.tuning).with_policy(policy));
-        engine.preload_model();
+        let engine = config.engine()?;
         // Leftovers of killed builds and interrupted clears go now, not at the next publish.
         engine.tidy();
         let log = Log::default();
@@ -71,6 +63,7 @@ impl SatoriServer {
                 client_roots: Default::default(),
             }),
             tools: Arc::new(advertised_tools()),
+            handoff: None,
         };
         server.prepare_search();
         Ok(server)
@@ -108,7 +101,9 @@ impl SatoriServer {
         if !roots::declared(peer) {
             return;
         }
-        if !self.ctx.client_roots.expect() && !again {
+        if again {
+            self.ctx.client_roots.expect_again();
+        } else if !self.ctx.client_roots.expect() {
             return;
         }
         let ctx = Arc::clone(&self.ctx);
@@ -146,6 +141,26 @@ impl SatoriServer {
             tokio::time::sleep(grace).await;
             syncs.cancel_all();
         }
+    }
+
+    /// The same server, handing the builds still running when its session ends to detached
+    /// processes started from `exe` (the `satori` binary).
+    pub fn handing_off_builds_to(mut self, exe: std::path::PathBuf) -> SatoriServer {
+        self.handoff = Some(Arc::new(exe));
+        self
+    }
+
+    /// Hands the builds still running to detached processes, when this server does (see
+    /// [`Self::handing_off_builds_to`]); true when there were any.
+    pub(crate) fn hand_off_builds(&self) -> bool {
+        self.handoff
+            .as_ref()
+            .is_some_and(|exe| !self.ctx.jobs.hand_off(exe).is_empty())
+    }
+
+    /// Waits up to `grace` for the builds of this process to end.
+    pub(crate) async fn settle_builds(&self, grace: Duration) {
+        self.ctx.jobs.settle(grace).await;
     }
 
     /// Cancels every sync in flight, refuses new ones, and waits up to `grace` for the

@@ -863,6 +863,113 @@ async fn damaged_index_requires_reindex() {
     assert_eq!(r["structuredContent"]["status"], "ok", "{r}");
 }
 
+/// Damages the `CURRENT` pointer of the codebase directory `dir` in one way.
+type PointerDamage = fn(&Path);
+
+/// One damaged `CURRENT`: a fresh process's status, search, outline, call graph and sync all
+/// say the index is damaged (naming `CURRENT`), hint `reindex`, and none answers `indexed` or
+/// "not indexed"; then `recover` (`reindex`, the hinted call, or `create`, which must not
+/// answer "already indexed") rebuilds it, and search answers again.
+async fn check_damaged_pointer(name: &str, damage: PointerDamage, recover: &str) {
+    let h = Harness::new().await;
+    let repo = h.repo_str();
+    h.create_and_wait().await;
+    let dir = satori_core::Home::new(h.home_path.clone()).codebase(&h.repo());
+    damage(dir.path());
+    let h = h.restarted().await;
+    let mut hint = Value::Null;
+    for (tool, args) in [
+        ("search_codebase", json!({"path": repo, "query": "token"})),
+        ("manage_index", json!({"action": "status", "path": repo})),
+        (
+            "file_outline",
+            json!({"path": repo, "file": "src/auth/refresh.ts"}),
+        ),
+        (
+            "call_graph",
+            json!({"path": repo, "symbolRef": {"file": "src/auth/refresh.ts", "symbolId": "sym_0000000000000000"}}),
+        ),
+        ("manage_index", json!({"action": "sync", "path": repo})),
+    ] {
+        let r = h.call(tool, args).await;
+        let v = r.structured_content.unwrap_or_default();
+        assert_eq!(v["status"], "requires_reindex", "{name}: {tool}: {v}");
+        let message = v["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("CURRENT") && message.contains("damaged"),
+            "{name}: {tool} does not say the pointer is damaged: {message}"
+        );
+        assert!(v["hints"]["reindex"].is_object(), "{name}: {tool}: {v}");
+        assert!(v["hints"].get("create").is_none(), "{name}: {tool}: {v}");
+        hint = v["hints"]["reindex"].clone();
+    }
+    let r = match recover {
+        "reindex" => {
+            assert_eq!(hint["tool"], "manage_index", "{name}: {hint}");
+            h.check("manage_index", hint["args"].clone()).await
+        }
+        _ => {
+            h.check("manage_index", json!({"action": "create", "path": repo}))
+                .await
+        }
+    };
+    let v = &r["structuredContent"];
+    assert_eq!(v["status"], "ok", "{name}: {recover}: {v}");
+    assert_eq!(
+        v["state"], "indexing",
+        "{name}: {recover} did not rebuild: {v}"
+    );
+    for _ in 0..400 {
+        let s = h
+            .check("manage_index", json!({"action": "status", "path": repo}))
+            .await;
+        if support::build_over(&s) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let r = h
+        .check("search_codebase", json!({"path": repo, "query": "token"}))
+        .await;
+    assert_eq!(r["structuredContent"]["status"], "ok", "{name}: {r}");
+}
+
+/// A `CURRENT` that is empty, holds garbage or a path, names a generation that is gone, or is
+/// missing, is a damaged index, not an indexed one and not a cleared one.
+#[tokio::test]
+async fn damaged_current_pointer_requires_reindex() {
+    let cases: [(&str, PointerDamage, &str); 5] = [
+        (
+            "empty",
+            |d| std::fs::write(d.join("CURRENT"), "").unwrap(),
+            "reindex",
+        ),
+        (
+            "garbage",
+            |d| std::fs::write(d.join("CURRENT"), b"\xff\xfe not a name").unwrap(),
+            "create",
+        ),
+        (
+            "a path",
+            |d| std::fs::write(d.join("CURRENT"), "../../etc").unwrap(),
+            "reindex",
+        ),
+        (
+            "a missing generation",
+            |d| std::fs::write(d.join("CURRENT"), "gen-1-1").unwrap(),
+            "create",
+        ),
+        (
+            "missing",
+            |d| std::fs::remove_file(d.join("CURRENT")).unwrap(),
+            "reindex",
+        ),
+    ];
+    for (name, damage, recover) in cases {
+        check_damaged_pointer(name, damage, recover).await;
+    }
+}
+
 /// A build whose process died leaves `indexing` behind with no writer; it reads as failed.
 #[tokio::test]
 async fn interrupted_build_is_reported_as_failed() {

@@ -1,6 +1,8 @@
 //! The client's roots, in memory: a client that declares the `roots` capability confines
-//! indexing, searching and reading to the directories it lists, follows its
-//! `roots/list_changed` notifications, and a client without the capability is not confined.
+//! indexing, searching, reading and listing to the directories it lists, follows its
+//! `roots/list_changed` notifications, a list of unusable roots confines to nothing, a
+//! client that never answers is waited for once, and a client without the capability is not
+//! confined.
 
 // rmcp marks roots deprecated (SEP-2577); the revisions the server speaks all have them.
 #![allow(deprecated)]
@@ -18,12 +20,19 @@ use serde_json::{Value, json};
 
 mod support;
 
-/// A client that declares roots (or not) and answers `roots/list` with `roots`.
+/// A client that declares roots (or not) and answers `roots/list` with the URIs in `roots`
+/// (or never, when `silent`).
 #[derive(Clone)]
 struct RootsClient {
     declares: bool,
-    roots: Arc<Mutex<Vec<PathBuf>>>,
+    silent: bool,
+    roots: Arc<Mutex<Vec<String>>>,
     asked: Arc<Mutex<usize>>,
+}
+
+/// The `file://` URI of a directory.
+fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
 }
 
 impl ClientHandler for RootsClient {
@@ -44,12 +53,12 @@ impl ClientHandler for RootsClient {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, McpError> {
         *self.asked.lock().unwrap() += 1;
+        if self.silent {
+            std::future::pending::<()>().await;
+        }
         let roots = self.roots.lock().unwrap().clone();
         Ok(ListRootsResult::new(
-            roots
-                .iter()
-                .map(|p| Root::new(format!("file://{}", p.display())))
-                .collect(),
+            roots.into_iter().map(Root::new).collect(),
         ))
     }
 }
@@ -64,6 +73,12 @@ struct Harness {
 
 impl Harness {
     async fn new(declares: bool) -> Harness {
+        Harness::listing(declares, false, None).await
+    }
+
+    /// A client listing `roots` (URIs; by default the `inside` directory), or never answering
+    /// when `silent`.
+    async fn listing(declares: bool, silent: bool, roots: Option<Vec<String>>) -> Harness {
         let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
         let [home, inside, outside] = [0, 1, 2].map(|i| dirs[i].path().canonicalize().unwrap());
         for dir in [&inside, &outside] {
@@ -71,7 +86,8 @@ impl Harness {
         }
         let handler = RootsClient {
             declares,
-            roots: Arc::new(Mutex::new(vec![inside.clone()])),
+            silent,
+            roots: Arc::new(Mutex::new(roots.unwrap_or_else(|| vec![uri(&inside)]))),
             asked: Arc::new(Mutex::new(0)),
         };
         let client = support::connect(support::config(&home), handler.clone()).await;
@@ -101,6 +117,11 @@ impl Harness {
             r.is_error == Some(true),
             r.content[0].as_text().unwrap().text.clone(),
         )
+    }
+
+    async fn list(&self) -> String {
+        let r = self.call("list_codebases", json!({})).await;
+        r.content[0].as_text().unwrap().text.clone()
     }
 
     async fn wait_indexed(&self, path: &Path) {
@@ -134,7 +155,7 @@ async fn declared_roots_confine_indexing_search_and_reads() {
     );
 
     // The client moves its root: the server asks again and follows.
-    *h.handler.roots.lock().unwrap() = vec![h.outside.clone()];
+    *h.handler.roots.lock().unwrap() = vec![uri(&h.outside)];
     h.client.notify_roots_list_changed().await.unwrap();
     let mut refused = false;
     for _ in 0..400 {
@@ -158,6 +179,139 @@ async fn declared_roots_confine_indexing_search_and_reads() {
     assert_eq!(v["reason"], "outside_client_roots", "{v}");
     let v = h.create(&h.outside).await;
     assert_eq!(v["status"], "ok", "{v}");
+}
+
+/// A client whose roots are all unusable confines to nothing: `create`, `search_codebase`
+/// and `read_file` are refused everywhere, saying why each root cannot be used.
+#[tokio::test]
+async fn unusable_roots_confine_to_nothing() {
+    let cases = [
+        (
+            "another host",
+            vec!["file://otherhost/srv/app"],
+            "another host",
+        ),
+        (
+            "bad escape",
+            vec!["file:///srv/a%zzb"],
+            "malformed %-escape",
+        ),
+        ("not UTF-8", vec!["file:///srv/a%ffb"], "not UTF-8"),
+        (
+            "relative",
+            vec!["file:relative/dir"],
+            "not an absolute file:// URI",
+        ),
+        (
+            "another scheme",
+            vec!["https://example.com/app"],
+            "not a file:// URI",
+        ),
+        (
+            "all of them",
+            vec![
+                "file://otherhost/x",
+                "file:///a%zz",
+                "https://example.com/app",
+            ],
+            "'https://example.com/app' is not a file:// URI",
+        ),
+    ];
+    for (name, roots, why) in cases {
+        let roots = roots.into_iter().map(str::to_owned).collect();
+        let h = Harness::listing(true, false, Some(roots)).await;
+        for path in [&h.inside, &h.outside] {
+            let v = h.create(path).await;
+            assert_eq!(v["status"], "blocked", "{name}: {v}");
+            assert_eq!(v["reason"], "outside_client_roots", "{name}: {v}");
+            let message = v["message"].as_str().unwrap();
+            assert!(
+                message.contains("nothing is served") && message.contains(why),
+                "{name}: {message}"
+            );
+            let (is_error, text) = h.read(&path.join("src/lib.rs")).await;
+            assert!(is_error, "{name}: {text}");
+            assert!(text.contains(why), "{name}: {text}");
+        }
+    }
+}
+
+/// A client that declares roots and never answers `roots/list` costs one wait: the first
+/// call is refused after it, later calls are refused at once, and `list_codebases` lists
+/// nothing it could not serve.
+#[tokio::test]
+async fn an_unanswered_roots_request_is_waited_for_once() {
+    let h = Harness::listing(true, true, None).await;
+    let started = std::time::Instant::now();
+    let v = h.create(&h.inside).await;
+    assert_eq!(v["status"], "blocked", "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(message.contains("did not answer roots/list"), "{message}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(5),
+        "no wait at all"
+    );
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let (is_error, text) = h.read(&h.inside.join("src/lib.rs")).await;
+        assert!(is_error, "{text}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "waited again: {:?}",
+            started.elapsed()
+        );
+    }
+    assert_eq!(*h.handler.asked.lock().unwrap(), 1);
+}
+
+/// `list_codebases` lists only the codebases inside the client's roots.
+#[tokio::test]
+async fn list_codebases_shows_only_what_is_inside_the_roots() {
+    let h = Harness::new(true).await;
+    *h.handler.roots.lock().unwrap() = vec![uri(&h.inside), uri(&h.outside)];
+    h.client.notify_roots_list_changed().await.unwrap();
+    let mut v = h.create(&h.outside).await;
+    for _ in 0..400 {
+        if v["status"] == "ok" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        v = h.create(&h.outside).await;
+    }
+    assert_eq!(v["status"], "ok", "{v}");
+    h.wait_indexed(&h.outside).await;
+    let v = h.create(&h.inside).await;
+    assert_eq!(v["status"], "ok", "{v}");
+    h.wait_indexed(&h.inside).await;
+    let text = h.list().await;
+    assert!(
+        text.contains(&*h.inside.to_string_lossy()) && text.contains(&*h.outside.to_string_lossy()),
+        "{text}"
+    );
+    *h.handler.roots.lock().unwrap() = vec![uri(&h.inside)];
+    h.client.notify_roots_list_changed().await.unwrap();
+    let mut text = h.list().await;
+    for _ in 0..400 {
+        if !text.contains(&*h.outside.to_string_lossy()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        text = h.list().await;
+    }
+    assert!(text.contains(&*h.inside.to_string_lossy()), "{text}");
+    assert!(!text.contains(&*h.outside.to_string_lossy()), "{text}");
+    *h.handler.roots.lock().unwrap() = vec!["https://example.com/app".to_owned()];
+    h.client.notify_roots_list_changed().await.unwrap();
+    let mut text = h.list().await;
+    for _ in 0..400 {
+        if !text.contains(&*h.inside.to_string_lossy()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        text = h.list().await;
+    }
+    assert!(!text.contains(&*h.inside.to_string_lossy()), "{text}");
+    assert!(text.contains("nothing is served"), "{text}");
 }
 
 #[tokio::test]

@@ -82,6 +82,53 @@ impl Engine {
         }
         let dir = self.home.codebase(root);
         let lock = self.lock_for_work(&dir, root)?;
+        self.begin_index(root, dir, lock, opts)
+    }
+
+    /// Takes over a build that another process handed off (see [`IndexJob::handoff`]): once
+    /// the writer lock is free, a build with the recorded options starts if the codebase is
+    /// still recorded as `indexing`. `Ok(None)` when there is nothing to take over (the build
+    /// finished or failed before it was stopped, or the codebase was cleared); `Busy` while
+    /// the lock is still held. The `HANDOFF` marker goes either way.
+    pub fn resume_index(self: &Arc<Self>, root: &Path) -> Result<Option<IndexJob>> {
+        if let Some(refusal) = self.refuse_root(root) {
+            return Err(Error::RefusedRoot {
+                root: root.to_path_buf(),
+                refusal,
+            });
+        }
+        let dir = self.home.codebase(root);
+        if !dir.path().is_dir() {
+            return Ok(None);
+        }
+        let lock = match dir.try_writer_lock()? {
+            crate::layout::ExistingLock::Held(lock) => lock,
+            crate::layout::ExistingLock::Busy => return Err(Error::Busy(root.to_path_buf())),
+            crate::layout::ExistingLock::Gone => return Ok(None),
+        };
+        let record = self.store.load()?.codebases.get(root).cloned();
+        let job = match record {
+            Some(st) if st.state == IndexState::Indexing => {
+                let opts = IndexOptions {
+                    custom_extensions: st.custom_extensions,
+                    ignore_patterns: st.ignore_patterns,
+                };
+                Some(self.begin_index(root, dir.clone(), lock, opts))
+            }
+            _ => None,
+        };
+        let _ = std::fs::remove_file(dir.handoff_file());
+        job.transpose()
+    }
+
+    /// Records the build `indexing` and returns its job (the writer lock is held).
+    fn begin_index(
+        self: &Arc<Self>,
+        root: &Path,
+        dir: CodebaseDir,
+        lock: WriterLock,
+        opts: IndexOptions,
+    ) -> Result<IndexJob> {
         // Leftovers of killed builds and long-retired generations go before the new one.
         dir.sweep(now_ms());
         let previous = self.store.load()?.codebases.get(root).cloned();
@@ -109,7 +156,28 @@ impl Engine {
             opts,
             lock: Some(lock),
             cancel: Arc::new(AtomicBool::new(false)),
+            handed_off: Arc::new(AtomicBool::new(false)),
         })
+    }
+}
+
+/// Stops a build so that another process can take it over (see [`Engine::resume_index`]).
+#[derive(Debug, Clone)]
+pub struct HandOff {
+    marker: PathBuf,
+    cancel: Arc<AtomicBool>,
+    handed_off: Arc<AtomicBool>,
+}
+
+impl HandOff {
+    /// Marks the build as changing hands and stops it at its next batch; it then leaves its
+    /// `indexing` record as it is for the process taking over.
+    pub fn hand_off(&self) -> Result<()> {
+        std::fs::write(&self.marker, now_ms().to_string())
+            .map_err(|e| Error::io("write", &self.marker, e))?;
+        self.handed_off.store(true, Ordering::Relaxed);
+        self.cancel.store(true, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -121,9 +189,20 @@ pub struct IndexJob {
     opts: IndexOptions,
     lock: Option<WriterLock>,
     cancel: Arc<AtomicBool>,
+    /// Set when the build was stopped for another process to take it over.
+    handed_off: Arc<AtomicBool>,
 }
 
 impl IndexJob {
+    /// What stops this build for another process to take it over.
+    pub fn handoff(&self) -> HandOff {
+        HandOff {
+            marker: self.dir.handoff_file(),
+            cancel: Arc::clone(&self.cancel),
+            handed_off: Arc::clone(&self.handed_off),
+        }
+    }
+
     /// A flag that stops the build at the next batch boundary.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.cancel)
@@ -197,7 +276,13 @@ impl IndexJob {
             }
             Err(e) => Err(e),
         };
-        if let Err(e) = &outcome {
+        let taken_over =
+            matches!(outcome, Err(Error::Cancelled)) && self.handed_off.load(Ordering::Relaxed);
+        if taken_over {
+            // The process taking over records its own build; only the unfinished
+            // generation goes.
+            self.dir.sweep(now_ms());
+        } else if let Err(e) = &outcome {
             let message = e.to_string();
             let fallback = self.dir.current();
             let _ = self.engine.store.modify(&self.root, |c| match &fallback {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use self::build::{IndexJob, IndexOptions, IndexSummary, Progress};
+pub use self::build::{HandOff, IndexJob, IndexOptions, IndexSummary, Progress};
 pub use self::layer::{LAYER_MAX_FILES, LayerSummary};
 pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
 pub use self::target::{Purpose, Refusal, Target};
@@ -188,9 +188,7 @@ impl Engine {
         let dir = self.home.codebase(root);
         let mut attempt = 1;
         loop {
-            let gen_dir = dir
-                .current_dir()
-                .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
+            let gen_dir = self.published_dir(root)?;
             let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(g) = open.get(&gen_dir) {
                 return Ok((gen_dir, Arc::clone(g)));
@@ -321,9 +319,7 @@ impl Engine {
     /// well, with [`GraphStatus::Partial`].
     pub fn call_graph(&self, root: &Path) -> Result<Option<(Arc<CallGraph>, GraphStatus)>> {
         let dir = self.home.codebase(root);
-        let gen_dir = dir
-            .current_dir()
-            .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
+        let gen_dir = self.published_dir(root)?;
         let mut graphs = self.graphs.lock().unwrap_or_else(|p| p.into_inner());
         // One codebase's generations replace each other: older entries are dead weight.
         graphs.retain(|k, _| k == &gen_dir || !k.starts_with(dir.path()));

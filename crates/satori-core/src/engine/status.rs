@@ -51,7 +51,7 @@ impl Engine {
             return Ok(st);
         }
         let dir = self.home.codebase(root);
-        if dir.writer_busy() {
+        if dir.writer_busy() || dir.handoff_pending() {
             return Ok(st);
         }
         let repaired = match dir.current() {
@@ -78,11 +78,17 @@ impl Engine {
     }
 
     /// Compares the runtime fingerprint with the one the index was built with. On a mismatch
-    /// the codebase moves to `requires_reindex` (persisted) and the reason is returned.
+    /// the codebase moves to `requires_reindex` (persisted) and the reason is returned. A
+    /// `CURRENT` that names no complete generation is found here too (`index_damaged`).
     pub fn check_fingerprint(&self, root: &Path) -> Result<Option<ReindexReason>> {
         let Some(st) = self.state(root)? else {
             return Ok(None);
         };
+        if st.state.is_searchable()
+            && let Err(Error::Damaged { .. }) = self.published_dir(root)
+        {
+            return Ok(Some(ReindexReason::IndexDamaged));
+        }
         self.settle_fingerprint(root, &st)
     }
 
@@ -126,6 +132,54 @@ impl Engine {
 }
 
 impl Engine {
+    /// The directory of `root`'s published generation. When `CURRENT` names no complete
+    /// generation although the codebase's record says it has an index, the pointer is
+    /// damaged: the codebase moves to `requires_reindex` (`index_damaged`, with `CURRENT` and
+    /// what is wrong with it as the message) and [`Error::Damaged`] is returned, so every
+    /// caller says the same thing and none mistakes it for a cleared index. Without a record
+    /// or a directory the index is gone (a `clear` removes the record first, then the
+    /// directory): [`Error::IndexMissing`].
+    pub(super) fn published_dir(&self, root: &Path) -> Result<PathBuf> {
+        let dir = self.home.codebase(root);
+        if let Some(gen_dir) = dir.current_dir() {
+            return Ok(gen_dir);
+        }
+        let missing = || Error::IndexMissing(root.to_path_buf());
+        let record = self.store.load()?.codebases.get(root).cloned();
+        let has_index = record.as_ref().is_some_and(|c| {
+            c.searchable_during_indexing
+                || matches!(
+                    c.state,
+                    IndexState::Indexed | IndexState::SyncCompleted | IndexState::RequiresReindex
+                )
+        });
+        if !has_index || !dir.path().is_dir() {
+            return Err(missing());
+        }
+        let reason = match dir.current_damage() {
+            Some(reason) => reason,
+            None if dir.current_file().exists() => {
+                // Published meanwhile.
+                return dir.current_dir().ok_or_else(missing);
+            }
+            None => "it is missing".to_owned(),
+        };
+        let damaged = Error::Damaged {
+            file: dir.current_file(),
+            reason,
+        };
+        let message = damaged.to_string();
+        self.store.modify(root, |c| {
+            if matches!(c.state, IndexState::Indexed | IndexState::SyncCompleted) {
+                c.state = IndexState::RequiresReindex;
+                c.reason = Some(ReindexReason::IndexDamaged);
+                c.error_message = Some(message);
+            }
+        })?;
+        self.forget_open(root);
+        Err(damaged)
+    }
+
     /// Verifies the published generation of a searchable codebase (checksums, manifest,
     /// chunk table and vectors; see `verify`). Each generation is verified once per process:
     /// the verdict stays with the open generation, which searches then reuse. A damaged one

@@ -224,9 +224,8 @@ impl Engine {
             };
             return self.record_sync(root, summary, started, unreadable);
         }
-        let (gen_dir, mut m) = dir
-            .current()
-            .ok_or_else(|| Error::IndexMissing(root.to_path_buf()))?;
+        let gen_dir = self.published_dir(root)?;
+        let mut m = Manifest::read(&gen_dir)?;
         let mut plan = Plan::of(root, &m, &opts, &self.policy)?;
         if !plan.has_work() {
             self.keep_stamp(root, &gen_dir, &m, &opts, plan.stamp.take());

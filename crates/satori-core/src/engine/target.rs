@@ -91,7 +91,7 @@ impl Engine {
         if let Some(refusal) = self.refuse_root(&root) {
             return Err(Refusal::Blocked { root, refusal });
         }
-        let st = self.repair_if_stale(&root, st).map_err(Refusal::State)?;
+        let mut st = self.repair_if_stale(&root, st).map_err(Refusal::State)?;
         let searchable_while_indexing =
             st.state == IndexState::Indexing && st.searchable_during_indexing;
         if st.state == IndexState::Indexing && !searchable_while_indexing {
@@ -107,6 +107,14 @@ impl Engine {
                     root,
                     message: st.error_message,
                 });
+            }
+            // A `CURRENT` that names no complete generation is found here, before any tool
+            // trusts the record (it is recorded as damaged, and answered as below).
+            if st.state.is_searchable()
+                && let Err(Error::Damaged { .. }) = self.published_dir(&root)
+                && let Ok(Some(recorded)) = self.state(&root)
+            {
+                st = recorded;
             }
             // A state file that cannot be updated does not stop a search; the verdict is
             // found again by the next check.

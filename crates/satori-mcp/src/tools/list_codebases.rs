@@ -1,4 +1,5 @@
-//! `list_codebases`: the tracked codebases by state, as fixed plain-text sections.
+//! `list_codebases`: the tracked codebases by state, as fixed plain-text sections. A client
+//! that declares roots sees only the codebases inside them.
 
 use rmcp::model::CallToolResult;
 use satori_core::{IndexState, ReindexReason};
@@ -12,6 +13,27 @@ pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult 
         Ok(s) => s,
         Err(e) => return text(format!("Error: cannot read the index states: {e}"), true),
     };
+    let tracked = states.len();
+    let mut refusal = None;
+    let states: Vec<_> = states
+        .into_iter()
+        .filter(|(root, _)| match ctx.client_roots.check(root) {
+            Ok(()) => true,
+            Err(r) => {
+                refusal = Some(r);
+                false
+            }
+        })
+        .collect();
+    if let (true, Some(refusal)) = (states.is_empty(), &refusal) {
+        return text(
+            format!(
+                "No indexed codebase is inside the roots the client allows ({}); {tracked} other(s) are not shown.",
+                refusal.boundary()
+            ),
+            false,
+        );
+    }
     if states.is_empty() {
         return text(
             "No codebases are indexed yet. Index one with manage_index {\"action\":\"create\",\"path\":\"/absolute/path\"}.",

@@ -400,7 +400,9 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
     }
     if let Ok(Some(reason)) = ctx.engine.check_fingerprint(&root) {
         let reason = to_proto::reindex_reason(reason);
-        let why = match (reason, &st.error_message) {
+        // The check may just have recorded what is damaged.
+        let recorded = ctx.engine.state(&root).ok().flatten().unwrap_or(st);
+        let why = match (reason, &recorded.error_message) {
             (ReindexReason::IndexDamaged, Some(message)) => format!("is damaged ({message})"),
             _ => format!("was built with a different engine configuration ({reason})"),
         };

@@ -13,7 +13,7 @@ pub const TITLE: &str = "List indexed codebases";
 
 /// Tool description, written for the model that decides when to call it.
 pub const DESCRIPTION: &str = concat!(
-    "List every codebase Satori tracks and its index state. ",
+    "List every codebase Satori tracks and its index state (when the client declares roots, only those inside them). ",
     "Use it to find the absolute root to pass as `path` to search_codebase, ",
     "or to see whether indexing has finished. ",
     "Returns plain text with fixed sections in this order: Ready, Indexing (with percentage), ",
