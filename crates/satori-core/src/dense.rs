@@ -19,6 +19,12 @@
 //!                      | pad to 8 | dim × f32 mean | count × ⌈dim/64⌉ u64 sketches
 //!                                                                        (little-endian)
 //! ```
+//!
+//! A generation derived by a sync may keep the previous generation's matrix (a hard link)
+//! and add a small second matrix of the rows it adds ([`DenseIndex::with_overlay`]): its
+//! rows, in ordinal order, are the kept rows of the first matrix, then every row of the
+//! second. A scan reads both and skips the dropped rows, so a sync writes only the rows
+//! that changed; ordinals, scores and tie order are those of one compact matrix.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -36,6 +42,8 @@ const HEADER: usize = 32;
 const EXACT_MAX_ROWS: usize = 16_384;
 /// Rows rescored after the sketch prefilter: at least this many, and at least 4 × k.
 const RESCORE_MIN: usize = 4_096;
+/// The ordinal of a row of an overlaid matrix that is no longer part of it.
+const DEAD: u32 = u32::MAX;
 
 fn words(dim: usize) -> usize {
     dim.div_ceil(64)
@@ -110,9 +118,14 @@ pub struct DenseWriter {
 impl DenseWriter {
     /// A writer for `dim`-dimensional rows into `<dir>/matrix.bin` (`dir` is created).
     pub fn create(dir: &Path, dim: usize) -> Result<DenseWriter> {
+        DenseWriter::create_named(dir, MATRIX_FILE, dim)
+    }
+
+    /// A writer for `dim`-dimensional rows into `<dir>/<name>` (`dir` is created).
+    pub fn create_named(dir: &Path, name: &str, dim: usize) -> Result<DenseWriter> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         Ok(DenseWriter {
-            path: dir.join(MATRIX_FILE),
+            path: dir.join(name),
             dim,
             scales: Vec::new(),
             rows: Vec::new(),
@@ -237,16 +250,28 @@ impl DenseWriter {
 pub struct DenseIndex {
     map: memmap2::Mmap,
     dim: usize,
+    /// Rows of this file (not counting an overlay's).
     count: usize,
     layout: Layout,
     mean: Vec<f32>,
+    overlay: Option<Box<Overlay>>,
+}
+
+/// The second matrix of an overlaid one, and which rows of the first are still rows.
+struct Overlay {
+    added: DenseIndex,
+    /// Row of the first matrix → its ordinal, or [`DEAD`].
+    ord_of: Vec<u32>,
+    /// Ordinal → row of the first matrix, for the ordinals below `row_of.len()`; the
+    /// ordinals after them are the rows of `added`, in order.
+    row_of: Vec<u32>,
 }
 
 impl std::fmt::Debug for DenseIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DenseIndex")
             .field("dim", &self.dim)
-            .field("count", &self.count)
+            .field("count", &self.len())
             .finish()
     }
 }
@@ -302,7 +327,7 @@ impl VectorIndex for DenseIndex {
     }
 
     fn len(&self) -> usize {
-        self.count
+        DenseIndex::len(self)
     }
 
     fn top_k(&self, query: &QueryVector, k: usize) -> Result<Vec<Neighbor>> {
@@ -318,7 +343,12 @@ impl VectorIndex for DenseIndex {
 impl DenseIndex {
     /// Opens `<dir>/matrix.bin`, checking its header and size.
     pub fn open(dir: &Path) -> Result<DenseIndex> {
-        let path = dir.join(MATRIX_FILE);
+        DenseIndex::open_file(&dir.join(MATRIX_FILE))
+    }
+
+    /// Opens the matrix file at `path`, checking its header and size.
+    pub fn open_file(path: &Path) -> Result<DenseIndex> {
+        let path = path.to_path_buf();
         let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
         // SAFETY: generations are written once and never modified after publication; a
         // truncated or replaced file is detected by the size check below before any access.
@@ -357,6 +387,58 @@ impl DenseIndex {
             count,
             layout,
             mean,
+            overlay: None,
+        })
+    }
+
+    /// The matrix whose rows are the rows of `base` not listed in `dropped` (ascending),
+    /// then every row of `added`. `path` names it in errors.
+    pub fn with_overlay(
+        base: DenseIndex,
+        added: DenseIndex,
+        dropped: &[u32],
+        path: &Path,
+    ) -> Result<DenseIndex> {
+        let corrupt = |reason: String| Error::Corrupt {
+            what: "dense index",
+            path: path.to_path_buf(),
+            reason,
+        };
+        if base.overlay.is_some() || added.overlay.is_some() {
+            return Err(corrupt("an overlay over an overlay".into()));
+        }
+        if added.dim != base.dim {
+            return Err(corrupt(format!(
+                "added rows of dimension {} over rows of {}",
+                added.dim, base.dim
+            )));
+        }
+        let ascending = dropped.windows(2).all(|w| w[0] < w[1]);
+        if !ascending || dropped.last().is_some_and(|&r| r as usize >= base.count) {
+            return Err(corrupt(format!(
+                "dropped rows are not ascending below {}",
+                base.count
+            )));
+        }
+        let mut ord_of = vec![0u32; base.count];
+        let mut row_of = Vec::with_capacity(base.count - dropped.len());
+        let mut next = dropped.iter().peekable();
+        for (row, ord) in ord_of.iter_mut().enumerate() {
+            if next.peek().is_some_and(|&&d| d as usize == row) {
+                next.next();
+                *ord = DEAD;
+            } else {
+                *ord = row_of.len() as u32;
+                row_of.push(row as u32);
+            }
+        }
+        Ok(DenseIndex {
+            overlay: Some(Box::new(Overlay {
+                added,
+                ord_of,
+                row_of,
+            })),
+            ..base
         })
     }
 
@@ -364,18 +446,36 @@ impl DenseIndex {
         self.dim
     }
 
+    /// Rows (= ordinals), an overlay's included.
     pub fn len(&self) -> usize {
-        self.count
+        match &self.overlay {
+            Some(o) => o.row_of.len() + o.added.count,
+            None => self.count,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.len() == 0
+    }
+
+    /// Where ordinal `ord` is stored: this file's row, or the overlay's.
+    fn locate(&self, ord: usize) -> Option<(&DenseIndex, usize)> {
+        match &self.overlay {
+            None => (ord < self.count).then_some((self, ord)),
+            Some(o) => match o.row_of.get(ord) {
+                Some(&row) => Some((self, row as usize)),
+                None => {
+                    let at = ord - o.row_of.len();
+                    (at < o.added.count).then_some((&o.added, at))
+                }
+            },
+        }
     }
 
     /// One row as stored: its scale and its int8 components (for copying into a derived
     /// generation).
     pub fn quantized(&self, row: usize) -> Option<(f32, &[i8])> {
-        (row < self.count).then(|| (self.scale(row), self.row(row)))
+        self.locate(row).map(|(m, r)| (m.scale(r), m.row(r)))
     }
 
     fn scale(&self, row: usize) -> f32 {
@@ -392,17 +492,19 @@ impl DenseIndex {
 
     /// The (approximate) cosine of `query` (a unit vector) with one row.
     pub fn score(&self, query: &QueryVector, row: u32) -> f32 {
-        let row = row as usize;
-        if row >= self.count {
+        let Some((m, row)) = self.locate(row as usize) else {
             return 0.0;
-        }
-        dot_i8(&query.values, self.row(row)) as f32 * query.scale * self.scale(row)
+        };
+        dot_i8(&query.values, m.row(row)) as f32 * query.scale * m.scale(row)
     }
 
     /// The `k` rows most similar to `query`, best first (ties: lower row first).
     pub fn top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
-        if k == 0 || self.count == 0 || query.values.len() != self.dim {
+        if k == 0 || self.is_empty() || query.values.len() != self.dim {
             return Vec::new();
+        }
+        if let Some(o) = &self.overlay {
+            return self.overlay_top_k(o, query, k);
         }
         let rescore = k.saturating_mul(4).max(RESCORE_MIN);
         if self.count <= EXACT_MAX_ROWS || rescore >= self.count / 2 {
@@ -456,21 +558,57 @@ impl DenseIndex {
         out
     }
 
+    /// [`DenseIndex::top_k`] of an overlaid matrix: each file scanned (or prefiltered) on
+    /// its own, rows named by their ordinals, the dropped rows skipped. The heap orders by
+    /// score then ordinal, so the answer is the one a compact matrix of the same rows gives.
+    fn overlay_top_k(&self, o: &Overlay, query: &QueryVector, k: usize) -> Vec<Neighbor> {
+        let n = self.len();
+        let rescore = k.saturating_mul(4).max(RESCORE_MIN);
+        let split = o.row_of.len() as u32;
+        let mut heap: BinaryHeap<Neighbor> = BinaryHeap::with_capacity(k + 1);
+        let exact = n <= EXACT_MAX_ROWS || rescore >= n / 2;
+        let parts: [(&DenseIndex, &dyn Fn(u32) -> u32); 2] = [
+            (self, &|row| o.ord_of[row as usize]),
+            (&o.added, &|row| split + row),
+        ];
+        for (m, ord) in parts {
+            if m.count == 0 {
+                continue;
+            }
+            let (rows, dots): (Vec<u32>, Vec<i32>) = if exact || m.count <= rescore {
+                ((0..m.count as u32).collect(), m.all_dots(&query.values))
+            } else {
+                let rows = m.prefilter(query, rescore);
+                let dots = m.dots_of(&query.values, &rows);
+                (rows, dots)
+            };
+            for (row, d) in rows.into_iter().zip(dots) {
+                let ord = ord(row);
+                if ord != DEAD {
+                    let score = d as f32 * query.scale * m.scale(row as usize);
+                    keep(&mut heap, k, Neighbor { score, row: ord });
+                }
+            }
+        }
+        sorted(heap)
+    }
+
     /// Every row scored; the reference the prefiltered path approximates.
     pub fn exact_top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
-        if k == 0 || self.count == 0 || query.values.len() != self.dim {
+        if k == 0 || self.is_empty() || query.values.len() != self.dim {
             return Vec::new();
         }
+        if self.overlay.is_some() {
+            let mut heap: BinaryHeap<Neighbor> = BinaryHeap::with_capacity(k + 1);
+            for ord in 0..self.len() as u32 {
+                let score = self.score(query, ord);
+                keep(&mut heap, k, Neighbor { score, row: ord });
+            }
+            return sorted(heap);
+        }
         let scales = &self.map[self.layout.scales..self.layout.rows];
-        // SAFETY: see `row`.
-        let rows = unsafe {
-            std::slice::from_raw_parts(
-                self.map[self.layout.rows..].as_ptr().cast::<i8>(),
-                self.count * self.dim,
-            )
-        };
         let mut heap: BinaryHeap<Neighbor> = BinaryHeap::with_capacity(k + 1);
-        let dots = dot_rows(&query.values, rows, self.dim);
+        let dots = self.all_dots(&query.values);
         for (i, d) in dots.into_iter().enumerate() {
             let s = f32::from_le_bytes(scales[i * 4..i * 4 + 4].try_into().unwrap_or_default());
             keep(
@@ -483,6 +621,18 @@ impl DenseIndex {
             );
         }
         sorted(heap)
+    }
+
+    /// Integer dot products of `q` with every row of this file, in one pass.
+    fn all_dots(&self, q: &[i8]) -> Vec<i32> {
+        // SAFETY: see `row`.
+        let rows = unsafe {
+            std::slice::from_raw_parts(
+                self.map[self.layout.rows..].as_ptr().cast::<i8>(),
+                self.count * self.dim,
+            )
+        };
+        dot_rows(q, rows, self.dim)
     }
 
     /// The `m` rows whose sketches are nearest the query's (ties: lower rows), in row order.
@@ -748,6 +898,89 @@ mod tests {
             let found = fast.iter().filter(|n| exact.contains(n)).count();
             assert!(found >= 95, "recall {found}/100");
             assert!(fast.windows(2).all(|w| w[0].score >= w[1].score));
+        }
+    }
+
+    /// An overlaid matrix answers as the compact matrix of the same rows: the same rows
+    /// under the same ordinals, the same exact answers (ties included), and the prefiltered
+    /// answer finds the exact neighbours.
+    #[test]
+    fn an_overlay_answers_as_the_compact_matrix_of_its_rows() {
+        let dim = 64;
+        let mut seed = 11u64;
+        let mut rnd = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let centres: Vec<Vec<f32>> = (0..40).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
+        for (base_rows, added_rows) in [(3_000usize, 200usize), (30_000, 700), (500, 0)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut row = |i: usize| {
+                let c = &centres[i % centres.len()];
+                unit(&c.iter().map(|x| x + 0.3 * rnd()).collect::<Vec<f32>>())
+            };
+            let base: Vec<Vec<f32>> = (0..base_rows).map(&mut row).collect();
+            // Duplicates of kept rows make exact ties across the two files.
+            let mut added: Vec<Vec<f32>> = (0..added_rows).map(&mut row).collect();
+            if added_rows > 0 {
+                added[0] = base[1].clone();
+            }
+            let dropped: Vec<u32> = (0..base_rows as u32).filter(|r| r % 7 == 3).collect();
+            let write = |name: &str, rows: &mut dyn Iterator<Item = &Vec<f32>>| {
+                let mut w = DenseWriter::create_named(dir.path(), name, dim).unwrap();
+                rows.for_each(|v| w.push(v));
+                w.finish().unwrap();
+                DenseIndex::open_file(&dir.path().join(name)).unwrap()
+            };
+            let overlaid = DenseIndex::with_overlay(
+                write("base.bin", &mut base.iter()),
+                write("added.bin", &mut added.iter()),
+                &dropped,
+                dir.path(),
+            )
+            .unwrap();
+            let kept = base
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !dropped.contains(&(*i as u32)))
+                .map(|(_, v)| v);
+            let compact = write("compact.bin", &mut kept.chain(added.iter()));
+            assert_eq!(overlaid.len(), compact.len());
+            for ord in (0..compact.len()).step_by(97) {
+                assert_eq!(overlaid.quantized(ord), compact.quantized(ord), "row {ord}");
+            }
+            assert_eq!(overlaid.quantized(compact.len()), None);
+            for probe in [0usize, 5, 17] {
+                let q = QueryVector::new(&unit(&centres[probe]));
+                let exact = compact.exact_top_k(&q, 50);
+                assert_eq!(overlaid.exact_top_k(&q, 50), exact);
+                let got = overlaid.top_k(&q, 50);
+                if compact.len() <= EXACT_MAX_ROWS {
+                    assert_eq!(got, exact, "{base_rows} rows");
+                } else {
+                    let found = got.iter().filter(|n| exact.contains(n)).count();
+                    assert!(found >= 47, "recall {found}/50");
+                }
+                let rows: Vec<u32> = exact.iter().map(|n| n.row).collect();
+                let mut cos = Vec::new();
+                VectorIndex::cosines(&overlaid, &q, &rows, &mut cos).unwrap();
+                assert!(cos.iter().zip(&exact).all(|(c, n)| *c == n.score));
+            }
+        }
+        // Dropped rows out of order or out of range are damage, not a panic.
+        let dir = tempfile::tempdir().unwrap();
+        let open = |name: &str| {
+            let mut w = DenseWriter::create_named(dir.path(), name, 4).unwrap();
+            w.push(&[1.0, 0.0, 0.0, 0.0]);
+            w.push(&[0.0, 1.0, 0.0, 0.0]);
+            w.finish().unwrap();
+            DenseIndex::open_file(&dir.path().join(name)).unwrap()
+        };
+        for dropped in [&[1u32, 0][..], &[2], &[0, 0]] {
+            let e = DenseIndex::with_overlay(open("a"), open("b"), dropped, dir.path());
+            assert!(matches!(e, Err(Error::Corrupt { .. })), "{dropped:?}");
         }
     }
 

@@ -9,9 +9,14 @@
 //!     HANDOFF                         a build being handed to another process (see below)
 //!     CURRENT                         name of the published generation, replaced atomically
 //!     gen-<ms>-<pid>/                 one generation: written once, then read-only
-//!       lexical/, chunks.*            the lexical index and chunk table (`lexical`)
-//!       vectors/                      reserved for the dense matrix
-//!       manifest.json                 fingerprint, options, per-file stats
+//!       lexical/, chunks.*            the lexical index and chunk table (`store`)
+//!       vectors/                      the dense matrix
+//!       graph*.json                   the call graph
+//!       overlay.bin                   in a derived generation that shares the base files
+//!                                     (hard links) of an earlier one: the base rows gone
+//!       manifest.json                 fingerprint, options
+//!       files.json, files.delta.json  per-file stats: the list of the generation written
+//!                                     whole last (a hard link), and the changes since
 //!       COMPLETE                      written last: a generation without it never existed
 //!       RETIRED                       written when a newer generation was published
 //!   indexes/.cleared-<key>-<pid>-<ms>/  a cleared codebase on its way out
@@ -28,7 +33,12 @@
 //! generation it names for at least that long — opening takes milliseconds, and an opened
 //! generation needs no path any more (its files are mapped or loaded; on Unix a deleted file
 //! stays readable while open). Should a reader be slower than the grace period anyway, the
-//! engine re-reads `CURRENT` and opens the newer generation. Leases or reference counts would
+//! engine re-reads `CURRENT` and opens the newer generation. Retirement is bounded by size
+//! too: retired generations in their grace period are kept, newest first, only while the
+//! bytes they hold of their own (a file hard-linked from a kept generation costs nothing)
+//! add up to at most the published generation's size ([`RETIRED_FLOOR_BYTES`] at least);
+//! older ones go early, but the generation retired last is always kept for its grace, so
+//! that a burst of syncs cannot multiply the index on disk. Leases or reference counts would
 //! need every reader to write (and a crashed reader to be detected); a grace period costs
 //! readers nothing. On Windows an open generation cannot be deleted: the deletion fails and is
 //! retried by the next sweep.
@@ -58,7 +68,7 @@ use crate::{Error, Result};
 
 /// Version of the on-disk index layout described above. It is part of every index's
 /// [`Fingerprint`]: bumping it makes older indexes `requires_reindex`.
-pub const INDEX_SCHEMA_VERSION: &str = "hybrid_v2";
+pub const INDEX_SCHEMA_VERSION: &str = "hybrid_v3";
 
 /// The root of Satori's on-disk state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +176,10 @@ pub const HANDOFF_WAIT_MS: u64 = 30_000;
 /// How long a retired generation stays on disk for readers that read `CURRENT` before it
 /// was replaced (see the module documentation).
 pub const RETIRED_GRACE_MS: u64 = 60_000;
+
+/// The least room retired generations in their grace period get, whatever the size of the
+/// published one (see [`CodebaseDir::sweep`]).
+pub const RETIRED_FLOOR_BYTES: u64 = 16 << 20;
 
 /// Marker of a generation that a newer one replaced; its modification time is the time of
 /// retirement.
@@ -359,16 +373,20 @@ impl CodebaseDir {
     /// and sweeps (only call with the writer lock held). The replaced generation stays
     /// readable for [`RETIRED_GRACE_MS`].
     pub fn publish(&self, gen_dir: &Path, manifest: &Manifest) -> Result<()> {
-        manifest.write(gen_dir)?;
-        write_atomic(
-            &gen_dir.join(COMPLETE),
-            manifest.completion_line().as_bytes(),
-        )?;
         let name = gen_dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let previous = self.current_name();
+        let shared = previous
+            .as_ref()
+            .filter(|p| **p != name)
+            .map(|p| self.dir.join(p));
+        manifest.write(gen_dir, shared.as_deref())?;
+        write_atomic(
+            &gen_dir.join(COMPLETE),
+            manifest.completion_line().as_bytes(),
+        )?;
         write_atomic(&self.dir.join("CURRENT"), name.as_bytes())?;
         if let Some(previous) = previous.filter(|p| *p != name) {
             retire(&self.dir.join(previous));
@@ -379,15 +397,17 @@ impl CodebaseDir {
 
     /// Removes what no reader can need any more (only call with the writer lock held):
     /// generations without `COMPLETE` (killed or failed builds), generations retired more
-    /// than [`RETIRED_GRACE_MS`] before `now`. A complete generation that is neither current
-    /// nor retired (a crash between its completion and the switch of `CURRENT`) is retired
-    /// now. Best effort: what cannot be removed (a file still open on Windows) is retried by
-    /// the next sweep.
+    /// than [`RETIRED_GRACE_MS`] before `now`, and the oldest retired generations beyond
+    /// the size bound (see the module documentation). A complete generation that is neither
+    /// current nor retired (a crash between its completion and the switch of `CURRENT`) is
+    /// retired now. Best effort: what cannot be removed (a file still open on Windows) is
+    /// retried by the next sweep.
     pub fn sweep(&self, now: u64) {
         let current = self.current_name();
         let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return;
         };
+        let mut in_grace: Vec<(u64, String, PathBuf)> = Vec::new();
         for entry in rd.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if !name.starts_with("gen-") || Some(&name) == current.as_ref() {
@@ -402,8 +422,25 @@ impl CodebaseDir {
                 Some(at) if now.saturating_sub(at) >= RETIRED_GRACE_MS => {
                     let _ = std::fs::remove_dir_all(&path);
                 }
-                Some(_) => {}
-                None => retire(&path),
+                Some(at) => in_grace.push((at, name, path)),
+                None => {
+                    retire(&path);
+                    in_grace.push((retired_at(&path).unwrap_or(now), name, path));
+                }
+            }
+        }
+        let Some(current) = current else {
+            return;
+        };
+        // Newest first: the generation retired last is the one readers most likely hold.
+        in_grace.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        let mut seen = std::collections::HashSet::new();
+        let budget = own_bytes(&self.dir.join(current), &mut seen).max(RETIRED_FLOOR_BYTES);
+        let mut held = 0u64;
+        for (i, (_, _, path)) in in_grace.iter().enumerate() {
+            held = held.saturating_add(own_bytes(path, &mut seen));
+            if i > 0 && held > budget {
+                let _ = std::fs::remove_dir_all(path);
             }
         }
     }
@@ -493,6 +530,51 @@ fn same_file(file: &File, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn same_file(_file: &File, path: &Path) -> bool {
     path.is_file()
+}
+
+/// Bytes of the files under `dir` that are not among `seen` (files already counted, by
+/// device and inode, so that a file hard-linked into several generations counts once);
+/// adds them to `seen`.
+fn own_bytes(dir: &Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in rd.flatten() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if meta.is_file() && seen.insert(file_id(&meta, &entry.path())) {
+                total = total.saturating_add(meta.len());
+            }
+        }
+    }
+    total
+}
+
+/// What tells a file from another: device and inode on Unix.
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata, _path: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// What tells a file from another where inodes are not at hand: its path (hard links then
+/// count once per name, which overstates and so only removes earlier).
+#[cfg(not(unix))]
+fn file_id(_meta: &std::fs::Metadata, path: &Path) -> (u64, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut h);
+    (u64::MAX, h.finish())
+}
+
+fn not_found() -> std::io::Error {
+    std::io::Error::from(std::io::ErrorKind::NotFound)
 }
 
 /// Marks a generation retired now (best effort: an unmarked complete generation is retired
@@ -617,43 +699,143 @@ pub struct Manifest {
     pub file_list: Vec<ManifestFile>,
 }
 
+/// The file list of a manifest, beside it: written whole by a build, then shared by the
+/// generations derived from it (a hard link) while the changes since stay small.
+const FILES: &str = "files.json";
+
+/// The changes to the shared [`FILES`] of a derived generation.
+const FILES_DELTA: &str = "files.delta.json";
+
+/// The file list of a derived generation stores only this share of the shared list's
+/// length in changes; past it, the list is written whole again.
+const FILES_DELTA_MAX_SHARE: usize = 8;
+
+/// What changed since the shared file list: the paths gone, and the entries new or changed.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct FilesDelta {
+    removed: Vec<String>,
+    files: Vec<ManifestFile>,
+}
+
+/// Reads one JSON file of a manifest; `Ok(None)` when it does not exist.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Error::Corrupt {
+            what: "manifest",
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
+fn to_json<T: Serialize>(value: &T, path: &Path) -> Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| Error::Corrupt {
+        what: "manifest",
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
 impl Manifest {
     fn path(gen_dir: &Path) -> PathBuf {
         gen_dir.join("manifest.json")
     }
 
+    /// Reads the manifest of a generation, with its file list (stored inside it by older
+    /// generations, beside it since).
     pub fn read(gen_dir: &Path) -> Result<Manifest> {
         let path = Self::path(gen_dir);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
-        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt {
-            what: "manifest",
-            path,
-            reason: e.to_string(),
-        })
+        let mut m: Manifest =
+            read_json(&path)?.ok_or_else(|| Error::io("read", &path, not_found()))?;
+        let Some(mut list) = read_json::<Vec<ManifestFile>>(&gen_dir.join(FILES))? else {
+            return Ok(m);
+        };
+        if let Some(delta) = read_json::<FilesDelta>(&gen_dir.join(FILES_DELTA))? {
+            let gone: std::collections::HashSet<&str> = delta
+                .removed
+                .iter()
+                .map(String::as_str)
+                .chain(delta.files.iter().map(|f| f.path.as_str()))
+                .collect();
+            list.retain(|f| !gone.contains(f.path.as_str()));
+            list.extend(delta.files);
+            list.sort_by(|a, b| a.path.cmp(&b.path));
+        }
+        m.file_list = list;
+        Ok(m)
     }
 
-    /// Checks that the manifest is there and is well-formed JSON, without building it: a
-    /// search does not need its per-file records, which run to megabytes on a large
-    /// codebase, and every process that opens the index would pay for them.
+    /// Checks that the manifest and its file list are there and are well-formed JSON,
+    /// without building them: a search does not need the per-file records, which run to
+    /// megabytes on a large codebase, and every process that opens the index would pay for
+    /// them.
     pub fn check(gen_dir: &Path) -> Result<()> {
         let path = Self::path(gen_dir);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
-        serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
-            .map(|_| ())
-            .map_err(|e| Error::Corrupt {
-                what: "manifest",
-                path,
-                reason: e.to_string(),
-            })
+        read_json::<serde::de::IgnoredAny>(&path)?
+            .ok_or_else(|| Error::io("read", &path, not_found()))?;
+        read_json::<serde::de::IgnoredAny>(&gen_dir.join(FILES))?;
+        read_json::<serde::de::IgnoredAny>(&gen_dir.join(FILES_DELTA))?;
+        Ok(())
     }
 
-    fn write(&self, gen_dir: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec(self).map_err(|e| Error::Corrupt {
-            what: "manifest",
-            path: Self::path(gen_dir),
-            reason: e.to_string(),
-        })?;
-        write_atomic(&Self::path(gen_dir), &bytes)
+    /// Writes the manifest into `gen_dir`, its file list beside it: the list of `shared`
+    /// (the generation this one replaces) linked with the changes since it, when they are
+    /// few, else the list whole.
+    fn write(&self, gen_dir: &Path, shared: Option<&Path>) -> Result<()> {
+        self.write_files(gen_dir, shared)?;
+        let head = Manifest {
+            file_list: Vec::new(),
+            root: self.root.clone(),
+            fingerprint: self.fingerprint.clone(),
+            custom_extensions: self.custom_extensions.clone(),
+            ignore_patterns: self.ignore_patterns.clone(),
+            ignore_signature: self.ignore_signature.clone(),
+            policy: self.policy.clone(),
+            chunking: self.chunking.clone(),
+            ..*self
+        };
+        write_atomic(&Self::path(gen_dir), &to_json(&head, &Self::path(gen_dir))?)
+    }
+
+    fn write_files(&self, gen_dir: &Path, shared: Option<&Path>) -> Result<()> {
+        let files = gen_dir.join(FILES);
+        let base = shared
+            .map(|p| p.join(FILES))
+            .and_then(|p| Some((read_json::<Vec<ManifestFile>>(&p).ok()??, p)));
+        if let Some((base, base_path)) = base {
+            let by_path: std::collections::HashMap<&str, &ManifestFile> =
+                base.iter().map(|f| (f.path.as_str(), f)).collect();
+            let now: std::collections::HashSet<&str> =
+                self.file_list.iter().map(|f| f.path.as_str()).collect();
+            let delta = FilesDelta {
+                removed: base
+                    .iter()
+                    .filter(|f| !now.contains(f.path.as_str()))
+                    .map(|f| f.path.clone())
+                    .collect(),
+                files: self
+                    .file_list
+                    .iter()
+                    .filter(|f| by_path.get(f.path.as_str()) != Some(f))
+                    .cloned()
+                    .collect(),
+            };
+            let changes = delta.removed.len() + delta.files.len();
+            if changes * FILES_DELTA_MAX_SHARE <= base.len()
+                && (std::fs::hard_link(&base_path, &files).is_ok()
+                    || std::fs::copy(&base_path, &files).is_ok())
+            {
+                let path = gen_dir.join(FILES_DELTA);
+                return write_atomic(&path, &to_json(&delta, &path)?);
+            }
+            let _ = std::fs::remove_file(&files);
+        }
+        write_atomic(&files, &to_json(&self.file_list, &files)?)
     }
 
     fn completion_line(&self) -> String {
@@ -766,6 +948,102 @@ mod tests {
         assert!(left.contains(&"gen-3-1".to_owned()), "{left:?}");
     }
 
+    /// Retired generations in their grace period are bounded by the bytes they hold of their
+    /// own, not by their number: generations written whole go early (all but the one retired
+    /// last), generations that share their files through hard links stay.
+    #[test]
+    fn retired_generations_are_bounded_by_size() {
+        let (_tmp, _home, cb) = home();
+        let _lock = cb.lock_for_build(Path::new("/repo")).unwrap().unwrap();
+        // Sparse files: sizes without the disk space.
+        let big = |g: &Path, name: &str, len: u64| {
+            let f = File::create(g.join(name)).unwrap();
+            f.set_len(len).unwrap();
+        };
+        let whole = 3 * RETIRED_FLOOR_BYTES;
+        let mut written = Vec::new();
+        for _ in 0..4 {
+            let g = cb.new_generation().unwrap();
+            big(&g, "table", whole);
+            cb.publish(&g, &manifest(Path::new("/repo"))).unwrap();
+            written.push(g.file_name().unwrap().to_string_lossy().into_owned());
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+        // All four within the grace period, but only the last retired one is kept.
+        assert_eq!(cb.generations(), written[2..]);
+        // Generations sharing their big file keep only their small files of their own.
+        let base = cb.dir.join(&written[3]);
+        let mut shared = vec![written[3].clone()];
+        for _ in 0..5 {
+            let g = cb.new_generation().unwrap();
+            std::fs::hard_link(base.join("table"), g.join("table")).unwrap();
+            big(&g, "changes", RETIRED_FLOOR_BYTES / 100);
+            cb.publish(&g, &manifest(Path::new("/repo"))).unwrap();
+            shared.push(g.file_name().unwrap().to_string_lossy().into_owned());
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+        assert_eq!(cb.generations(), shared, "the whole one before them went");
+        // One more written whole, smaller: every retired generation but the last now holds
+        // more of its own than the published one, and goes.
+        let g = cb.new_generation().unwrap();
+        big(&g, "table", RETIRED_FLOOR_BYTES);
+        cb.publish(&g, &manifest(Path::new("/repo"))).unwrap();
+        let last = g.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(cb.generations(), [shared[5].clone(), last]);
+    }
+
+    /// A derived generation's manifest shares the file list of the one it replaces (a hard
+    /// link) and stores the changes since, while they are few; it reads back as written.
+    #[cfg(unix)]
+    #[test]
+    fn a_manifest_shares_its_file_list_while_the_changes_are_few() {
+        use std::os::unix::fs::MetadataExt;
+        let (_tmp, _home, cb) = home();
+        let _lock = cb.lock_for_build(Path::new("/repo")).unwrap().unwrap();
+        let entry = |i: usize, hash: &str| ManifestFile {
+            path: format!("src/f{i:03}.rs"),
+            size: i as u64,
+            mtime_ms: 1,
+            hash: hash.into(),
+            skipped: false,
+            unreadable: false,
+            reason: None,
+        };
+        let ino = |g: &Path| std::fs::metadata(g.join(FILES)).unwrap().ino();
+        let mut m = manifest(Path::new("/repo"));
+        m.file_list = (0..100).map(|i| entry(i, "a")).collect();
+        let g1 = cb.new_generation().unwrap();
+        cb.publish(&g1, &m).unwrap();
+        assert_eq!(Manifest::read(&g1).unwrap(), m);
+        // One file changed, one removed, one added: the list is shared.
+        m.file_list[3].hash = "b".into();
+        m.file_list.remove(7);
+        m.file_list.push(entry(200, "a"));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let g2 = cb.new_generation().unwrap();
+        cb.publish(&g2, &m).unwrap();
+        assert_eq!(Manifest::read(&g2).unwrap(), m);
+        assert_eq!(cb.current().unwrap().1, m);
+        assert_eq!(ino(&g1), ino(&g2));
+        let size = |p: PathBuf| std::fs::metadata(p).unwrap().len();
+        assert!(size(g2.join(FILES_DELTA)) * 10 < size(g2.join(FILES)));
+        assert!(size(g2.join("manifest.json")) * 10 < size(g2.join(FILES)));
+        // Half the files changed: the list is written whole.
+        for f in &mut m.file_list[..50] {
+            f.hash = "c".into();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let g3 = cb.new_generation().unwrap();
+        cb.publish(&g3, &m).unwrap();
+        assert_eq!(Manifest::read(&g3).unwrap(), m);
+        assert_ne!(ino(&g2), ino(&g3));
+        assert!(!g3.join(FILES_DELTA).exists());
+        // A damaged part is reported, by the check as well.
+        std::fs::write(g2.join(FILES_DELTA), "{").unwrap();
+        assert!(matches!(Manifest::read(&g2), Err(Error::Corrupt { .. })));
+        assert!(matches!(Manifest::check(&g2), Err(Error::Corrupt { .. })));
+    }
+
     #[test]
     fn a_lock_on_a_cleared_directory_is_not_taken() {
         let (_tmp, home, cb) = home();
@@ -808,7 +1086,7 @@ mod tests {
         let cb = home.codebase(Path::new("/r"));
         cb.ensure(Path::new("/r")).unwrap();
         let g = cb.new_generation().unwrap();
-        manifest(Path::new("/r")).write(&g).unwrap();
+        manifest(Path::new("/r")).write(&g, None).unwrap();
         write_atomic(
             &cb.dir.join("CURRENT"),
             g.file_name().unwrap().to_string_lossy().as_bytes(),

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use satori_core::embed::hub::HubOptions;
 use satori_core::embed::{Embeddings, ModelSource};
 use satori_core::search::{SearchRequest, SearchTuning};
-use satori_core::{Engine, Error, Home, IndexOptions, IndexState, Purpose, Refusal, ReindexReason};
+use satori_core::{
+    Engine, Error, Home, IndexOptions, IndexState, Purpose, Refusal, ReindexReason, SyncControl,
+};
 
 struct Fixture {
     _dirs: (tempfile::TempDir, tempfile::TempDir),
@@ -241,9 +243,20 @@ fn lexical_file(gen_dir: &Path, extension: &str) -> PathBuf {
 /// process's `check_index`) and search report `requires_reindex` naming a file that ends with
 /// `names`; no panic escapes; a rebuild repairs it. The generation was searched (and so
 /// verified, and the verification recorded) before the damage: the record must not hide it.
-fn check(name: &str, dense: bool, damage: Damage, names: &str) {
+/// With `derived`, the damaged generation is one a sync derived after a one-file edit,
+/// which stores only its changes over the files it shares with the build before it.
+fn check(name: &str, (dense, derived): (bool, bool), damage: Damage, names: &str) {
     let f = Fixture::new(20, dense);
     f.index(&f.engine()).unwrap();
+    if derived {
+        std::fs::write(
+            f.root.join("src/m3.rs"),
+            "pub fn parse_header_edited() {}\n",
+        )
+        .unwrap();
+        let s = f.engine().sync(&f.root, &SyncControl::default()).unwrap();
+        assert!(s.derived, "{name}: {s:?}");
+    }
     f.engine().search(&f.root, &query("parse header")).unwrap();
     assert!(f.current_gen().join("lexical.verified").is_file(), "{name}");
     damage(&f.current_gen());
@@ -301,14 +314,36 @@ fn a_damaged_index_is_reported_and_rebuilt() {
             .set_len(len / 2)
             .unwrap();
     };
-    let cases: [(&str, bool, Damage, &str); 7] = [
-        ("term file", false, term, ".term"),
-        ("missing term file", false, missing_term, ".term"),
-        ("document store", false, store, ".store"),
-        ("lexical meta.json", false, meta, "meta.json"),
-        ("chunk table", false, table, "chunks.bin"),
-        ("manifest", false, manifest, "manifest.json"),
-        ("vectors", true, vectors, "matrix.bin"),
+    let overlay: Damage = |g| overwrite_middle(&g.join("overlay.bin"));
+    let added_chunks: Damage = |g| overwrite_middle(&g.join("chunks.delta.bin"));
+    let added_vectors: Damage =
+        |g| std::fs::write(g.join("vectors/matrix.delta.bin"), b"SATVEC02").unwrap();
+    let file_list: Damage = |g| std::fs::write(g.join("files.json"), "[{").unwrap();
+    let file_changes: Damage = |g| std::fs::write(g.join("files.delta.json"), "{").unwrap();
+    let (whole, derived) = ((false, false), (false, true));
+    let cases: [(&str, (bool, bool), Damage, &str); 12] = [
+        ("term file", whole, term, ".term"),
+        ("missing term file", whole, missing_term, ".term"),
+        ("document store", whole, store, ".store"),
+        ("lexical meta.json", whole, meta, "meta.json"),
+        ("chunk table", whole, table, "chunks.bin"),
+        ("manifest", whole, manifest, "manifest.json"),
+        ("vectors", (true, false), vectors, "matrix.bin"),
+        ("overlay", derived, overlay, "overlay.bin"),
+        ("added chunks", derived, added_chunks, "chunks.delta.bin"),
+        (
+            "added vectors",
+            (true, true),
+            added_vectors,
+            "matrix.delta.bin",
+        ),
+        ("file list", derived, file_list, "files.json"),
+        (
+            "file list changes",
+            derived,
+            file_changes,
+            "files.delta.json",
+        ),
     ];
     for (name, dense, damage, names) in cases {
         check(name, dense, damage, names);

@@ -877,3 +877,110 @@ fn changes_a_layer_cannot_hold_are_refused() {
         ["src/m1/file_1.rs"]
     );
 }
+
+/// The generation published for `r` now.
+fn current_gen(r: &Repo) -> PathBuf {
+    let dir = r.engine.home().codebase(&r.root);
+    let name = std::fs::read_to_string(dir.path().join("CURRENT")).unwrap();
+    dir.path().join(name.trim())
+}
+
+/// Every regular file under `dir`: (device, inode) → size.
+fn files_by_inode(dir: &Path) -> std::collections::HashMap<(u64, u64), u64> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::HashMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if meta.is_file() {
+                out.insert((meta.dev(), meta.ino()), meta.len());
+            }
+        }
+    }
+    out
+}
+
+/// (bytes of `gen` in files no file of `prev` shares, bytes of `gen` in all).
+fn new_bytes(prev: &Path, gen_dir: &Path) -> (u64, u64) {
+    let before = files_by_inode(prev);
+    let now = files_by_inode(gen_dir);
+    let new = now
+        .iter()
+        .filter(|(ino, _)| !before.contains_key(ino))
+        .map(|(_, n)| n)
+        .sum();
+    (new, now.values().sum())
+}
+
+/// The call graph's definitions, as (file, symbol name) pairs, sorted.
+fn graph_symbols(engine: &Engine, root: &Path) -> Vec<(String, String)> {
+    let (graph, _) = engine.call_graph(root).unwrap().unwrap();
+    let mut out = Vec::new();
+    for (path, _, _, _) in chunk_set(engine, root) {
+        if let Some((symbols, _)) = graph.symbols_of(&path) {
+            out.extend(symbols.iter().map(|s| (path.clone(), s.name.clone())));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A one-line edit costs what changed, not the whole index: the derived generation shares
+/// every untouched byte with the one before it (hard links), and what it writes of its own
+/// is a small fraction of the index. Through many such syncs, and through the compaction a
+/// larger change causes, it answers as a full index of the same tree.
+#[test]
+fn a_one_line_edit_writes_what_changed_not_the_whole_index() {
+    let r = repo(300);
+    for round in 0..12 {
+        let prev = current_gen(&r);
+        let i = round * 37 % 300;
+        let p = r.root.join(path_of(i));
+        let text = std::fs::read_to_string(&p).unwrap();
+        write(&r.root, &path_of(i), &format!("{text}// edit {round}\n"));
+        let s = sync(&r);
+        assert!(s.derived && s.modified == 1, "round {round}: {s:?}");
+        let (new, total) = new_bytes(&prev, &current_gen(&r));
+        assert!(
+            new * 10 < total,
+            "round {round}: {new} of the generation's {total} bytes were written anew"
+        );
+        if round % 6 == 5 {
+            assert_same_as_full_index(&r, &format!("round {round}"));
+            let (_home, fresh) = fully_indexed(&r.root);
+            assert_eq!(
+                graph_symbols(&r.engine, &r.root),
+                graph_symbols(&fresh, &r.root),
+                "round {round}: call graph"
+            );
+        }
+    }
+    // A change to a fifth of the files is past what a generation carries as changes over
+    // an older one: it is written whole again, and still answers as a full index does.
+    for i in (0..300).step_by(5) {
+        write(&r.root, &path_of(i), &body(i, 7));
+    }
+    let prev = current_gen(&r);
+    let s = sync(&r);
+    assert!(s.derived && s.modified == 60, "{s:?}");
+    let (new, total) = new_bytes(&prev, &current_gen(&r));
+    assert!(new * 4 > total, "compacted: {new} of {total} bytes written");
+    assert_same_as_full_index(&r, "compacted");
+    let (_home, fresh) = fully_indexed(&r.root);
+    assert_eq!(
+        graph_symbols(&r.engine, &r.root),
+        graph_symbols(&fresh, &r.root),
+        "compacted: call graph"
+    );
+    // And the next edit is cheap again.
+    let prev = current_gen(&r);
+    write(&r.root, &path_of(1), &format!("{}// after\n", body(1, 0)));
+    sync(&r);
+    let (new, total) = new_bytes(&prev, &current_gen(&r));
+    assert!(new * 10 < total, "after compaction: {new} of {total} bytes");
+    assert_same_as_full_index(&r, "after compaction");
+}

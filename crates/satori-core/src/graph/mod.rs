@@ -3,7 +3,8 @@
 //! Chunking records, per file, its definitions (the outline) and its references (call sites
 //! and imports, see `extract`). A generation stores them in one file ([`GRAPH_FILE`]), carried
 //! over file by file when a sync derives the next generation, so only changed files are parsed
-//! again. Resolution (`resolve`) runs when the graph is first asked for: it is heuristic and
+//! again; a derived generation may share that file with earlier ones and store only the
+//! files changed since, with the paths that left, in [`GRAPH_DELTA_FILE`]. Resolution (`resolve`) runs when the graph is first asked for: it is heuristic and
 //! says so — a call is matched by name, preferring the caller's own type and file, then files
 //! the caller imports, then its directory, then a unique definition anywhere; every edge
 //! carries how sure it is, and every site it could not pin down becomes a note.
@@ -25,6 +26,9 @@ pub use resolve::{
 
 /// The file of a generation that holds every file's definitions and references.
 pub const GRAPH_FILE: &str = "graph.json";
+
+/// The changes a derived generation stores over the [`GRAPH_FILE`] it shares.
+pub const GRAPH_DELTA_FILE: &str = "graph.delta.json";
 
 /// Bumped when what [`FileRefs`] records changes; an older graph file is not read.
 const GRAPH_VERSION: u32 = 2;
@@ -225,9 +229,30 @@ impl GraphFile {
         std::fs::write(&path, bytes).map_err(|e| Error::io("write", &path, e))
     }
 
-    /// Reads `<dir>/graph.json`; `Ok(None)` when the generation has none (it predates the
-    /// call graph) or one of another version.
+    /// Reads the graph of the generation in `dir`: `graph.json`, with the changes of
+    /// `graph.delta.json` applied when there is one; `Ok(None)` when the generation has no
+    /// graph (it predates the call graph) or one of another version.
     pub fn load(dir: &Path) -> Result<Option<GraphFile>> {
+        let Some(mut graph) = GraphFile::load_file(dir)? else {
+            return Ok(None);
+        };
+        let Some(delta) = GraphDelta::load(dir)? else {
+            return Ok(Some(graph));
+        };
+        let gone: std::collections::HashSet<&str> = delta
+            .removed
+            .iter()
+            .map(String::as_str)
+            .chain(delta.files.iter().map(|f| f.path.as_str()))
+            .collect();
+        graph.files.retain(|f| !gone.contains(f.path.as_str()));
+        graph.files.extend(delta.files);
+        graph.files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Some(graph))
+    }
+
+    /// Reads `<dir>/graph.json` alone.
+    fn load_file(dir: &Path) -> Result<Option<GraphFile>> {
         let path = dir.join(GRAPH_FILE);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -250,5 +275,52 @@ impl GraphFile {
             Error::Lexical(format!("the call graph {} is damaged: {e}", path.display()))
         })?;
         Ok((graph.version == GRAPH_VERSION).then_some(graph))
+    }
+}
+
+/// What a derived generation stores over the graph it shares: the paths of the shared
+/// graph's files that are gone (removed or replaced), and the files added since, sorted.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GraphDelta {
+    pub version: u32,
+    pub removed: Vec<String>,
+    pub files: Vec<FileGraph>,
+}
+
+impl GraphDelta {
+    pub fn new() -> Self {
+        GraphDelta {
+            version: GRAPH_VERSION,
+            ..GraphDelta::default()
+        }
+    }
+
+    /// Writes `<dir>/graph.delta.json`.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(GRAPH_DELTA_FILE);
+        let bytes = serde_json::to_vec(self)
+            .map_err(|e| Error::Lexical(format!("cannot encode the call graph: {e}")))?;
+        std::fs::write(&path, bytes).map_err(|e| Error::io("write", &path, e))
+    }
+
+    /// Reads `<dir>/graph.delta.json`; `Ok(None)` when there is none.
+    pub fn load(dir: &Path) -> Result<Option<GraphDelta>> {
+        let path = dir.join(GRAPH_DELTA_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        let delta: GraphDelta = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Lexical(format!("the call graph {} is damaged: {e}", path.display()))
+        })?;
+        if delta.version != GRAPH_VERSION {
+            return Err(Error::Lexical(format!(
+                "the call graph {} has version {} over a graph of version {GRAPH_VERSION}",
+                path.display(),
+                delta.version
+            )));
+        }
+        Ok(Some(delta))
     }
 }

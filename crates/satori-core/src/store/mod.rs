@@ -7,7 +7,7 @@
 //! [`LexicalQuery`], the chunks holding a term, the chunk and file tables, chunk contents,
 //! and the vector index behind the [`VectorIndex`] trait. The engine owns everything around
 //! a generation (manifest, completion marker, the `CURRENT` pointer); this module owns only
-//! what is inside `<gen>/lexical/` and `<gen>/chunks*`. The dense matrix under
+//! what is inside `<gen>/lexical/`, `<gen>/chunks*` and `<gen>/overlay.bin`. The dense matrix under
 //! `<gen>/vectors/` (rows in the same ordinal order) is written and opened alongside, by
 //! `crate::dense`.
 //!
@@ -15,10 +15,15 @@
 //! ([`GenerationWriter::derive`]): the previous tantivy files are hard-linked (tantivy never
 //! rewrites a file in place: new files are created exclusively, `meta.json` and
 //! `.managed.json` are replaced by atomic rename, deletes go to new `.del` files), the
-//! documents of dropped files are deleted by key, new documents are added, and the chunk
-//! table and dense matrix are rewritten compact (kept rows copied as stored). Documents are
+//! documents of dropped files are deleted by key, and new documents are added. The chunk
+//! table, dense matrix and call graph are not rewritten either while the changes are small:
+//! the derived generation links the *base* files it shares with its predecessor and stores
+//! only the rows added since the base and the base rows gone (see `overlay`); once those
+//! pass a share of the base ([`OVERLAY_MAX_SHARE`]), the derive writes them compact again
+//! (kept rows copied as stored). Either way a reader sees one compact table: documents are
 //! named by key in the index, by ordinal everywhere else (see `table`).
 
+pub mod overlay;
 pub mod table;
 pub mod tokenizer;
 
@@ -35,12 +40,13 @@ use tantivy::{
 };
 
 use crate::chunk::ChunkedFile;
-use crate::dense::{DenseIndex, DenseWriter, VectorIndex};
-use crate::graph::{FileGraph, GraphFile};
+use crate::dense::{DenseIndex, DenseWriter, MATRIX_FILE, VectorIndex};
+use crate::graph::{FileGraph, GRAPH_FILE, GraphDelta, GraphFile};
 use crate::lang::Language;
 use crate::{Error, Result};
 
-use self::table::{ChunkEntry, ChunkTable, Chunks, FileEntry, TABLE_VERSION};
+use self::overlay::{DELTA_MATRIX_FILE, DELTA_TABLE_FILE, Overlay};
+use self::table::{ChunkEntry, ChunkTable, Chunks, FileEntry, TABLE_FILE, TABLE_VERSION};
 use self::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// Sub-directory of a generation holding the tantivy index.
@@ -166,6 +172,12 @@ impl Fields {
 /// The ordinal recorded for a deleted document.
 const DELETED: u32 = u32::MAX;
 
+/// A derived generation keeps sharing its base while the base chunks gone and the chunks
+/// added since are together at most 1/`OVERLAY_MAX_SHARE` of the base: a sync then writes
+/// what changed since the base, and a search scans at most that share of dropped rows.
+/// Past it, the derive writes the table, matrix and graph compact, as the new base.
+pub const OVERLAY_MAX_SHARE: usize = 8;
+
 /// Makes the files of the tantivy index in `from` appear in the empty directory `to`: hard
 /// links (the files are immutable), copies where linking fails (another filesystem, no
 /// link support). Lock files are left behind.
@@ -181,10 +193,15 @@ fn link_files(from: &Path, to: &Path) -> Result<()> {
         if !is_file {
             continue;
         }
-        let (src, dst) = (entry.path(), to.join(&name));
-        if std::fs::hard_link(&src, &dst).is_err() {
-            std::fs::copy(&src, &dst).map_err(|e| Error::io("copy", &src, e))?;
-        }
+        link_file(&entry.path(), &to.join(&name))?;
+    }
+    Ok(())
+}
+
+/// Makes the immutable file `from` appear at `to`: a hard link, a copy where linking fails.
+fn link_file(from: &Path, to: &Path) -> Result<()> {
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).map_err(|e| Error::io("copy", from, e))?;
     }
     Ok(())
 }
@@ -229,6 +246,20 @@ struct Base<'a> {
     prev: &'a Generation,
 }
 
+/// What a derived generation shares with its predecessor instead of writing it: the base
+/// files (linked from `from`) and the overlay over them. The writer's table, matrix and
+/// graph then hold only the files added since the base.
+struct Carry {
+    from: PathBuf,
+    /// The overlay of this generation.
+    overlay: Overlay,
+    /// The first file and the first ordinal of the predecessor that are not in the base.
+    first_file: usize,
+    first_chunk: usize,
+    /// Paths of the base graph's files that are gone.
+    removed: Vec<String>,
+}
+
 /// Writes a new generation into an empty directory.
 pub struct GenerationWriter<'a> {
     dir: PathBuf,
@@ -240,6 +271,8 @@ pub struct GenerationWriter<'a> {
     /// Every file's outline and references, saved beside the table (not for in-memory
     /// generations: the call graph reads published generations only).
     graph: Option<GraphFile>,
+    /// Set when the generation shares its predecessor's base.
+    carry: Option<Carry>,
 }
 
 impl<'a> GenerationWriter<'a> {
@@ -267,6 +300,7 @@ impl<'a> GenerationWriter<'a> {
             },
             base: None,
             graph: Some(GraphFile::new()),
+            carry: None,
         })
     }
 
@@ -289,13 +323,16 @@ impl<'a> GenerationWriter<'a> {
             },
             base: None,
             graph: None,
+            carry: None,
         })
     }
 
     /// Starts a generation in the empty directory `dir` from `prev`: every file of `prev` for
-    /// which `keep` holds is carried over (its documents by linking the tantivy files, its
-    /// table entries and vector rows by copying); the documents of the others are deleted.
-    /// Files added next get keys above every key `prev` used. `dim` must be `prev`'s.
+    /// which `keep` holds is carried over (its documents by linking the tantivy files; its
+    /// table entries, vector rows and graph by linking the base files they are stored in, or
+    /// by copying them compact when the changes since the base grew too large); the
+    /// documents of the others are deleted. Files added next get keys above every key
+    /// `prev` used. `dim` must be `prev`'s.
     pub fn derive(
         prev: &'a Generation,
         dir: &Path,
@@ -318,57 +355,91 @@ impl<'a> GenerationWriter<'a> {
         // one segment instead of one small segment per thread.
         let writer: IndexWriter<TantivyDocument> =
             index.writer_with_num_threads(1, WRITER_MEMORY_BYTES / 4)?;
-        let mut dense = match dim {
-            Some(d) => Some(DenseWriter::create(&dir.join(VECTORS_DIR), d)?),
-            None => None,
+        // Each derive adds a small segment. The default policy puts every segment under 10k
+        // documents in one layer, so the eighth sync of a small codebase would rewrite it
+        // whole, and one of a large codebase every segment the syncs made so far: layers
+        // start at 1/64 of the index instead, and syncs' segments merge among themselves.
+        let mut policy = tantivy::merge_policy::LogMergePolicy::default();
+        policy.set_min_layer_size((prev.table.chunks.len() / 64).max(1) as u32);
+        writer.set_merge_policy(Box::new(policy));
+        let kept: Vec<bool> = prev.table.files.iter().map(keep).collect();
+        let carry = Carry::plan(prev, &kept)?;
+        let vectors = dir.join(VECTORS_DIR);
+        let mut dense = match (dim, &carry) {
+            (Some(d), Some(_)) => Some(DenseWriter::create_named(&vectors, DELTA_MATRIX_FILE, d)?),
+            (Some(d), None) => Some(DenseWriter::create(&vectors, d)?),
+            (None, _) => None,
         };
         let mut table = ChunkTable {
             version: TABLE_VERSION,
             next_key: prev.table.next_key,
             ..ChunkTable::default()
         };
-        let mut new_id: Vec<Option<u32>> = Vec::with_capacity(prev.table.files.len());
-        for f in &prev.table.files {
-            if keep(f) {
-                new_id.push(Some(table.files.len() as u32));
-                table.files.push(f.clone());
-            } else {
-                new_id.push(None);
-            }
-        }
-        for (ordinal, chunk) in prev.table.chunks.iter().enumerate() {
-            match new_id[chunk.file as usize] {
-                Some(file) => {
-                    if let (Some(dense), Some(old)) = (&mut dense, &prev.dense) {
-                        let (scale, row) = old.quantized(ordinal).ok_or_else(|| {
-                            Error::Lexical(format!("no vector row {ordinal} to carry over"))
-                        })?;
-                        dense.push_quantized(scale, row);
-                    }
-                    table.chunks.push(ChunkEntry {
-                        file,
-                        ..chunk.clone()
-                    });
-                }
-                None => {
-                    writer.delete_term(Term::from_field_u64(fields.key, chunk.key));
-                }
-            }
-        }
-        // The kept files' outlines and references carry over; a previous generation without
-        // a graph (older than the call graph) gives a graph of the new and changed files only,
-        // which the engine reports as partial until the next full index.
-        // A damaged graph file is not worth failing a sync for: it is dropped the same way.
-        let mut graph = match GraphFile::load(&prev.dir) {
-            Ok(Some(g)) => g,
-            _ => GraphFile {
-                complete: false,
-                ..GraphFile::new()
-            },
+        // With a carry, the files and chunks of the base stay where they are stored: only
+        // those after it (added since the base) are copied into this generation's own rows.
+        let (first_file, first_chunk) = match &carry {
+            Some(c) => (c.first_file, c.first_chunk),
+            None => (0, 0),
         };
-        let kept: std::collections::HashSet<&str> =
+        let mut new_id: Vec<Option<u32>> = vec![None; prev.table.files.len()];
+        for (id, f) in prev.table.files.iter().enumerate().skip(first_file) {
+            if kept[id] {
+                new_id[id] = Some(table.files.len() as u32);
+                table.files.push(f.clone());
+            }
+        }
+        let chunks = &prev.table.chunks;
+        for ordinal in 0..chunks.len() {
+            let file = chunks.file(ordinal) as usize;
+            if !kept[file] {
+                writer.delete_term(Term::from_field_u64(fields.key, chunks.key(ordinal)));
+                continue;
+            }
+            if ordinal < first_chunk {
+                continue;
+            }
+            if let (Some(dense), Some(old)) = (&mut dense, &prev.dense) {
+                let (scale, row) = old.quantized(ordinal).ok_or_else(|| {
+                    Error::Lexical(format!("no vector row {ordinal} to carry over"))
+                })?;
+                dense.push_quantized(scale, row);
+            }
+            let file = new_id[file]
+                .ok_or_else(|| Error::Lexical(format!("chunk {ordinal} is before its file")))?;
+            table.chunks.push(ChunkEntry {
+                file,
+                ..chunks.get(ordinal).clone()
+            });
+        }
+        let added: std::collections::HashSet<&str> =
             table.files.iter().map(|f| f.path.as_str()).collect();
-        graph.files.retain(|f| kept.contains(f.path.as_str()));
+        let graph = match &carry {
+            // The graph of the files added since the base, as the predecessor stored it.
+            Some(_) => {
+                let mut g = GraphFile::new();
+                if let Ok(Some(delta)) = GraphDelta::load(&prev.dir) {
+                    g.files = delta.files;
+                    g.files.retain(|f| added.contains(f.path.as_str()));
+                }
+                g
+            }
+            // The kept files' outlines and references carry over; a previous generation
+            // without a graph (older than the call graph) gives a graph of the new and
+            // changed files only, which the engine reports as partial until the next full
+            // index. A damaged graph file is not worth failing a sync for: it is dropped the
+            // same way.
+            None => {
+                let mut g = match GraphFile::load(&prev.dir) {
+                    Ok(Some(g)) => g,
+                    _ => GraphFile {
+                        complete: false,
+                        ..GraphFile::new()
+                    },
+                };
+                g.files.retain(|f| added.contains(f.path.as_str()));
+                g
+            }
+        };
         Ok(GenerationWriter {
             dir: dir.to_path_buf(),
             writer,
@@ -377,6 +448,7 @@ impl<'a> GenerationWriter<'a> {
             dense,
             base: Some(Base { prev }),
             graph: Some(graph),
+            carry,
         })
     }
 
@@ -501,23 +573,113 @@ impl<'a> GenerationWriter<'a> {
         // Merges run in the background after a commit; the generation must be final (and its
         // files no longer touched) before the engine publishes it.
         self.writer.wait_merging_threads()?;
-        self.table.save(&self.dir)?;
         if let Some(graph) = &mut self.graph {
             // File order is the order files finished chunking, which varies between runs.
             graph.files.sort_by(|a, b| a.path.cmp(&b.path));
-            graph.save(&self.dir)?;
+        }
+        let vectors = self.dir.join(VECTORS_DIR);
+        match &self.carry {
+            Some(carry) => {
+                link_file(&carry.from.join(TABLE_FILE), &self.dir.join(TABLE_FILE))?;
+                link_file(&carry.from.join(GRAPH_FILE), &self.dir.join(GRAPH_FILE))?;
+                if self.dense.is_some() {
+                    let from = carry.from.join(VECTORS_DIR).join(MATRIX_FILE);
+                    link_file(&from, &vectors.join(MATRIX_FILE))?;
+                }
+                self.table.save_named(&self.dir, DELTA_TABLE_FILE)?;
+                if let Some(graph) = self.graph.take() {
+                    GraphDelta {
+                        removed: carry.removed.clone(),
+                        files: graph.files,
+                        ..GraphDelta::new()
+                    }
+                    .save(&self.dir)?;
+                }
+                carry.overlay.save(&self.dir)?;
+            }
+            None => {
+                self.table.save(&self.dir)?;
+                if let Some(graph) = &self.graph {
+                    graph.save(&self.dir)?;
+                }
+            }
         }
         if let Some(dense) = self.dense {
             dense.finish()?;
-            crate::util::sync_dir(&self.dir.join(VECTORS_DIR));
+            crate::util::sync_dir(&vectors);
         }
         crate::util::sync_dir(&self.dir.join(LEXICAL_DIR));
         crate::util::sync_dir(&self.dir);
-        let stats = GenerationStats {
-            files: self.table.files.len() as u64,
-            chunks: self.table.chunks.len() as u64,
+        // Readers see the base and the rows added over it as one table.
+        let table = match self.carry {
+            Some(_) => ChunkTable::load(&self.dir)?,
+            None => self.table,
         };
-        Ok((stats, self.table))
+        let stats = GenerationStats {
+            files: table.files.len() as u64,
+            chunks: table.chunks.len() as u64,
+        };
+        Ok((stats, table))
+    }
+}
+
+impl Carry {
+    /// What a generation derived from `prev`, keeping the files for which `kept` holds,
+    /// shares of `prev`'s base; `None` when it must be written compact: `prev` has no
+    /// stored base to share (a graph or table of an older layout), or the changes since the
+    /// base would pass [`OVERLAY_MAX_SHARE`].
+    fn plan(prev: &Generation, kept: &[bool]) -> Result<Option<Carry>> {
+        let from = prev.dir.clone();
+        if !from.join(TABLE_FILE).is_file() || !from.join(GRAPH_FILE).is_file() {
+            return Ok(None);
+        }
+        let chunks = &prev.table.chunks;
+        let old = match &prev.overlay {
+            Some(o) => o.clone(),
+            None => Overlay {
+                base_files: prev.table.files.len() as u32,
+                base_chunks: chunks.len() as u32,
+                ..Overlay::default()
+            },
+        };
+        let mut removed = match GraphDelta::load(&from) {
+            Ok(Some(d)) => d.removed,
+            Ok(None) => Vec::new(),
+            Err(_) => return Ok(None),
+        };
+        let mut overlay = old.clone();
+        // The live base files and chunks are the first of `prev`'s table, in base order.
+        let live_files = Overlay::live(old.base_files, &old.dropped_files);
+        for (id, base_id) in live_files.enumerate() {
+            if !kept[id] {
+                overlay.dropped_files.push(base_id);
+                removed.push(prev.table.files[id].path.clone());
+            }
+        }
+        let live_chunks = Overlay::live(old.base_chunks, &old.dropped_chunks);
+        for (ordinal, base_pos) in live_chunks.enumerate() {
+            if !kept[chunks.file(ordinal) as usize] {
+                overlay.dropped_chunks.push(base_pos);
+            }
+        }
+        overlay.dropped_files.sort_unstable();
+        overlay.dropped_chunks.sort_unstable();
+        let carried = (old.live_chunks()..chunks.len())
+            .filter(|&o| kept[chunks.file(o) as usize])
+            .count();
+        let changed = overlay.dropped_chunks.len() + carried;
+        if changed * OVERLAY_MAX_SHARE > old.base_chunks as usize {
+            return Ok(None);
+        }
+        removed.sort();
+        removed.dedup();
+        Ok(Some(Carry {
+            from,
+            overlay,
+            first_file: old.live_files(),
+            first_chunk: old.live_chunks(),
+            removed,
+        }))
     }
 }
 
@@ -565,6 +727,8 @@ pub struct Generation {
     addr_of: Vec<DocAddress>,
     /// The dense matrix, when the generation was built with an embedding model.
     dense: Option<DenseIndex>,
+    /// Which rows of the shared base are gone, when the generation shares one.
+    overlay: Option<Overlay>,
 }
 
 impl Generation {
@@ -579,12 +743,24 @@ impl Generation {
         let lexical = dir.join(LEXICAL_DIR);
         let index = Index::open_in_dir(&lexical)?;
         register_tokenizer(&index);
-        let dense = if dir.join(VECTORS_DIR).is_dir() {
-            Some(DenseIndex::open(&dir.join(VECTORS_DIR))?)
+        let overlay = Overlay::load(dir)?;
+        let vectors = dir.join(VECTORS_DIR);
+        let dense = if vectors.is_dir() {
+            let base = DenseIndex::open(&vectors)?;
+            Some(match &overlay {
+                Some(o) => {
+                    let path = vectors.join(DELTA_MATRIX_FILE);
+                    let added = DenseIndex::open_file(&path)?;
+                    DenseIndex::with_overlay(base, added, &o.dropped_chunks, &path)?
+                }
+                None => base,
+            })
         } else {
             None
         };
-        Generation::assemble(dir, &index, table, dense)
+        let mut generation = Generation::assemble(dir, &index, table, dense)?;
+        generation.overlay = overlay;
+        Ok(generation)
     }
 
     /// A generation from its parts, checked against each other: every live document of
@@ -664,6 +840,7 @@ impl Generation {
             deleted_docs,
             addr_of,
             dense,
+            overlay: None,
         })
     }
 

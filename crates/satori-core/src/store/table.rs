@@ -10,12 +10,17 @@
 //! document in the lexical index. Keys let a derived generation keep the previous one's
 //! tantivy segments (and delete documents by key) while the table is rewritten compact:
 //! the table is sorted by key, so a reader maps a document to its ordinal by key.
+//!
+//! A derived generation may store its table as the base table it shares with earlier
+//! generations plus the chunks added since (see `overlay`); [`ChunkTable::load`] composes
+//! the two into the one table readers see.
 
 use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::overlay::{DELTA_TABLE_FILE, Overlay};
 use crate::lang::Language;
 use crate::symbol::Symbol;
 use crate::{Error, Result};
@@ -83,6 +88,11 @@ pub struct Chunks {
     cells: Vec<OnceLock<Box<ChunkEntry>>>,
     /// Where undecoded chunks are read from.
     source: Option<codec::Source>,
+    /// A table composed over a base: the base position of each ordinal below its length
+    /// (the base's live chunks), and the table the ordinals after them are read from, in
+    /// order.
+    base_pos: Vec<u32>,
+    added: Option<codec::Source>,
 }
 
 impl Chunks {
@@ -114,15 +124,20 @@ impl Chunks {
     /// and the panic is caught and reported as one by the search that met it.
     pub fn get(&self, i: usize) -> &ChunkEntry {
         self.cells[i].get_or_init(|| {
-            let source = self
-                .source
-                .as_ref()
-                .expect("an undecoded chunk has a source");
-            Box::new(
-                source
-                    .chunk(i)
-                    .unwrap_or_else(|e| panic!("chunk table: chunk {i}: {e}")),
-            )
+            let (source, at) = match &self.added {
+                Some(added) if i >= self.base_pos.len() => (Some(added), i - self.base_pos.len()),
+                Some(_) => (self.source.as_ref(), self.base_pos[i] as usize),
+                None => (self.source.as_ref(), i),
+            };
+            let chunk = source
+                .expect("an undecoded chunk has a source")
+                .chunk(at)
+                .unwrap_or_else(|e| panic!("chunk table: chunk {i}: {e}"));
+            // File ids are those of the table the chunk was stored in.
+            Box::new(ChunkEntry {
+                file: self.files[i],
+                ..chunk
+            })
         })
     }
 
@@ -200,12 +215,35 @@ impl<'de> Deserialize<'de> for Chunks {
 impl ChunkTable {
     /// Writes the table durably (temporary file, fsync, rename).
     pub fn save(&self, dir: &Path) -> Result<()> {
-        crate::util::write_atomic(&dir.join(TABLE_FILE), &codec::encode(self))
+        self.save_named(dir, TABLE_FILE)
     }
 
-    /// Reads and checks the table of a generation (binary, or the JSON of an older one).
+    /// Writes the table durably as `<dir>/<name>`.
+    pub fn save_named(&self, dir: &Path, name: &str) -> Result<()> {
+        crate::util::write_atomic(&dir.join(name), &codec::encode(self))
+    }
+
+    /// Reads and checks the table of a generation (binary, or the JSON of an older one; a
+    /// base and the chunks added over it, composed, when the generation has an overlay).
     pub fn load(dir: &Path) -> Result<ChunkTable> {
-        let binary = dir.join(TABLE_FILE);
+        let Some(overlay) = Overlay::load(dir)? else {
+            return ChunkTable::load_one(dir, TABLE_FILE);
+        };
+        let base = ChunkTable::load_one(dir, TABLE_FILE)?;
+        let added = ChunkTable::load_one(dir, DELTA_TABLE_FILE)?;
+        let path = dir.join(super::overlay::OVERLAY_FILE);
+        let table = compose(base, added, &overlay).map_err(|reason| Error::Corrupt {
+            what: "chunk table",
+            path: path.clone(),
+            reason,
+        })?;
+        table.check(&path)?;
+        Ok(table)
+    }
+
+    /// Reads and checks one stored table.
+    fn load_one(dir: &Path, name: &str) -> Result<ChunkTable> {
+        let binary = dir.join(name);
         let (path, decoded) = match std::fs::File::open(&binary) {
             Ok(file) => {
                 // Generations are never written again once published (a new one replaces
@@ -214,7 +252,7 @@ impl ChunkTable {
                     .map_err(|e| Error::io("map", &binary, e))?;
                 (binary, codec::decode(bytes))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == TABLE_FILE => {
                 let path = dir.join(JSON_TABLE_FILE);
                 let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
                 let decoded = serde_json::from_slice::<ChunkTable>(&bytes)
@@ -236,19 +274,105 @@ impl ChunkTable {
             reason,
         };
         let table = decoded.map_err(corrupt)?;
-        let files = table.files.len();
-        if let Some(bad) = table.chunks.files.iter().position(|&f| f as usize >= files) {
+        table.check(&path)?;
+        Ok(table)
+    }
+
+    /// Checks what every reader relies on: file ids in range, keys ascending below the next.
+    fn check(&self, path: &Path) -> Result<()> {
+        let corrupt = |reason: String| Error::Corrupt {
+            what: "chunk table",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let files = self.files.len();
+        if let Some(bad) = self.chunks.files.iter().position(|&f| f as usize >= files) {
             return Err(corrupt(format!("chunk {bad} points to a missing file")));
         }
-        let keys = &table.chunks.keys;
+        let keys = &self.chunks.keys;
         let ascending = keys.windows(2).all(|w| w[0] < w[1]);
-        if !ascending || keys.last().is_some_and(|&k| k >= table.next_key) {
+        if !ascending || keys.last().is_some_and(|&k| k >= self.next_key) {
             return Err(corrupt(
                 "chunk keys are not ascending below the next key".into(),
             ));
         }
-        Ok(table)
+        Ok(())
     }
+}
+
+/// The table readers see of a base and the chunks added over it: the base's live files and
+/// chunks in base order, then the added ones (file ids renumbered to match).
+fn compose(
+    base: ChunkTable,
+    added: ChunkTable,
+    overlay: &Overlay,
+) -> std::result::Result<ChunkTable, String> {
+    if base.files.len() != overlay.base_files as usize
+        || base.chunks.len() != overlay.base_chunks as usize
+    {
+        return Err(format!(
+            "the overlay is over {} files and {} chunks, the base has {} and {}",
+            overlay.base_files,
+            overlay.base_chunks,
+            base.files.len(),
+            base.chunks.len()
+        ));
+    }
+    let mut file_id = vec![u32::MAX; base.files.len()];
+    let mut files = Vec::with_capacity(overlay.live_files() + added.files.len());
+    for id in Overlay::live(overlay.base_files, &overlay.dropped_files) {
+        file_id[id as usize] = files.len() as u32;
+        files.push(base.files[id as usize].clone());
+    }
+    let live_files = files.len() as u32;
+    files.extend(added.files);
+    let n = overlay.live_chunks() + added.chunks.len();
+    let mut chunks = Chunks {
+        keys: Vec::with_capacity(n),
+        files: Vec::with_capacity(n),
+        base_pos: Vec::with_capacity(overlay.live_chunks()),
+        ..Chunks::default()
+    };
+    let mut dropped = overlay.dropped_chunks.iter().peekable();
+    for pos in 0..base.chunks.len() {
+        let file = file_id[base.chunks.files[pos] as usize];
+        let is_dropped = dropped.peek().is_some_and(|&&d| d as usize == pos);
+        // A chunk leaves with its file, never alone.
+        if is_dropped != (file == u32::MAX) {
+            return Err(format!(
+                "base chunk {pos} and its file disagree on being dropped"
+            ));
+        }
+        if is_dropped {
+            dropped.next();
+            continue;
+        }
+        chunks.keys.push(base.chunks.keys[pos]);
+        chunks.files.push(file);
+        chunks.base_pos.push(pos as u32);
+    }
+    for pos in 0..added.chunks.len() {
+        chunks.keys.push(added.chunks.keys[pos]);
+        chunks.files.push(live_files + added.chunks.files[pos]);
+    }
+    chunks.cells = (0..n).map(|_| OnceLock::new()).collect();
+    chunks.source = Some(
+        base.chunks
+            .source
+            .ok_or("the base chunks are not a stored table")?,
+    );
+    chunks.added = Some(
+        added
+            .chunks
+            .source
+            .ok_or("the added chunks are not a stored table")?,
+    );
+    Ok(ChunkTable {
+        version: TABLE_VERSION,
+        next_key: added.next_key,
+        files,
+        chunks,
+    })
 }
 
 /// The binary form of the table (`chunks.bin`): reading it is a walk over length-prefixed
@@ -735,6 +859,75 @@ mod tests {
         refit.extend_from_slice(&crc32fast::hash(cut).to_le_bytes());
         std::fs::write(dir.path().join(TABLE_FILE), refit).unwrap();
         assert!(ChunkTable::load(dir.path()).is_err());
+    }
+
+    /// A base and the chunks added over it read as the compact table of the same rows;
+    /// an overlay that does not fit its base is damage.
+    #[test]
+    fn a_table_over_a_base_reads_as_the_compact_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table();
+        let chunk = |key: u64, file: u32| ChunkEntry {
+            key,
+            file,
+            ..t.chunks[0].clone()
+        };
+        let file = |path: &str| FileEntry {
+            path: path.into(),
+            ..t.files[0].clone()
+        };
+        let base = ChunkTable {
+            version: TABLE_VERSION,
+            next_key: 10,
+            files: vec![file("a"), file("b"), file("c")],
+            chunks: Chunks::from(vec![chunk(1, 0), chunk(2, 1), chunk(3, 1), chunk(4, 2)]),
+        };
+        let added = ChunkTable {
+            version: TABLE_VERSION,
+            next_key: 13,
+            files: vec![file("b"), file("d")],
+            chunks: Chunks::from(vec![chunk(10, 1), chunk(11, 0), chunk(12, 0)]),
+        };
+        base.save(dir.path()).unwrap();
+        added.save_named(dir.path(), DELTA_TABLE_FILE).unwrap();
+        let overlay = Overlay {
+            base_files: 3,
+            base_chunks: 4,
+            dropped_files: vec![1],
+            dropped_chunks: vec![1, 2],
+        };
+        overlay.save(dir.path()).unwrap();
+        let compact = ChunkTable {
+            version: TABLE_VERSION,
+            next_key: 13,
+            files: vec![file("a"), file("c"), file("b"), file("d")],
+            chunks: Chunks::from(vec![
+                chunk(1, 0),
+                chunk(4, 1),
+                chunk(10, 3),
+                chunk(11, 2),
+                chunk(12, 2),
+            ]),
+        };
+        assert_eq!(ChunkTable::load(dir.path()).unwrap(), compact);
+        for bad in [
+            Overlay {
+                dropped_chunks: vec![1],
+                ..overlay.clone()
+            },
+            Overlay {
+                dropped_files: vec![0, 1],
+                ..overlay.clone()
+            },
+            Overlay {
+                base_chunks: 5,
+                ..overlay.clone()
+            },
+        ] {
+            bad.save(dir.path()).unwrap();
+            let e = ChunkTable::load(dir.path()).unwrap_err();
+            assert!(matches!(e, Error::Corrupt { .. }), "{bad:?}: {e}");
+        }
     }
 
     #[test]
