@@ -797,6 +797,7 @@ impl Manifest {
             ignore_signature: self.ignore_signature.clone(),
             policy: self.policy.clone(),
             chunking: self.chunking.clone(),
+            non_utf8_sample: self.non_utf8_sample.clone(),
             ..*self
         };
         write_atomic(&Self::path(gen_dir), &to_json(&head, &Self::path(gen_dir))?)
