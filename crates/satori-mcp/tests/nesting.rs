@@ -241,7 +241,7 @@ async fn a_plain_window_of_a_large_file_is_not_parsed() {
     let annotated = fastest("annotated").await;
     let plain = fastest("plain").await;
     assert!(
-        plain * 5 < annotated,
+        plain * 3 < annotated,
         "a plain read took {plain:?}, an annotated one {annotated:?}"
     );
 
