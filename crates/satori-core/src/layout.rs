@@ -650,6 +650,10 @@ pub struct ManifestFile {
     /// were recorded, and for files over the chunk limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<SkipReason>,
+    /// Indexed, but some of its definitions nest deeper than the depth cap allows: they are
+    /// not in its outline, and their lines are chunked by size alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub too_deep: bool,
 }
 
 /// Why a file the walk found is not in the index.

@@ -175,6 +175,10 @@ pub struct CodebaseState {
     /// Files the walk found but the index does not hold, by reason.
     #[serde(default, skip_serializing_if = "SkippedFiles::is_empty")]
     pub skipped: SkippedFiles,
+    /// Files indexed with definitions nested past the depth cap, which are chunked by size
+    /// alone and left out of the outline.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub too_deep_files: u64,
     /// Failures and reindex requirements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -215,6 +219,7 @@ impl CodebaseState {
             non_utf8_names: 0,
             non_utf8_sample: Vec::new(),
             skipped: SkippedFiles::default(),
+            too_deep_files: 0,
             error_message: None,
             reason: None,
             fingerprint: None,
@@ -245,6 +250,7 @@ impl CodebaseState {
         c.non_utf8_names = m.non_utf8_names;
         c.non_utf8_sample = m.non_utf8_sample.clone();
         c.skipped = SkippedFiles::of(m);
+        c.too_deep_files = m.file_list.iter().filter(|f| f.too_deep).count() as u64;
         c
     }
 }

@@ -142,6 +142,7 @@ pub(crate) fn index_stats(st: &CodebaseState) -> IndexStats {
             secrets: st.skipped.secrets,
             oversized: st.skipped.oversized,
         }),
+        too_deep_files: (st.too_deep_files > 0).then_some(st.too_deep_files),
     }
 }
 

@@ -134,6 +134,7 @@ fn manage_index_envelopes() {
             secrets: 2,
             oversized: 0,
         }),
+        too_deep_files: Some(1),
     }));
     status.compatibility = Some(compatibility(
         "potion-code-256@1a2b",

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
+use tree_sitter::Tree;
 
 use crate::graph::FileRefs;
 use crate::graph::extract;
@@ -29,7 +30,8 @@ use lines::Lines;
 /// differently (a new language, a new outline); an index built under another version is
 /// rebuilt in full by its next sync, as a sync re-reads only the files that changed.
 /// 1: Perl outlines, and C++ read in `.h` headers.
-pub const CHUNKING_VERSION: u32 = 1;
+/// 2: definitions nested past the depth cap are left out of the outline.
+pub const CHUNKING_VERSION: u32 = 2;
 
 /// The chunking rules an index records in its manifest.
 pub(crate) fn chunking_signature() -> String {
@@ -91,6 +93,9 @@ pub struct ChunkedFile {
     pub symbols: Vec<Symbol>,
     /// The file's call sites and imports (empty without a grammar).
     pub refs: FileRefs,
+    /// Some definitions nest deeper than the depth cap allows: they are not in `symbols`,
+    /// and the lines they span are chunked by size alone.
+    pub too_deep: bool,
 }
 
 /// Chunks one file. `file` is the root-relative path (used in ids); `text` its UTF-8 content.
@@ -118,11 +123,7 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
         return assemble(file, language, &lines, &pieces, outline.symbols(&lines));
     }
     if let Some(tree) = ts::parse(language, text) {
-        // Items inside `cfg_x! { ... }` calls are parsed as items; the chunks still carry the
-        // original lines, and labels come from the unchanged bytes of the items themselves.
-        let unwrapped = (language == Language::Rust)
-            .then(|| ts::unwrap_item_macros(tree.root_node(), text))
-            .flatten();
+        let unwrapped = unwrap_macros(language, &tree, text);
         let (tree, text) = match &unwrapped {
             Some((u, t)) => (t, u.as_str()),
             None => (&tree, text),
@@ -134,13 +135,46 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
             &ts::TsOutline(std::marker::PhantomData),
             root,
         );
-        let symbols = ts::symbols(language, root, text);
-        let mut chunked = assemble(file, language, &lines, &pieces, symbols);
+        let defs = ts::symbols(language, root, text);
+        let mut chunked = assemble(file, language, &lines, &pieces, defs.symbols);
         chunked.refs = extract::refs(language, root, text);
+        chunked.too_deep = defs.too_deep;
         return chunked;
     }
     let pieces = fallback_pieces(&lines, &opts);
     assemble(file, language, &lines, &pieces, Vec::new())
+}
+
+/// The outline of one file: the symbols [`chunk_file`] finds in it (same ids, same order),
+/// without cutting chunks or reading references, which an outline does not need.
+pub fn outline_file(file: &str, language: Language, text: &str) -> Vec<Symbol> {
+    let raw = if language == Language::Markdown {
+        let lines = Lines::new(text);
+        markdown::MdOutline::new(&lines).symbols(&lines)
+    } else if language == Language::Perl {
+        let lines = Lines::new(text);
+        perl::PerlOutline::new(&lines).symbols(&lines)
+    } else if let Some(tree) = ts::parse(language, text) {
+        let unwrapped = unwrap_macros(language, &tree, text);
+        let (tree, text) = match &unwrapped {
+            Some((u, t)) => (t, u.as_str()),
+            None => (&tree, text),
+        };
+        ts::symbols(language, tree.root_node(), text).symbols
+    } else {
+        Vec::new()
+    };
+    let mut symbols = with_ids(file, &raw);
+    sort_symbols(&mut symbols);
+    symbols
+}
+
+/// Items inside `cfg_x! { ... }` calls are parsed as items; the chunks still carry the
+/// original lines, and labels come from the unchanged bytes of the items themselves.
+fn unwrap_macros(language: Language, tree: &Tree, text: &str) -> Option<(String, Tree)> {
+    (language == Language::Rust)
+        .then(|| ts::unwrap_item_macros(tree.root_node(), text))
+        .flatten()
 }
 
 /// A definition as the chunkers find it, before ids and chunk metadata.
@@ -205,6 +239,45 @@ fn assemble(
     pieces: &[(usize, usize)],
     raw: Vec<RawSymbol>,
 ) -> ChunkedFile {
+    let mut symbols = with_ids(file, &raw);
+
+    let mut chunks = Vec::with_capacity(pieces.len());
+    for &(s, e) in pieces {
+        let Some((s, e)) = lines.trim(s, e) else {
+            continue;
+        };
+        let content = lines.content(s, e);
+        let main = main_symbol(&raw, s, e);
+        let mut defines: Vec<String> = Vec::new();
+        for r in raw.iter().filter(|r| r.start >= s && r.start <= e) {
+            if !defines.contains(&r.name) {
+                defines.push(r.name.clone());
+            }
+        }
+        chunks.push(Chunk {
+            file: file.to_string(),
+            language,
+            start_line: line_no(s),
+            end_line: line_no(e),
+            content_hash: hash16(content.as_bytes()),
+            content,
+            symbol: main.map(|i| symbols[i].clone()),
+            defines,
+            breadcrumbs: main.map(|i| breadcrumbs(&raw, i, s)).unwrap_or_default(),
+        });
+    }
+
+    sort_symbols(&mut symbols);
+    ChunkedFile {
+        chunks,
+        symbols,
+        refs: FileRefs::default(),
+        too_deep: false,
+    }
+}
+
+/// The public symbols of raw ones, in the same order, with their stable ids.
+fn with_ids(file: &str, raw: &[RawSymbol]) -> Vec<Symbol> {
     // Ids count earlier namesakes (same scope, name and kind) in file order, so that moving
     // code around, or editing above it, keeps them.
     let mut order: Vec<usize> = (0..raw.len()).collect();
@@ -240,33 +313,11 @@ fn assemble(
         );
         *occurrence += 1;
     }
+    symbols
+}
 
-    let mut chunks = Vec::with_capacity(pieces.len());
-    for &(s, e) in pieces {
-        let Some((s, e)) = lines.trim(s, e) else {
-            continue;
-        };
-        let content = lines.content(s, e);
-        let main = main_symbol(&raw, s, e);
-        let mut defines: Vec<String> = Vec::new();
-        for r in raw.iter().filter(|r| r.start >= s && r.start <= e) {
-            if !defines.contains(&r.name) {
-                defines.push(r.name.clone());
-            }
-        }
-        chunks.push(Chunk {
-            file: file.to_string(),
-            language,
-            start_line: line_no(s),
-            end_line: line_no(e),
-            content_hash: hash16(content.as_bytes()),
-            content,
-            symbol: main.map(|i| symbols[i].clone()),
-            defines,
-            breadcrumbs: main.map(|i| breadcrumbs(&raw, i, s)).unwrap_or_default(),
-        });
-    }
-
+/// The outline's order: by span, then label, then id.
+fn sort_symbols(symbols: &mut [Symbol]) {
     symbols.sort_by(|a, b| {
         (a.start_line, a.end_line, &a.label, &a.id).cmp(&(
             b.start_line,
@@ -275,11 +326,6 @@ fn assemble(
             &b.id,
         ))
     });
-    ChunkedFile {
-        chunks,
-        symbols,
-        refs: FileRefs::default(),
-    }
 }
 
 fn line_no(i: usize) -> u32 {

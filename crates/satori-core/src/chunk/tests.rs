@@ -145,6 +145,42 @@ fn deep_nesting_does_not_overflow() {
 }
 
 #[test]
+fn nested_definitions_stop_at_the_depth_cap() {
+    let cap = ts::MAX_DEFINITION_DEPTH;
+    for (lang, open, close) in [
+        (Language::Rust, "mod m {", "}"),
+        (Language::JavaScript, "function f() {", "}"),
+        (Language::Cpp, "namespace n {", "}"),
+        (Language::TypeScript, "namespace n {", "}"),
+        (Language::Kotlin, "class C {", "}"),
+    ] {
+        for (depth, too_deep) in [(cap, false), (cap + 1, true), (3000, true)] {
+            let text = format!("{open}\n").repeat(depth) + &format!("{close}\n").repeat(depth);
+            let out = check(lang, &text, &ChunkOptions::default());
+            let what = format!("{lang:?} at depth {depth}");
+            assert_eq!(out.too_deep, too_deep, "{what}");
+            assert_eq!(out.symbols.len(), cap, "{what}");
+            let deepest = out.symbols.iter().map(|s| s.scope.len()).max();
+            assert_eq!(deepest, Some(cap - 1), "{what}");
+            // The outline alone is the chunker's outline.
+            assert_eq!(outline_file("x", lang, &text), out.symbols, "{what}");
+        }
+    }
+}
+
+#[test]
+fn nested_imports_keep_a_bounded_list_of_names() {
+    // Each call imports, and names the other kind of call nested under it.
+    let depth = 1500;
+    let text = format!("{}A{}\n", "use(import(".repeat(depth), "))".repeat(depth));
+    let out = check(Language::Elixir, &text, &ChunkOptions::default());
+    assert_eq!(out.refs.imports.len(), 2 * depth);
+    for import in &out.refs.imports {
+        assert!(import.names.len() <= crate::graph::extract::IMPORT_NAMES_MAX);
+    }
+}
+
+#[test]
 fn degenerate_options() {
     let text = "fn a() {}\n\nfn b() {\n    1\n}\n";
     let zero = ChunkOptions {

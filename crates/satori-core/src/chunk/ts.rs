@@ -283,13 +283,32 @@ fn is_wrapper(kind: &str) -> bool {
     )
 }
 
-/// Walks the whole tree and returns every definition, parents before children, in file order.
-pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Vec<RawSymbol> {
+/// Definitions nested deeper than this are not symbols, and the walk does not descend into
+/// them. Every symbol carries its scope (the names of all the definitions around it), so an
+/// outline costs the number of symbols times their depth: a file of thousands of nested
+/// modules or functions would cost memory in the square of its size. Real code nests a
+/// handful of definitions (namespaces, a class, a nested class, a method, a local function);
+/// 64 leaves room for generated code while keeping every symbol's scope small. The lines
+/// past the cap are still chunked, as the outline's size rules cut them.
+pub(crate) const MAX_DEFINITION_DEPTH: usize = 64;
+
+/// The definitions of a tree, and whether some were left out for nesting past
+/// [`MAX_DEFINITION_DEPTH`].
+pub(crate) struct Definitions {
+    pub symbols: Vec<RawSymbol>,
+    pub too_deep: bool,
+}
+
+/// Walks the tree and returns every definition, parents before children, in file order, down
+/// to [`MAX_DEFINITION_DEPTH`] levels of definitions. The walk keeps its own stack, so a
+/// deeply nested tree costs no call stack.
+pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Definitions {
     let mut out: Vec<RawSymbol> = Vec::new();
-    // (node, index of the enclosing symbol, inside a function body)
-    let mut stack: Vec<(Node, Option<usize>, bool)> = vec![(root, None, false)];
+    let mut too_deep = false;
+    // (node, index of the enclosing symbol, its depth in definitions, inside a function body)
+    let mut stack: Vec<(Node, Option<usize>, usize, bool)> = vec![(root, None, 0, false)];
     let mut cursor = root.walk();
-    while let Some((node, parent, in_function)) = stack.pop() {
+    while let Some((node, parent, depth, in_function)) = stack.pop() {
         let parent_sym = parent.map(|i| &out[i]);
         let ctx = Ctx {
             parent: parent_sym.map(|s| s.kind),
@@ -298,8 +317,13 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Vec<RawSymbol> 
             in_function,
         };
         let mut child_parent = parent;
+        let mut child_depth = depth;
         let mut child_in_function = in_function;
         if let Some(def) = langs::classify(lang, node, text, &ctx) {
+            if depth >= MAX_DEFINITION_DEPTH {
+                too_deep = true;
+                continue;
+            }
             let mut outer = def.decl;
             while let Some(p) = outer.parent().filter(|p| is_wrapper(p.kind())) {
                 outer = p;
@@ -329,13 +353,17 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Vec<RawSymbol> 
                 parent,
             });
             child_parent = Some(out.len() - 1);
+            child_depth = depth + 1;
             child_in_function = in_function || is_fn;
         }
         let first_child = stack.len();
         for child in node.named_children(&mut cursor) {
-            stack.push((child, child_parent, child_in_function));
+            stack.push((child, child_parent, child_depth, child_in_function));
         }
         stack[first_child..].reverse();
     }
-    out
+    Definitions {
+        symbols: out,
+        too_deep,
+    }
 }

@@ -504,6 +504,7 @@ impl FileIndexer {
                 skipped: true,
                 unreadable: false,
                 reason: None,
+                too_deep: false,
             };
             match prepared {
                 Prepared::Gone => continue,
@@ -532,6 +533,7 @@ impl FileIndexer {
                 } => {
                     entry.hash = hash;
                     entry.skipped = false;
+                    entry.too_deep = chunked.too_deep;
                     self.chunks += chunked.chunks.len() as u64;
                     let record = FileRecord {
                         path: f.rel_path.clone(),

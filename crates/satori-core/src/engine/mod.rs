@@ -24,7 +24,7 @@ pub use self::layer::{LAYER_MAX_FILES, LayerSummary};
 pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
 pub use self::target::{Purpose, Refusal, Target};
 
-use crate::chunk::{ChunkOptions, chunk_file};
+use crate::chunk::{ChunkOptions, outline_file};
 use crate::embed::{Embeddings, StaticModel};
 use crate::graph::{CallGraph, GraphFile, GraphStatus};
 use crate::lang::Language;
@@ -308,8 +308,7 @@ impl Engine {
         if !language.has_symbols() {
             return (language, Vec::new());
         }
-        let symbols = chunk_file(file, language, text, &self.chunk_options).symbols;
-        (language, symbols)
+        (language, outline_file(file, language, text))
     }
 
     /// The resolved call graph of a codebase's published generation, built from the

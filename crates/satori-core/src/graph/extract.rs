@@ -406,28 +406,45 @@ fn call_target(src: &str, call: Node, how: Callee) -> Option<(String, Receiver)>
     }
 }
 
-/// String literals inside an import, unquoted (module paths: `'./x'`, `"x.h"`).
-fn strings_in(src: &str, n: Node, out: &mut Vec<String>) {
+/// Most nodes of one import searched for its path or names, and most names kept: an import
+/// is a line or a few, and calls that import nested thousands deep (`require(require(...))`)
+/// must not each walk, and copy, everything nested under them.
+const IMPORT_NODES_MAX: usize = 4096;
+pub(crate) const IMPORT_NAMES_MAX: usize = 256;
+
+/// The first string literal inside an import, unquoted (a module path: `'./x'`, `"x.h"`).
+fn first_string_in(src: &str, n: Node) -> Option<String> {
     let mut stack = vec![n];
     let mut cursor = n.walk();
+    let mut visited = 0;
     while let Some(node) = stack.pop() {
+        visited += 1;
+        if visited > IMPORT_NODES_MAX {
+            return None;
+        }
         let kind = node.kind();
         if kind.contains("string") || kind == "system_lib_string" {
             let t = text(src, node).trim_matches(|c| matches!(c, '"' | '\'' | '`' | '<' | '>'));
             if !t.is_empty() && t.len() < 256 && !t.contains('\n') {
-                out.push(t.to_owned());
+                return Some(t.to_owned());
             }
             continue;
         }
         stack.extend(node.named_children(&mut cursor));
     }
+    None
 }
 
 /// Identifiers inside an import (the names it binds, and the parts of its path).
 fn identifiers_in(src: &str, n: Node, out: &mut Vec<String>) {
     let mut stack = vec![n];
     let mut cursor = n.walk();
+    let mut visited = 0;
     while let Some(node) = stack.pop() {
+        visited += 1;
+        if visited > IMPORT_NODES_MAX || out.len() >= IMPORT_NAMES_MAX {
+            return;
+        }
         if node.named_child_count() == 0 {
             let kind = node.kind();
             // Elixir's module names (`alias Acme.Ledger.Book`) are `alias` nodes.
@@ -450,9 +467,7 @@ fn identifiers_in(src: &str, n: Node, out: &mut Vec<String>) {
 /// `crate::a::b`, `./a/b`, `a/b.h`): the statement's text without the keyword and the
 /// imported list, which is enough to compare it with file paths.
 fn import_path(lang: Language, src: &str, n: Node) -> String {
-    let mut strings = Vec::new();
-    strings_in(src, n, &mut strings);
-    if let Some(s) = strings.into_iter().next() {
+    if let Some(s) = first_string_in(src, n) {
         return s;
     }
     let field = match lang {
@@ -627,21 +642,19 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
         {
             let line = node.start_position().row as u32 + 1;
             if import_call(lang, &name) {
-                let mut paths = Vec::new();
-                strings_in(src, node, &mut paths);
+                let mut path = first_string_in(src, node);
                 let mut names = Vec::new();
                 if lang == Language::Elixir {
                     identifiers_in(src, node, &mut names);
                     names.retain(|n| *n != name);
                 }
                 // `. lib/x.sh`: a shell path is most often a bare word, not a string.
-                if lang == Language::Shell && paths.is_empty() {
-                    paths.extend(
-                        node.child_by_field_name("argument")
-                            .map(|a| text(src, a).to_owned()),
-                    );
+                if lang == Language::Shell && path.is_none() {
+                    path = node
+                        .child_by_field_name("argument")
+                        .map(|a| text(src, a).to_owned());
                 }
-                let path = paths.into_iter().next().unwrap_or_else(|| names.join("."));
+                let path = path.unwrap_or_else(|| names.join("."));
                 out.imports.push(Import { path, names, line });
             } else if lang == Language::Elixir && is_elixir_definition(&name) {
                 heads.extend(elixir_head(node).map(|h| h.id()));

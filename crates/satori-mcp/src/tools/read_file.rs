@@ -166,8 +166,13 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     };
     let lines = whole.as_deref().map(split_lines);
 
-    // The file's outline, computed on the spot from its current text.
-    let (language, symbols) = match whole.as_deref() {
+    // The file's outline, computed on the spot from its current text, and only when the answer
+    // uses it: a plain window of lines needs no parse, however large the file.
+    let needs_outline = p.mode == ReadMode::Annotated
+        || p.open_symbol
+            .as_ref()
+            .is_some_and(|o| o.start_line.is_none());
+    let (language, symbols) = match whole.as_deref().filter(|_| needs_outline) {
         Some(content) => {
             let (language, symbols) = ctx.engine.outline_of(&rel, content);
             (language, Some(symbols).filter(|s| !s.is_empty()))

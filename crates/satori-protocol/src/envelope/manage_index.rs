@@ -95,6 +95,11 @@ pub struct IndexStats {
     /// Files found but left out of the index, by reason (absent when none were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<SkippedFiles>,
+    /// Files indexed whose definitions nest deeper than the depth cap (64 levels): the
+    /// definitions past it are not in their outline, and their lines are chunked by size
+    /// alone (absent when there are none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub too_deep_files: Option<u64>,
 }
 
 /// Files left out of an index, by reason. Every text file is indexed otherwise: by its
