@@ -28,6 +28,7 @@ import argparse, json, os, random, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from freshness import source_pool, write  # noqa: E402  (the shared corpus helpers)
+import speed  # noqa: E402  (the MCP stdio client)
 
 SEED = 34
 QUERIES = ["parse a header line", "spawn_blocking", "open the index reader",
@@ -50,27 +51,9 @@ def build_corpus(dest, files):
     return [rel for rel, _ in picked if rel.endswith(".rs")]
 
 
-class Server:
-    def __init__(self, exe, home):
-        env = dict(os.environ, SATORI_HOME=home, SATORI_RUN_MODE="cli")
-        self.p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, env=env)
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": "bench", "version": "0"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, msg):
-        self.p.stdin.write((json.dumps(msg) + "\n").encode())
-        self.p.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            msg = json.loads(self.p.stdout.readline())
-            if msg.get("id") == self.next_id:
-                return msg["result"]
+class Server(speed.Server):
+    """The speed benchmark's MCP client, answering envelopes as JSON and reading the server
+    process's I/O counters."""
 
     def call(self, tool, args):
         r = self.request("tools/call", {"name": tool, "arguments": args})
