@@ -1012,6 +1012,7 @@ mod tests {
             hash: hash.into(),
             skipped: false,
             unreadable: false,
+            too_deep: false,
             reason: None,
         };
         let ino = |g: &Path| std::fs::metadata(g.join(FILES)).unwrap().ino();
