@@ -63,11 +63,18 @@ def usable(query):
     return 3 <= len(words) <= 40 and not query.startswith(("#", "```", "@", "<", "TODO"))
 
 
-def item_end(lines, start):
-    """Index of the last line of the brace-delimited (or `;`-terminated) item at `start`."""
+def item_end(lines, start, blank_ends=False):
+    """Index of the last line of the brace-delimited (or `;`-terminated) item at `start`.
+    With `blank_ends`, an item that has opened no brace when it reaches a blank line ends
+    before it (expression bodies, declarations without `;`), and character literals are
+    blanked like strings, so that `'{'` opens nothing."""
     depth, opened = 0, False
     for j in range(start, min(len(lines), start + MAX_ITEM_LINES)):
+        if blank_ends and not opened and j > start and not lines[j].strip():
+            return j - 1
         line = re.sub(r'"(\\.|[^"\\])*"', '""', lines[j])
+        if blank_ends:
+            line = re.sub(r"'(\\.|[^'\\])'", "''", line)
         line = re.sub(r"//.*", "", line)
         for c in line:
             if c == "{":
