@@ -869,18 +869,22 @@ mod tests {
         assert!(DenseIndex::open(dir.path()).is_err());
     }
 
+    /// A seeded stream of numbers in [-0.5, 0.5), the same on every run.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        }
+    }
+
     #[test]
     fn prefiltered_top_k_agrees_with_the_exact_scan() {
         // Clustered rows, as real embeddings are: the sketch must find the true neighbours.
         let dir = tempfile::tempdir().unwrap();
         let (dim, n) = (64, 40_000);
-        let mut seed = 7u64;
-        let mut rnd = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-        };
+        let mut rnd = uniform(7u64);
         let centres: Vec<Vec<f32>> = (0..50).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
         let mut w = DenseWriter::create(dir.path(), dim).unwrap();
         for i in 0..n {
@@ -907,13 +911,7 @@ mod tests {
     #[test]
     fn an_overlay_answers_as_the_compact_matrix_of_its_rows() {
         let dim = 64;
-        let mut seed = 11u64;
-        let mut rnd = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-        };
+        let mut rnd = uniform(11u64);
         let centres: Vec<Vec<f32>> = (0..40).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
         for (base_rows, added_rows) in [(3_000usize, 200usize), (30_000, 700), (500, 0)] {
             let dir = tempfile::tempdir().unwrap();

@@ -760,15 +760,9 @@ impl Manifest {
             return Ok(m);
         };
         if let Some(delta) = read_json::<FilesDelta>(&gen_dir.join(FILES_DELTA))? {
-            let gone: std::collections::HashSet<&str> = delta
-                .removed
-                .iter()
-                .map(String::as_str)
-                .chain(delta.files.iter().map(|f| f.path.as_str()))
-                .collect();
-            list.retain(|f| !gone.contains(f.path.as_str()));
-            list.extend(delta.files);
-            list.sort_by(|a, b| a.path.cmp(&b.path));
+            crate::util::apply_file_delta(&mut list, &delta.removed, delta.files, |f| {
+                f.path.as_str()
+            });
         }
         m.file_list = list;
         Ok(m)

@@ -1,5 +1,5 @@
-//! Small shared helpers: hashing to short hex ids, wall-clock time, ISO-8601 formatting, and
-//! atomic file replacement.
+//! Small shared helpers: hashing to short hex ids, wall-clock time, ISO-8601 formatting,
+//! atomic file replacement, and applying a per-file delta to a list kept in path order.
 
 use std::io::Write;
 use std::path::Path;
@@ -171,4 +171,23 @@ mod tests {
         assert_eq!(hash_parts(&["a", "b"], 8).len(), 8);
         assert_ne!(hash_parts(&["ab", ""], 16), hash_parts(&["a", "b"], 16));
     }
+}
+
+/// Applies a delta to a list of per-file records kept in path order: the records of removed
+/// paths and of the paths the delta holds anew are dropped, the delta's records added, and the
+/// list sorted by path again. A derived generation's file list and graph are both stored so.
+pub(crate) fn apply_file_delta<T>(
+    list: &mut Vec<T>,
+    removed: &[String],
+    added: Vec<T>,
+    path: impl Fn(&T) -> &str,
+) {
+    let gone: std::collections::HashSet<&str> = removed
+        .iter()
+        .map(String::as_str)
+        .chain(added.iter().map(&path))
+        .collect();
+    list.retain(|f| !gone.contains(path(f)));
+    list.extend(added);
+    list.sort_by(|a, b| path(a).cmp(path(b)));
 }

@@ -239,15 +239,9 @@ impl GraphFile {
         let Some(delta) = GraphDelta::load(dir)? else {
             return Ok(Some(graph));
         };
-        let gone: std::collections::HashSet<&str> = delta
-            .removed
-            .iter()
-            .map(String::as_str)
-            .chain(delta.files.iter().map(|f| f.path.as_str()))
-            .collect();
-        graph.files.retain(|f| !gone.contains(f.path.as_str()));
-        graph.files.extend(delta.files);
-        graph.files.sort_by(|a, b| a.path.cmp(&b.path));
+        crate::util::apply_file_delta(&mut graph.files, &delta.removed, delta.files, |f| {
+            f.path.as_str()
+        });
         Ok(Some(graph))
     }
 

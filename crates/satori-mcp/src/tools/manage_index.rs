@@ -567,28 +567,20 @@ fn status_envelope(
                 let n = st.unreadable_files;
                 e = e
                     .warn(&warnings::with_detail(warnings::UNREADABLE_FILES, n))
-                    .note(&format!(
-                        "{n} file(s) could not be read and are retried by every sync: {}{}.",
-                        st.unreadable_sample.join(", "),
-                        if n > st.unreadable_sample.len() as u64 {
-                            ", ..."
-                        } else {
-                            ""
-                        }
+                    .note(&sampled(
+                        &format!("{n} file(s) could not be read and are retried by every sync"),
+                        &st.unreadable_sample,
+                        n,
                     ));
             }
             if st.non_utf8_names > 0 {
                 let n = st.non_utf8_names;
                 e = e
                     .warn(&warnings::with_detail(warnings::NON_UTF8_NAMES, n))
-                    .note(&format!(
-                        "{n} file or directory name(s) are not valid UTF-8, so they are not indexed (rename them to index them): {}{}.",
-                        st.non_utf8_sample.join(", "),
-                        if n > st.non_utf8_sample.len() as u64 {
-                            ", ..."
-                        } else {
-                            ""
-                        }
+                    .note(&sampled(
+                        &format!("{n} file or directory name(s) are not valid UTF-8, so they are not indexed (rename them to index them)"),
+                        &st.non_utf8_sample,
+                        n,
                     ));
             }
             e
@@ -623,6 +615,17 @@ fn status_envelope(
             )
         }
     }
+}
+
+/// A status note naming some of the paths it counts: `head`, the sample, and an ellipsis when
+/// the count is larger than the sample.
+fn sampled(head: &str, sample: &[String], count: u64) -> String {
+    let more = if count > sample.len() as u64 {
+        ", ..."
+    } else {
+        ""
+    };
+    format!("{head}: {}{more}.", sample.join(", "))
 }
 
 fn status(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
