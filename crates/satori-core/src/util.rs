@@ -154,25 +154,6 @@ pub fn free_bytes(_path: &Path) -> Option<u64> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn iso_dates() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(iso8601(1_795_219_200_000), "2026-11-21T00:00:00.000Z");
-    }
-
-    #[test]
-    fn hashes_are_short_hex() {
-        assert_eq!(hash16(b"abc"), "ba7816bf8f01cfea");
-        assert_eq!(hash_parts(&["a", "b"], 8).len(), 8);
-        assert_ne!(hash_parts(&["ab", ""], 16), hash_parts(&["a", "b"], 16));
-    }
-}
-
 /// Applies a delta to a list of per-file records kept in path order: the records of removed
 /// paths and of the paths the delta holds anew are dropped, the delta's records added, and the
 /// list sorted by path again. A derived generation's file list and graph are both stored so.
@@ -190,4 +171,23 @@ pub(crate) fn apply_file_delta<T>(
     list.retain(|f| !gone.contains(path(f)));
     list.extend(added);
     list.sort_by(|a, b| path(a).cmp(path(b)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso8601(1_795_219_200_000), "2026-11-21T00:00:00.000Z");
+    }
+
+    #[test]
+    fn hashes_are_short_hex() {
+        assert_eq!(hash16(b"abc"), "ba7816bf8f01cfea");
+        assert_eq!(hash_parts(&["a", "b"], 8).len(), 8);
+        assert_ne!(hash_parts(&["ab", ""], 16), hash_parts(&["a", "b"], 16));
+    }
 }
