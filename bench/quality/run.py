@@ -63,6 +63,7 @@ CONFIGS = collections.OrderedDict([
     ("-expansion", "no_expansion"),
     ("-names", "no_names"),
     ("-coherence", "no_coherence"),
+    ("+file-vector", ("", {"file_vector": 0.2})),
     ("-kind", "no_kind"),
     ("-lookup", ("", {"definition_lookup": 0})),
     ("-case", ("", {"definition_case_folded": 1.0})),

@@ -24,6 +24,9 @@ struct Case {
     line: u32,
 }
 
+/// A class that two major versions of a package define alike.
+const SCHEMA: &str = "/** The base of every schema. */\nexport abstract class Schema<T> {\n  abstract parse(input: unknown): T;\n}\n";
+
 fn repeat(n: usize, f: impl Fn(usize) -> String) -> String {
     (0..n).map(f).collect::<Vec<_>>().join("\n")
 }
@@ -217,6 +220,26 @@ fn cases() -> Vec<Case> {
             query: "Converter",
             file: "src/main/java/demo/Converter.java",
             line: 4,
+        },
+        Case {
+            name: "typescript class kept in an older major version beside the current one",
+            files: vec![
+                ("src/v3/schema.ts", SCHEMA.into()),
+                ("src/v4/schema.ts", SCHEMA.into()),
+            ],
+            query: "Schema",
+            file: "src/v4/schema.ts",
+            line: 2,
+        },
+        Case {
+            name: "the older major version when the query names it",
+            files: vec![
+                ("src/v3/schema.ts", SCHEMA.into()),
+                ("src/v4/schema.ts", SCHEMA.into()),
+            ],
+            query: "v3 Schema",
+            file: "src/v3/schema.ts",
+            line: 2,
         },
     ]
 }

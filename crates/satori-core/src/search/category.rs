@@ -21,6 +21,8 @@ pub enum Category {
     Examples,
     Generated,
     Vendored,
+    /// Compatibility shims and legacy code (`compat/`, `legacy/`, `deprecated/`), and, decided
+    /// at search time, an older major version kept beside a newer one (`v3/` beside `v4/`).
     Compat,
     Bench,
     /// Type declarations without implementation (`.d.ts`, `.pyi`): they repeat the names and

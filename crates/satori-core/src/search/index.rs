@@ -86,6 +86,19 @@ pub struct Index {
     generation: Arc<Generation>,
     facts: Arc<Facts>,
     layer: Option<Arc<Layer>>,
+    /// Each file's live chunk ordinals, built the first time ranking asks (see
+    /// [`Index::file_chunks`]).
+    by_file: OnceLock<FileChunks>,
+    /// The highest version directory (`v4` of `src/v3`, `src/v4`) under each directory that
+    /// has some, built the first time ranking asks (see [`Index::superseded_version`]).
+    versions: OnceLock<std::collections::HashMap<String, u32>>,
+}
+
+/// The live chunk ordinals of every file, file by file (compressed rows: the ordinals of file
+/// `f` are `ords[starts[f]..starts[f + 1]]`, in ordinal order).
+struct FileChunks {
+    starts: Vec<u32>,
+    ords: Vec<u32>,
 }
 
 /// Files changed since the stored generation was written, held in memory over it.
@@ -108,6 +121,8 @@ impl Index {
             generation: Arc::new(generation),
             facts: Arc::new(facts),
             layer: None,
+            by_file: OnceLock::new(),
+            versions: OnceLock::new(),
         }
     }
 
@@ -141,6 +156,8 @@ impl Index {
                 facts,
                 delta,
             })),
+            by_file: OnceLock::new(),
+            versions: OnceLock::new(),
         }
     }
 
@@ -189,6 +206,85 @@ impl Index {
             }
             _ => self.facts.get(at, &self.generation.files()[at]),
         }
+    }
+
+    /// The live chunk ordinals of the file with id `file`, in ordinal order. The map is built
+    /// on first use, one pass over the chunks: only ranking signals that look at whole files
+    /// need it, and a process started for one search that asks for none of them should not
+    /// pay for it.
+    pub(super) fn file_chunks(&self, file: u32) -> &[u32] {
+        let map = self.by_file.get_or_init(|| {
+            let files = self.generation.files().len()
+                + self.layer.as_ref().map_or(0, |l| l.delta.files().len());
+            let mut counts = vec![0u32; files + 1];
+            for o in self.live_ordinals() {
+                counts[self.chunk(o).file as usize + 1] += 1;
+            }
+            for i in 1..counts.len() {
+                counts[i] += counts[i - 1];
+            }
+            let mut next = counts.clone();
+            let mut ords = vec![0u32; counts[files] as usize];
+            for o in self.live_ordinals() {
+                let f = self.chunk(o).file as usize;
+                ords[next[f] as usize] = o;
+                next[f] += 1;
+            }
+            FileChunks {
+                starts: counts,
+                ords,
+            }
+        });
+        let f = file as usize;
+        match (map.starts.get(f), map.starts.get(f + 1)) {
+            (Some(&a), Some(&b)) => &map.ords[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// The version directory of a file's path that a newer sibling supersedes (`v3` of
+    /// `src/v3/types.ts` when `src/v4/` exists), if any: a package that keeps its previous
+    /// major version beside the current one (`v3/` and `v4/`, `api/v1/` and `api/v2/`) means
+    /// the newest one unless asked otherwise. The map of version directories is built on first
+    /// use, one pass over the paths, and only for a path that has a version directory at all.
+    pub(super) fn superseded_version(&self, file: u32) -> Option<&str> {
+        let path = self.file(file).path.as_str();
+        let (dirs, _) = path.rsplit_once('/')?;
+        let mut at = 0;
+        let mut found = None;
+        for seg in dirs.split('/') {
+            if let Some(n) = version_number(seg) {
+                found = Some((at, seg, n));
+            }
+            at += seg.len() + 1;
+        }
+        let (at, seg, n) = found?;
+        let newest = self.versions.get_or_init(|| {
+            let mut map = std::collections::HashMap::new();
+            let mut note = |p: &str| {
+                let mut at = 0;
+                let dirs = p.rsplit_once('/').map_or("", |(d, _)| d);
+                for seg in dirs.split('/') {
+                    if let Some(n) = version_number(seg) {
+                        let parent = dirs[..at].to_string();
+                        let e = map.entry(parent).or_insert(n);
+                        *e = (*e).max(n);
+                    }
+                    at += seg.len() + 1;
+                }
+            };
+            for f in self.generation.files() {
+                note(&f.path);
+            }
+            if let Some(l) = &self.layer {
+                for f in l.delta.files() {
+                    note(&f.path);
+                }
+            }
+            map
+        });
+        let parent = &dirs[..at];
+        (newest.get(parent).copied().unwrap_or(n) > n).then_some(seg)
     }
 
     /// Whether a stored chunk is hidden by the layer.
@@ -278,6 +374,15 @@ impl Index {
             layer,
         })
     }
+}
+
+/// The number of a version directory's name: `v3` → 3, `V12` → 12; nothing for any other name.
+fn version_number(seg: &str) -> Option<u32> {
+    let digits = seg.strip_prefix(['v', 'V'])?;
+    if digits.is_empty() || digits.len() > 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// The vectors of an index: the stored rows, less the hidden ones, then the layer's.

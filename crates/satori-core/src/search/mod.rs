@@ -65,6 +65,8 @@ pub struct SearchTuning {
     pub names: bool,
     /// The file-coherence boost.
     pub coherence: bool,
+    /// The file-vector boost (a file's closeness, as a whole, to the query).
+    pub file_vector: bool,
     /// The promotion, within its file, of the kind of definition a question names.
     pub kind: bool,
     pub fusion: Fusion,
@@ -87,6 +89,7 @@ impl Default for SearchTuning {
             expansion: true,
             names: true,
             coherence: true,
+            file_vector: true,
             kind: true,
             fusion: Fusion::Blend,
             weights: Weights::default(),
@@ -96,7 +99,7 @@ impl Default for SearchTuning {
 
 impl SearchTuning {
     /// Names accepted by [`SearchTuning::parse`].
-    pub const SWITCHES: [&'static str; 13] = [
+    pub const SWITCHES: [&'static str; 14] = [
         "lexical_only",
         "dense_only",
         "no_fields",
@@ -108,6 +111,7 @@ impl SearchTuning {
         "no_expansion",
         "no_names",
         "no_coherence",
+        "no_file_vector",
         "no_kind",
         "rrf",
     ];
@@ -129,6 +133,7 @@ impl SearchTuning {
                     t.expansion = false;
                     t.names = false;
                     t.coherence = false;
+                    t.file_vector = false;
                     t.kind = false;
                 }
                 "no_definition" => t.definition = false,
@@ -141,6 +146,7 @@ impl SearchTuning {
                 "no_expansion" => t.expansion = false,
                 "no_names" => t.names = false,
                 "no_coherence" => t.coherence = false,
+                "no_file_vector" => t.file_vector = false,
                 "no_kind" => t.kind = false,
                 "rrf" => t.fusion = Fusion::Rrf,
                 other => {
@@ -237,6 +243,8 @@ pub struct ScoreComponents {
     pub definition_boost: f32,
     /// Bonus for file-stem / path matches.
     pub path_boost: f32,
+    /// Bonus for the file as a whole (a file's best chunk only): its share of the retrieval
+    /// score (coherence) plus its closeness to the query in the embedding space (file vector).
     pub coherence_boost: f32,
     /// Multiplier for the path category under the scope (tests, docs, generated, ...).
     pub category_multiplier: f32,

@@ -137,8 +137,9 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
         changed: Ranker::changed_files(req, tuning, weights),
         tuning,
         weights,
+        vectors: qvec.as_ref().zip(vectors),
     };
-    let scored = ranker.rank(&survivors, &mut tokenizer);
+    let scored = ranker.rank(&survivors, &mut tokenizer)?;
 
     // Hits.
     let hits = match req.result_mode {

@@ -16,6 +16,8 @@ use super::query::{Analysis, KindCue, QueryKind};
 use super::retrieve::Candidate;
 use super::weights::Weights;
 use super::{Fusion, ResultMode, SearchRequest, SearchTuning};
+use crate::Result;
+use crate::dense::{QueryVector, VectorIndex};
 use crate::store::table::ChunkEntry;
 use crate::store::tokenizer::CodeTokenizer;
 
@@ -35,6 +37,8 @@ pub(super) struct Scored {
     pub(super) path: f32,
     /// Added to a file's best chunk for the file's share of the retrieval score.
     pub(super) coherence: f32,
+    /// Added to a file's best chunk for the file's closeness, as a whole, to the query.
+    pub(super) file_vector: f32,
     pub(super) category: Category,
     pub(super) category_mult: f32,
     pub(super) changed_mult: f32,
@@ -44,12 +48,12 @@ pub(super) struct Scored {
 impl Scored {
     /// The score formula: retrieval plus the additive signals, times the multipliers.
     fn total(&self) -> f32 {
-        (self.fused + self.definition + self.path + self.coherence)
+        (self.fused + self.definition + self.path + self.coherence + self.file_vector)
             * self.category_mult
             * self.changed_mult
     }
 
-    /// The score without the file's coherence boost: what the chunk itself earned.
+    /// The score without the file-level boosts: what the chunk itself earned.
     fn merit(&self) -> f32 {
         (self.fused + self.definition + self.path) * self.category_mult * self.changed_mult
     }
@@ -77,6 +81,8 @@ pub(super) struct Ranker<'a> {
     pub(super) changed: HashSet<&'a str>,
     pub(super) tuning: &'a SearchTuning,
     pub(super) weights: &'a Weights,
+    /// The query's embedding and the vectors, when the search has them.
+    pub(super) vectors: Option<(&'a QueryVector, &'a dyn VectorIndex)>,
 }
 
 impl<'a> Ranker<'a> {
@@ -104,7 +110,7 @@ impl<'a> Ranker<'a> {
         &self,
         survivors: &[Candidate],
         tokenizer: &mut CodeTokenizer,
-    ) -> Vec<Scored> {
+    ) -> Result<Vec<Scored>> {
         let w = self.weights;
         let norm = Normalizer::of(survivors);
         let mut names = NameMatcher::new(self.analysis);
@@ -114,6 +120,14 @@ impl<'a> Ranker<'a> {
             .collect();
         if self.tuning.coherence && w.file_coherence > 0.0 && !self.analysis.terms.is_empty() {
             self.coherence_boost(&mut scored);
+        }
+        if let (true, Some(vectors)) = (
+            self.tuning.file_vector
+                && w.file_vector > 0.0
+                && self.analysis.kind != QueryKind::Identifier,
+            self.vectors,
+        ) {
+            self.file_vector_boost(&mut scored, vectors)?;
         }
         if self.tuning.names && self.analysis.kind != QueryKind::Identifier {
             let mut covered = NameCover::new(self.analysis, self.related, w);
@@ -136,7 +150,7 @@ impl<'a> Ranker<'a> {
             }
             self.sort(&mut scored);
         }
-        scored
+        Ok(scored)
     }
 
     /// The score of one candidate.
@@ -174,7 +188,18 @@ impl<'a> Ranker<'a> {
             (true, true) => path_boost(facts, &names.idents, &names.parts, w),
             (true, false) => path_words_boost(facts, &analysis.words, w),
         };
-        let chunk_category = category::of_chunk(facts.category, file.language, chunk);
+        let mut chunk_category = category::of_chunk(facts.category, file.language, chunk);
+        // An older major version kept beside the current one is compat code, unless the
+        // query names that version.
+        if chunk_category == Category::Runtime
+            && let Some(version) = self.ix.superseded_version(chunk.file)
+            && !analysis
+                .terms
+                .iter()
+                .any(|t| t.text.eq_ignore_ascii_case(version))
+        {
+            chunk_category = Category::Compat;
+        }
         let category_mult = if tuning.category {
             w.category(self.req.scope, chunk_category).unwrap_or(0.0)
         } else {
@@ -195,6 +220,7 @@ impl<'a> Ranker<'a> {
             definition,
             path,
             coherence: 0.0,
+            file_vector: 0.0,
             category: chunk_category,
             category_mult,
             changed_mult,
@@ -286,6 +312,72 @@ impl<'a> Ranker<'a> {
             s.coherence = self.weights.file_coherence * sum / top;
             s.score = s.total();
         }
+    }
+
+    /// Adds the file-vector boost to the best chunk of each of the leading files: the mean
+    /// cosine of all the file's chunks with the query, min-max normalised over the files
+    /// compared. The files are those of the best `file_vector_files` candidates (by score so
+    /// far): the boost decides among files already in view, and the cosines of every chunk
+    /// of every candidate file would cost more than the search.
+    fn file_vector_boost(
+        &self,
+        scored: &mut [Scored],
+        (query, vectors): (&QueryVector, &dyn VectorIndex),
+    ) -> Result<()> {
+        let w = self.weights;
+        let mut order: Vec<usize> = (0..scored.len()).collect();
+        order.sort_by(|&a, &b| {
+            scored[b]
+                .score
+                .total_cmp(&scored[a].score)
+                .then(scored[a].ord.cmp(&scored[b].ord))
+        });
+        // Each leading file, with its best candidate.
+        let mut files: Vec<(u32, usize)> = Vec::new();
+        for &i in order.iter().take(w.file_vector_files) {
+            let file = self.ix.chunk(scored[i].ord).file;
+            if !files.iter().any(|&(f, _)| f == file) {
+                files.push((file, i));
+            }
+        }
+        if files.len() < 2 {
+            return Ok(());
+        }
+        // One request for all the rows: a remote index answers it in one trip.
+        let mut rows: Vec<u32> = Vec::new();
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(files.len());
+        for &(file, _) in &files {
+            let ords = self.ix.file_chunks(file);
+            let ords = &ords[..ords.len().min(w.file_vector_chunks)];
+            spans.push((rows.len(), ords.len()));
+            rows.extend_from_slice(ords);
+        }
+        let mut cosines = Vec::with_capacity(rows.len());
+        vectors.cosines(query, &rows, &mut cosines)?;
+        let means: Vec<f32> = spans
+            .iter()
+            .map(|&(at, n)| {
+                if n == 0 {
+                    0.0
+                } else {
+                    cosines[at..at + n].iter().sum::<f32>() / n as f32
+                }
+            })
+            .collect();
+        let (lo, hi) = means
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &m| {
+                (lo.min(m), hi.max(m))
+            });
+        if hi <= lo {
+            return Ok(());
+        }
+        for (&(_, best), mean) in files.iter().zip(means) {
+            let s = &mut scored[best];
+            s.file_vector = w.file_vector * (mean - lo) / (hi - lo);
+            s.score = s.total();
+        }
+        Ok(())
     }
 
     /// Moves each chunk of the kind a question asks for to the top of its file, when it
