@@ -42,6 +42,13 @@ export interface RunOptions {
   onStderrLine?: (line: string) => void;
   /** Clamp both CLI timeouts (discovery and the health command). */
   timeoutCapMs?: number;
+  /**
+   * Bound on the whole run: every attempt, a retry and the watchdog's slack
+   * included (the health command promises an answer within its timeout, even
+   * from a command that never starts the CLI, such as `npx` waiting for a
+   * registry it cannot reach).
+   */
+  budgetMs?: number;
 }
 
 /** A failure of a bridge call that is not a tool answer. */
@@ -96,10 +103,14 @@ export class SatoriBridge {
   ): Promise<RunResult> {
     const firstMode = this.guardMode;
     const attempts: AttemptRecord[] = [];
-    const first = await this.attempt(command, firstMode, stdin, options);
+    const end = options.budgetMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.budgetMs;
+    const first = await this.attempt(command, firstMode, stdin, options, end);
     attempts.push({ guardMode: firstMode, outcome: first });
 
-    const decision = retryDecision(first, { policy: this.config.guardRecovery, guardMode: firstMode, tool });
+    let decision = retryDecision(first, { policy: this.config.guardRecovery, guardMode: firstMode, tool });
+    if (decision.retry && Date.now() >= end) {
+      decision = { retry: false, why: `${decision.why}; not retried: the run's ${options.budgetMs} ms are spent` };
+    }
     if (!decision.retry) {
       return {
         outcome: first,
@@ -114,7 +125,7 @@ export class SatoriBridge {
       };
     }
 
-    const second = await this.attempt(command, "off", stdin, options);
+    const second = await this.attempt(command, "off", stdin, options, end);
     attempts.push({ guardMode: "off", outcome: second });
     // "Succeeded" means the retry got an answer (as the CLI reports it): the
     // stream works with the guard off, even if the answer is a tool error.
@@ -138,8 +149,11 @@ export class SatoriBridge {
     guardMode: GuardMode,
     stdin: string | undefined,
     options: RunOptions,
+    end: number,
   ): Promise<Outcome> {
-    const cap = options.timeoutCapMs ?? Number.POSITIVE_INFINITY;
+    // What is left of the run's budget bounds this attempt, its watchdog included.
+    const left = Math.max(1, end - Date.now());
+    const cap = Math.min(options.timeoutCapMs ?? Number.POSITIVE_INFINITY, left);
     const startup = Math.min(this.config.startupTimeoutMs, cap);
     const call = Math.min(this.config.callTimeoutMs, cap);
     const args = [
@@ -171,7 +185,7 @@ export class SatoriBridge {
       // The CLI's worst case: startup, then the call, then (manage_index
       // create|reindex) a wait as long as the call budget; plus slack to
       // let it report its own timeout first.
-      watchdogMs: startup + 2 * call + this.watchdogSlackMs,
+      watchdogMs: Math.min(startup + 2 * call + this.watchdogSlackMs, left),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onStderrLine ? { onStderrLine: options.onStderrLine } : {}),
     });

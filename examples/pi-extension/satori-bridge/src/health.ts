@@ -1,7 +1,8 @@
 /**
  * `/satori-mcp`: can pi reach Satori right now? Runs `satori-cli tools list`
  * through the same wrapper (and recovery) as tool calls, with both timeouts
- * capped, and always ends in one clear report, never an exception.
+ * capped and the whole check (a retry and the watchdog included) bounded by
+ * `healthTimeoutMs`, and always ends in one clear report, never an exception.
  */
 
 import { describeFailure, type SatoriBridge, type RunResult } from "./bridge.ts";
@@ -22,7 +23,7 @@ export async function checkHealth(bridge: SatoriBridge, cwd: string): Promise<He
   const commandLine = [config.command, ...config.args].join(" ");
   let result: RunResult;
   try {
-    result = await bridge.listTools({ cwd, timeoutCapMs: config.healthTimeoutMs });
+    result = await bridge.listTools({ cwd, timeoutCapMs: config.healthTimeoutMs, budgetMs: config.healthTimeoutMs });
   } catch (error) {
     // runCli never rejects; this is a bug guard so the command cannot crash pi.
     const message = error instanceof Error ? error.message : String(error);
@@ -34,7 +35,7 @@ export async function checkHealth(bridge: SatoriBridge, cwd: string): Promise<He
     `guard recovery: ${config.guardRecovery}; the next run starts with SATORI_CLI_STDOUT_GUARD=${bridge.guardMode}` +
       (bridge.isStickyOff ? " (kept off after a successful recovery)" : ""),
     `timeouts for this check: ${Math.min(config.startupTimeoutMs, config.healthTimeoutMs)} ms startup, ` +
-      `${Math.min(config.callTimeoutMs, config.healthTimeoutMs)} ms call`,
+      `${Math.min(config.callTimeoutMs, config.healthTimeoutMs)} ms call, ${config.healthTimeoutMs} ms in all`,
     `config: ${config.sources.join(" < ")}`,
   ];
   const attemptLine = `attempts: ${JSON.stringify(result.meta)}`;

@@ -162,7 +162,7 @@ test("/satori-mcp does not block pi and reports a failure deterministically", as
     assert.deepEqual(details.slice(0, 3), [
       `  command: ${process.execPath} ${FAKE_CLI}`,
       "  guard recovery: auto; the next run starts with SATORI_CLI_STDOUT_GUARD=drop",
-      "  timeouts for this check: 5000 ms startup, 5000 ms call",
+      "  timeouts for this check: 5000 ms startup, 5000 ms call, 5000 ms in all",
     ]);
     assert.equal(
       details.at(-1),

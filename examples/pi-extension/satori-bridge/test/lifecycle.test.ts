@@ -1,7 +1,7 @@
 /**
  * Behaviour across and around single runs: the sticky guard mode after a
- * recovery, cancellation, a missing CLI, progress lines, path arguments,
- * output truncation and the child environment.
+ * recovery, cancellation, a missing CLI, the health check's time bound,
+ * progress lines, path arguments, output truncation and the child environment.
  */
 
 import assert from "node:assert/strict";
@@ -11,6 +11,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 import { DEFAULTS } from "../src/config.ts";
 import { SatoriBridge } from "../src/bridge.ts";
+import { checkHealth } from "../src/health.ts";
 import { normalizePaths, responseText, toolDefinition, type BridgeToolDetails } from "../src/tools.ts";
 import { cliError, result, scratch, toolsList } from "./harness.ts";
 
@@ -176,6 +177,26 @@ test("the child gets the configured env and never the recovery policy variable",
     assert.deepEqual(call?.argv.slice(0, 6), ["--guard-recovery", "never", "--startup-timeout-ms", String(DEFAULTS.startupTimeoutMs), "--call-timeout-ms", String(DEFAULTS.callTimeoutMs)]);
   } finally {
     process.env = saved;
+    s.cleanup();
+  }
+});
+
+test("the health check ends within its timeout even when the CLI never answers", async () => {
+  // A launcher that never starts the CLI (npx waiting for an unreachable registry) looks
+  // like this: no output, no exit. With the bridge's real watchdog slack, one attempt used
+  // to last the startup and two call timeouts plus 10 s, and guard recovery ran a second.
+  const s = scratch({ "*:*": { hang: true } });
+  try {
+    const bridge = new SatoriBridge(s.config({ healthTimeoutMs: 1_500 }));
+    const started = Date.now();
+    const report = await checkHealth(bridge, s.dir);
+    const took = Date.now() - started;
+    assert.equal(report.ok, false);
+    // The budget, plus the grace between SIGTERM and SIGKILL and some scheduling slack.
+    assert.ok(took < 1_500 + 3_000 + 1_000, `the check took ${took} ms`);
+    assert.ok(s.calls().length <= 2);
+    assert.match(report.lines.join("\n"), /1500 ms in all/);
+  } finally {
     s.cleanup();
   }
 });
