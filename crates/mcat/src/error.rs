@@ -48,9 +48,15 @@ pub enum Error {
     /// The server did not advertise what the command needs.
     #[error("server does not advertise {0} capability")]
     Capability(&'static str),
-    /// The stdio proxy is missing, dead or failed to start.
+    /// The stdio proxy is missing, dead, failed to start, or cannot run on this platform.
     #[error("{0}")]
     Proxy(String),
+    /// The server did not answer a request within the command's `--timeout`.
+    #[error("{0}")]
+    Timeout(String),
+    /// The operating system's random number generator failed.
+    #[error("{0}; mcat does not fall back to a predictable value")]
+    Random(String),
 }
 
 impl Error {

@@ -28,8 +28,10 @@ use tokio::net::UnixListener;
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::oneshot;
 
-use super::{CONTROL_VERSION, Control, now_ms, random_hex, rfc3339};
+use super::now_ms;
+use super::unix::{CONTROL_VERSION, Control, rfc3339};
 use crate::mcp::PROTOCOL_VERSION;
+use crate::random;
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 32 << 20;
@@ -190,7 +192,7 @@ async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
         args: args.to_vec(),
         started_at: rfc3339(started),
         started_at_ms: started,
-        nonce: random_hex(16),
+        nonce: random::hex(16, "the proxy's nonce").map_err(|e| e.to_string())?,
     }
     .save(&socket)
     .map_err(|e| e.to_string())?;
@@ -304,7 +306,19 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
     let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
     let id = msg.get("id").cloned();
     if method.as_deref() == Some("initialize") {
-        let sid = random_hex(16);
+        let sid = match random::hex(16, "a session id") {
+            Ok(sid) => sid,
+            Err(e) => {
+                return Ok(answer(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    Some(&rpc_error(
+                        id.unwrap_or(Value::Null),
+                        -32603,
+                        &e.to_string(),
+                    )),
+                ));
+            }
+        };
         if let Ok(mut set) = bridge.sessions.lock() {
             set.insert(sid.clone());
         }
