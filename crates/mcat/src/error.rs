@@ -48,9 +48,14 @@ pub enum Error {
     /// The server did not advertise what the command needs.
     #[error("server does not advertise {0} capability")]
     Capability(&'static str),
-    /// The stdio proxy is missing, dead, failed to start, or cannot run on this platform.
+    /// The stdio proxy is missing, dead or failed to start.
     #[error("{0}")]
     Proxy(String),
+    /// The proxy or a `unix://` endpoint, where the platform has no Unix-domain sockets.
+    #[error(
+        "the mcat proxy and unix:// endpoints need Unix-domain sockets, which mcat does not support on this platform; use an http:// or https:// endpoint"
+    )]
+    NoUnixSockets,
     /// The server did not answer a request within the command's `--timeout`.
     #[error("{0}")]
     Timeout(String),

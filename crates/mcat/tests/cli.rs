@@ -103,30 +103,24 @@ fn mcat_at_once(commands: &[Vec<String>], limit: Duration) -> Vec<Out> {
         .collect()
 }
 
-/// Concurrent `tool call echo`s on one session: each must get its own answer.
-fn check_concurrent_echoes(session: &str, n: usize) {
-    let commands: Vec<Vec<String>> = (0..n)
-        .map(|i| {
-            [
-                "tool",
-                "call",
-                "echo",
-                "-i",
-                &format!("{{message: 'm{i}'}}"),
-                "-s",
-                session,
-            ]
-            .map(str::to_owned)
-            .to_vec()
+/// Tool calls at the same time on one session, as (tool, ARGS, the text of its answer):
+/// each must get its own answer.
+fn check_concurrent_calls(session: &str, calls: &[(&str, String, String)]) {
+    let commands: Vec<Vec<String>> = calls
+        .iter()
+        .map(|(tool, args, _)| {
+            ["tool", "call", tool, "-i", args, "-s", session]
+                .map(str::to_owned)
+                .to_vec()
         })
         .collect();
     let outs = mcat_at_once(&commands, Duration::from_secs(30));
-    for (i, out) in outs.iter().enumerate() {
-        assert_eq!(out.code, 0, "command {i}: {out:?}");
+    for ((tool, args, want), out) in calls.iter().zip(&outs) {
+        assert_eq!(out.code, 0, "{tool} {args}: {out:?}");
         assert_eq!(
-            text_of(&out.json["result"]),
-            format!("Echo: m{i}"),
-            "{out:?}"
+            &text_of(&out.json["result"]),
+            want,
+            "{tool} {args}: {out:?}"
         );
     }
 }
@@ -380,7 +374,16 @@ fn a_stdio_server_behind_the_proxy_serves_every_command() {
     assert!(e.contains("my-session") && !e.contains("expired"), "{e}");
 
     // Concurrent commands share the one server without mixing up answers.
-    check_concurrent_echoes(s, 8);
+    let echoes: Vec<_> = (0..8)
+        .map(|i| {
+            (
+                "echo",
+                format!("{{message: 'm{i}'}}"),
+                format!("Echo: m{i}"),
+            )
+        })
+        .collect();
+    check_concurrent_calls(s, &echoes);
 
     // The server dies: the proxy is reported dead, and commands say so.
     let pid = status["child_pid"].as_u64().unwrap();
@@ -453,6 +456,17 @@ fn a_session_outlives_the_process_but_not_the_proxy() {
             .parse()
             .unwrap();
         assert_eq!(second, first + 1);
+        // A call that runs out of time is cancelled at the server, under the id the server
+        // knows it by (the proxy's, not the command's).
+        check_fails(
+            &["tool", "call", "silent", "--timeout", "1", "-s", s],
+            1,
+            "did not answer tools/call within 1 s (the request was cancelled)",
+        );
+        let seen: Value =
+            serde_json::from_str(&text_of(&ok(&["tool", "call", "cancelled", "-s", s]))).unwrap();
+        assert_eq!(seen["silent"].as_array().unwrap().len(), 1, "{seen}");
+        assert_eq!(seen["cancelled"], seen["silent"], "{seen}");
         // A second proxy on the same socket is refused while the first runs.
         let again = mcat(&["proxy", "up", &ep, "--", "python3", script]);
         assert_eq!(again.code, 1);
@@ -554,8 +568,18 @@ fn streamable_http_sessions_are_reused_across_processes() {
     let got = ok(&["prompt", "get", "simple-prompt", "-s", s]);
     assert_eq!(got["session_id"], sid.as_str());
     // Processes sharing the session share the server's answer streams, which it keys by
-    // request id: each gets its own answer, none hangs.
-    check_concurrent_echoes(s, 8);
+    // request id: each gets its own answer, none hangs. The calls take a second, so they
+    // are all in flight at once.
+    let overlapping: Vec<_> = (1..=4)
+        .map(|steps| {
+            (
+                "trigger-long-running-operation",
+                format!("{{duration: 1, steps: {steps}}}"),
+                format!("Long running operation completed. Duration: 1 seconds, Steps: {steps}."),
+            )
+        })
+        .collect();
+    check_concurrent_calls(s, &overlapping);
     // The session id in the file never changed: no command initialised again.
     let after: Value = serde_json::from_slice(&std::fs::read(&sess).unwrap()).unwrap();
     assert_eq!(after["session_id"], sid.as_str());

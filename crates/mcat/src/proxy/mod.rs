@@ -51,29 +51,23 @@ mod elsewhere {
 
     use crate::error::{Error, Result};
 
-    fn unsupported() -> Error {
-        Error::Proxy(
-            "the mcat proxy and unix:// endpoints need Unix-domain sockets and signals, which mcat does not support on this platform; use an http:// or https:// endpoint".into(),
-        )
-    }
-
     pub fn up(_socket: &Path, _command: &[String]) -> Result<Value> {
-        Err(unsupported())
+        Err(Error::NoUnixSockets)
     }
 
     pub fn down(_socket: &Path) -> Result<Value> {
-        Err(unsupported())
+        Err(Error::NoUnixSockets)
     }
 
     pub fn status(_socket: &Path) -> Result<Value> {
-        Err(unsupported())
+        Err(Error::NoUnixSockets)
     }
 
     pub fn require(_socket: &Path) -> Result<()> {
-        Err(unsupported())
+        Err(Error::NoUnixSockets)
     }
 
     pub fn serve(_socket: &Path, _command: &[String]) -> i32 {
-        crate::output::emit(Err(unsupported()))
+        crate::output::emit(Err(Error::NoUnixSockets))
     }
 }
