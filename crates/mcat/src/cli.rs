@@ -58,6 +58,8 @@ pub enum Command {
         /// decline or cancel.
         #[arg(long, value_name = "POLICY")]
         elicit: Option<String>,
+        #[command(flatten)]
+        timeout: TimeoutArg,
     },
     /// Tools.
     #[command(subcommand)]
@@ -168,6 +170,23 @@ pub struct SessionArg {
     /// The session file written by init.
     #[arg(short = 's', long = "session", value_name = "SESS_INFO_FILE")]
     pub session: PathBuf,
+    #[command(flatten)]
+    pub timeout: TimeoutArg,
+}
+
+#[derive(Debug, Args)]
+pub struct TimeoutArg {
+    /// Seconds to wait for each answer from the server before failing (and cancelling the
+    /// request); 0 waits as long as the server takes.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::mcp::DEFAULT_TIMEOUT_S)]
+    pub timeout: u64,
+}
+
+impl TimeoutArg {
+    /// The limit, `None` for none.
+    pub fn limit(&self) -> Option<std::time::Duration> {
+        (self.timeout > 0).then(|| std::time::Duration::from_secs(self.timeout))
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -51,6 +51,17 @@ pub enum Error {
     /// The stdio proxy is missing, dead or failed to start.
     #[error("{0}")]
     Proxy(String),
+    /// The proxy or a `unix://` endpoint, where the platform has no Unix-domain sockets.
+    #[error(
+        "the mcat proxy and unix:// endpoints need Unix-domain sockets, which mcat does not support on this platform; use an http:// or https:// endpoint"
+    )]
+    NoUnixSockets,
+    /// The server did not answer a request within the command's `--timeout`.
+    #[error("{0}")]
+    Timeout(String),
+    /// The operating system's random number generator failed.
+    #[error("{0}; mcat does not fall back to a predictable value")]
+    Random(String),
 }
 
 impl Error {

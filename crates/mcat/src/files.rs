@@ -29,6 +29,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(if private { 0o600 } else { 0o644 });
         }
+        // Elsewhere there are no mode bits: the file takes its directory's access rules.
+        #[cfg(not(unix))]
+        let _ = private;
         let mut f = options.open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;

@@ -16,10 +16,12 @@ mod log;
 mod mcp;
 mod output;
 mod proxy;
+mod random;
 mod session;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use base64::Engine;
 use clap::Parser;
@@ -28,7 +30,10 @@ use serde_json::{Value, json};
 pub use error::{Error, Result};
 pub use output::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Outcome};
 
-use cli::{AuthCommand, Cli, Command, PromptCommand, ProxyCommand, ResourceCommand, ToolCommand};
+use cli::{
+    AuthCommand, Cli, Command, PromptCommand, ProxyCommand, ResourceCommand, SessionArg,
+    ToolCommand,
+};
 use keyref::KeyRef;
 use log::{Domain, Level};
 use mcp::{Conn, Elicit, Endpoint};
@@ -82,7 +87,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     if let Command::Serve { socket, command } = &cli.command {
-        return proxy::bridge::serve(socket, command);
+        return proxy::serve(socket, command);
     }
     if let Err(e) = log::init(
         &cli.log.log,
@@ -103,11 +108,13 @@ fn run(command: Command, reinit: bool) -> Result<Outcome> {
             output,
             key_ref,
             elicit,
+            timeout,
         } => block_on(init(
             &endpoint,
             &output,
             key_ref.as_deref(),
             elicit.as_deref(),
+            timeout.limit(),
         )),
         Command::Tool(t) => block_on(tool(t, reinit)),
         Command::Resource(r) => block_on(resource(r, reinit)),
@@ -241,28 +248,12 @@ fn same_file(a: &Path, b: &Path) -> bool {
     abs(a) == abs(b)
 }
 
-/// Fails unless a live proxy serves `socket`.
-fn require_proxy(socket: &Path) -> Result<()> {
-    match proxy::Control::load(socket)? {
-        Some(c) if c.alive(socket) => Ok(()),
-        Some(c) => Err(Error::Proxy(format!(
-            "the proxy on unix://{} is not running (pid {} is gone; its control file is stale): start it again with mcat proxy up",
-            socket.display(),
-            c.pid
-        ))),
-        None => Err(Error::Proxy(format!(
-            "no proxy on unix://{}: start one with mcat proxy up unix://{} -- CMD [ARG...]",
-            socket.display(),
-            socket.display()
-        ))),
-    }
-}
-
 async fn init(
     endpoint: &str,
     out: &Path,
     key_ref: Option<&str>,
     elicit: Option<&str>,
+    timeout: Option<Duration>,
 ) -> Result<Outcome> {
     let ep = Endpoint::parse(endpoint)?;
     let key_ref = key_ref.map(KeyRef::parse).transpose()?;
@@ -288,13 +279,13 @@ async fn init(
                 out.display()
             )));
         }
-        require_proxy(socket)?;
+        proxy::require(socket)?;
     }
     let token = match &key_ref {
         Some(k) => auth::fresh_token(k, false).await?,
         None => None,
     };
-    let mut conn = Conn::new(&ep, token).elicit(elicit);
+    let mut conn = Conn::new(&ep, token)?.elicit(elicit).timeout(timeout);
     let started = std::time::Instant::now();
     let hs = conn.initialize().await.map_err(|e| match e {
         Error::Server { code: -32601, .. } => Error::Transport(format!(
@@ -347,6 +338,7 @@ struct Client {
     conn: Conn,
     token: Option<String>,
     reinit: bool,
+    timeout: Option<Duration>,
 }
 
 impl Client {
@@ -388,7 +380,9 @@ impl Client {
 
     /// A new session in place of the expired one, written to the session file.
     async fn initialize_again(&mut self) -> Result<()> {
-        let mut conn = Conn::new(&self.endpoint, self.token.clone()).elicit(self.session.elicit);
+        let mut conn = Conn::new(&self.endpoint, self.token.clone())?
+            .elicit(self.session.elicit)
+            .timeout(self.timeout);
         let hs = conn.initialize().await?;
         self.session.apply(&hs);
         self.session.save(&self.path)?;
@@ -411,7 +405,7 @@ impl Client {
                 };
                 let token = auth::fresh_token(k, true).await?;
                 self.token.clone_from(&token);
-                self.conn = resumed(&self.endpoint, &self.session, token);
+                self.conn = resumed(&self.endpoint, &self.session, token, self.timeout)?;
                 self.conn.request(method, params.clone()).await
             }
             other => other,
@@ -420,18 +414,26 @@ impl Client {
 }
 
 /// A connection that resumes session `s` with `token`.
-fn resumed(ep: &Endpoint, s: &Session, token: Option<String>) -> Conn {
-    Conn::new(ep, token)
+fn resumed(
+    ep: &Endpoint,
+    s: &Session,
+    token: Option<String>,
+    timeout: Option<Duration>,
+) -> Result<Conn> {
+    Ok(Conn::new(ep, token)?
         .elicit(s.elicit)
-        .resume(s.session_id.clone(), Some(s.protocol_version.clone()))
+        .timeout(timeout)
+        .resume(s.session_id.clone(), Some(s.protocol_version.clone())))
 }
 
-/// The session of `path` and a connection resuming it.
-async fn connect(path: &Path, reinit: bool) -> Result<Client> {
+/// The session of the session file and a connection resuming it.
+async fn connect(arg: &SessionArg, reinit: bool) -> Result<Client> {
+    let path = arg.session.as_path();
+    let timeout = arg.timeout.limit();
     let s = Session::load(path)?;
     let ep = Endpoint::parse(&s.endpoint).map_err(|e| Error::corrupt(path, "session file", e))?;
     if let Endpoint::Unix(socket) = &ep {
-        require_proxy(socket)?;
+        proxy::require(socket)?;
     }
     let key_ref = s
         .key_ref
@@ -443,7 +445,7 @@ async fn connect(path: &Path, reinit: bool) -> Result<Client> {
         Some(k) => auth::fresh_token(k, false).await?,
         None => None,
     };
-    let conn = resumed(&ep, &s, token.clone());
+    let conn = resumed(&ep, &s, token.clone(), timeout)?;
     Ok(Client {
         session: s,
         path: path.to_owned(),
@@ -452,6 +454,7 @@ async fn connect(path: &Path, reinit: bool) -> Result<Client> {
         conn,
         token,
         reinit,
+        timeout,
     })
 }
 
@@ -462,7 +465,7 @@ fn cursor_params(cursor: Option<String>) -> Option<Value> {
 async fn tool(t: ToolCommand, reinit: bool) -> Result<Outcome> {
     match t {
         ToolCommand::List { session, cursor } => {
-            let mut c = connect(&session.session, reinit).await?;
+            let mut c = connect(&session, reinit).await?;
             c.session.require("tools")?;
             if cursor.is_some() {
                 return Ok(Outcome::Result(
@@ -493,7 +496,7 @@ async fn tool(t: ToolCommand, reinit: bool) -> Result<Outcome> {
                 Some(i) => input::parse_object(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let mut c = connect(&session.session, reinit).await?;
+            let mut c = connect(&session, reinit).await?;
             c.session.require("tools")?;
             let result = c
                 .request(
@@ -509,14 +512,14 @@ async fn tool(t: ToolCommand, reinit: bool) -> Result<Outcome> {
 async fn resource(r: ResourceCommand, reinit: bool) -> Result<Outcome> {
     match r {
         ResourceCommand::List { session, cursor } => {
-            let mut c = connect(&session.session, reinit).await?;
+            let mut c = connect(&session, reinit).await?;
             c.session.require("resources")?;
             Ok(Outcome::Result(
                 c.request("resources/list", cursor_params(cursor)).await?,
             ))
         }
         ResourceCommand::ListTemplate { session, cursor } => {
-            let mut c = connect(&session.session, reinit).await?;
+            let mut c = connect(&session, reinit).await?;
             c.session.require("resources")?;
             Ok(Outcome::Result(
                 c.request("resources/templates/list", cursor_params(cursor))
@@ -528,7 +531,7 @@ async fn resource(r: ResourceCommand, reinit: bool) -> Result<Outcome> {
             session,
             output,
         } => {
-            let mut c = connect(&session.session, reinit).await?;
+            let mut c = connect(&session, reinit).await?;
             c.session.require("resources")?;
             let result = c
                 .request("resources/read", Some(json!({"uri": uri})))
@@ -581,7 +584,7 @@ fn decode(item: &Value, uri: &str) -> Result<Vec<u8>> {
 async fn prompt(p: PromptCommand, reinit: bool) -> Result<Outcome> {
     match p {
         PromptCommand::List { session, cursor } => {
-            let mut c = connect(&session.session, reinit).await?;
+            let mut c = connect(&session, reinit).await?;
             c.session.require("prompts")?;
             Ok(Outcome::Result(
                 c.request("prompts/list", cursor_params(cursor)).await?,
@@ -596,7 +599,7 @@ async fn prompt(p: PromptCommand, reinit: bool) -> Result<Outcome> {
                 Some(i) => input::parse_prompt_args(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let mut c = connect(&session.session, reinit).await?;
+            let mut c = connect(&session, reinit).await?;
             c.session.require("prompts")?;
             let mut result = c
                 .request(

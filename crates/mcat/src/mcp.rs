@@ -5,7 +5,16 @@
 //! SSE answers); this module builds the JSON-RPC messages, picks the answer to its own
 //! request out of an SSE stream (notifications may come first), answers the requests a
 //! server sends back while it works (`ping`, and elicitation by the policy chosen at
-//! `init`), and maps failures to [`Error`]s a shell user can act on.
+//! `init`), gives up on a request after the command's timeout, and maps failures to
+//! [`Error`]s a shell user can act on.
+//!
+//! Every request carries an id of its own, a string of 64 random bits: processes that share
+//! one session file share the server's session, and a server keys its answer streams by
+//! request id, so two commands sending the same id would receive each other's answers (or
+//! none). Random ids need no coordination between processes, not even on different
+//! machines; a counter in the session file would need a lock around every request. They
+//! are strings because a JavaScript server reads a 64-bit number as a double and would echo
+//! back a different one. An answer with any other id is not ours and is never reported.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,6 +23,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+#[cfg(unix)]
 use rmcp::transport::common::unix_socket::UnixSocketHttpClient;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -23,6 +33,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 use crate::log::{self, Domain, Level};
+use crate::random;
 
 /// The protocol revision mcat asks for.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -34,7 +45,15 @@ pub const SESSIONLESS_VERSION: &str = "2026-07-28";
 /// How many times one answer's event stream is resumed.
 const MAX_RESUMES: usize = 5;
 
+/// How long a command waits for each answer unless `--timeout` says otherwise.
+pub const DEFAULT_TIMEOUT_S: u64 = 60;
+
+/// How long the `notifications/cancelled` of a timed-out request may take: the server that
+/// did not answer may not take this one either, and the command is already failing.
+const CANCEL_PATIENCE: Duration = Duration::from_secs(2);
+
 /// The URI requests carry over a Unix socket (the proxy serves any path).
+#[cfg(unix)]
 const UNIX_URI: &str = "http://localhost/mcp";
 
 /// How a one-shot command answers a server that asks its user for input (elicitation). It
@@ -118,6 +137,15 @@ fn session_refused(id: Option<&Value>, code: i64, message: &str) -> bool {
     transport_level && about_session
 }
 
+/// Whether `answer` (a JSON-RPC response or error) answers request `id`. An error without
+/// an id is about a request the server could not read: on this POST, ours.
+fn answers(answer: &Value, id: &Value) -> bool {
+    match answer.get("id") {
+        None | Some(Value::Null) => answer.get("error").is_some(),
+        Some(other) => other == id,
+    }
+}
+
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -172,6 +200,7 @@ macro_rules! on_client {
     ($http:expr, $c:ident => $body:expr) => {
         match $http {
             Http::Tcp($c) => $body,
+            #[cfg(unix)]
             Http::Unix($c) => $body,
         }
     };
@@ -180,6 +209,7 @@ macro_rules! on_client {
 #[derive(Clone)]
 enum Http {
     Tcp(reqwest::Client),
+    #[cfg(unix)]
     Unix(UnixSocketHttpClient),
 }
 
@@ -192,6 +222,8 @@ pub struct Conn {
     session_id: Option<String>,
     protocol_version: Option<String>,
     elicit: Option<Elicit>,
+    /// How long each request waits for its answer; `None` waits as long as the server takes.
+    timeout: Option<Duration>,
 }
 
 /// The answer to `initialize`.
@@ -202,15 +234,20 @@ pub struct Handshake {
 }
 
 impl Conn {
-    pub fn new(endpoint: &Endpoint, token: Option<String>) -> Conn {
+    /// A connection to `endpoint`. A `unix://` endpoint is refused where the platform has
+    /// no Unix-domain sockets (see `proxy`).
+    pub fn new(endpoint: &Endpoint, token: Option<String>) -> Result<Conn> {
         let (http, uri) = match endpoint {
             Endpoint::Http(u) => (Http::Tcp(tcp_client()), u.clone()),
+            #[cfg(unix)]
             Endpoint::Unix(p) => (
                 Http::Unix(UnixSocketHttpClient::new(&p.to_string_lossy(), UNIX_URI)),
                 UNIX_URI.to_owned(),
             ),
+            #[cfg(not(unix))]
+            Endpoint::Unix(_) => return Err(Error::NoUnixSockets),
         };
-        Conn {
+        Ok(Conn {
             http,
             endpoint: endpoint.clone(),
             uri: uri.into(),
@@ -218,7 +255,14 @@ impl Conn {
             session_id: None,
             protocol_version: None,
             elicit: None,
-        }
+            timeout: Some(Duration::from_secs(DEFAULT_TIMEOUT_S)),
+        })
+    }
+
+    /// Waits at most `timeout` for each answer (`None`: as long as the server takes).
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Conn {
+        self.timeout = timeout;
+        self
     }
 
     /// Declares elicitation at `initialize` and answers it by `policy`.
@@ -281,7 +325,17 @@ impl Conn {
             msg["params"] = p;
         }
         // A server that answers a notification with a body is lenient, not wrong.
-        self.post(msg).await.map(|_| ())
+        let Some(limit) = self.timeout else {
+            return self.post(msg).await.map(|_| ());
+        };
+        match tokio::time::timeout(limit, self.post(msg)).await {
+            Ok(sent) => sent.map(|_| ()),
+            Err(_) => Err(Error::Timeout(format!(
+                "{} did not take the {method} notification within {} s (--timeout)",
+                self.endpoint.shown(),
+                limit.as_secs()
+            ))),
+        }
     }
 
     /// One request and its answer. In a session that answers elicitation, the server's own
@@ -292,21 +346,31 @@ impl Conn {
         params: Option<Value>,
     ) -> Result<(Value, Option<String>)> {
         let started = std::time::Instant::now();
-        let answer = if self.elicit.is_none() || self.session_id.is_none() {
-            self.exchange_once(method, params).await
-        } else {
-            // The stream is open before the request goes out: a server drops what it sends
-            // while its client has no stream to receive it.
-            let listening = self.listen().await;
-            let work = Box::pin(self.exchange_once(method, params));
-            match futures::future::select(work, listening).await {
-                futures::future::Either::Left((answer, _)) => answer,
-                futures::future::Either::Right(((), work)) => work.await,
+        let id = Value::String(format!("mcat-{}", random::hex(8, "a request id")?));
+        let work = async {
+            if self.elicit.is_none() || self.session_id.is_none() {
+                self.exchange_once(&id, method, params).await
+            } else {
+                // The stream is open before the request goes out: a server drops what it
+                // sends while its client has no stream to receive it.
+                let listening = self.listen().await;
+                let work = Box::pin(self.exchange_once(&id, method, params));
+                match futures::future::select(work, listening).await {
+                    futures::future::Either::Left((answer, _)) => answer,
+                    futures::future::Either::Right(((), work)) => work.await,
+                }
             }
+        };
+        let answer = match self.timeout {
+            None => work.await,
+            Some(limit) => match tokio::time::timeout(limit, work).await {
+                Ok(answer) => answer,
+                Err(_) => Err(self.give_up(&id, method, limit).await),
+            },
         };
         log::log(Domain::Mcp, Level::Info, || {
             format!(
-                "{method} to {} (session {}): {} in {} ms",
+                "{method} to {} (request {id}, session {}): {} in {} ms",
                 self.endpoint.shown(),
                 self.session_id.as_deref().unwrap_or("none"),
                 match &answer {
@@ -317,6 +381,37 @@ impl Conn {
             )
         });
         answer
+    }
+
+    /// Tells the server that request `id` is abandoned (it may stop working on it), and
+    /// says why the command fails. `initialize` is never cancelled, as the protocol asks.
+    async fn give_up(&self, id: &Value, method: &str, limit: Duration) -> Error {
+        let waited = limit.as_secs();
+        let mut cancelled = false;
+        if method != "initialize" {
+            let notice = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+                "requestId": id,
+                "reason": format!("mcat waited {waited} s for the answer (--timeout)"),
+            }});
+            match tokio::time::timeout(CANCEL_PATIENCE, self.post(notice)).await {
+                Ok(Ok(_)) => cancelled = true,
+                Ok(Err(e)) => log::log(Domain::Mcp, Level::Warn, || {
+                    format!("could not cancel {method} {id}: {e}")
+                }),
+                Err(_) => log::log(Domain::Mcp, Level::Warn, || {
+                    format!("could not cancel {method} {id}: no answer")
+                }),
+            }
+        }
+        Error::Timeout(format!(
+            "{} did not answer {method} within {waited} s{}: wait longer with --timeout SECONDS (0 waits as long as it takes)",
+            self.endpoint.shown(),
+            if cancelled {
+                " (the request was cancelled)"
+            } else {
+                ""
+            }
+        ))
     }
 
     /// Opens the server's standalone stream (a GET); the future it returns answers the
@@ -367,29 +462,39 @@ impl Conn {
 
     async fn exchange_once(
         &self,
+        id: &Value,
         method: &str,
         params: Option<Value>,
     ) -> Result<(Value, Option<String>)> {
-        let id = 1;
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(p) = params {
             msg["params"] = p;
         }
         let (answer, session) = match self.post(msg).await? {
-            StreamableHttpPostResponse::Json(m, session) => (Some(m), session),
+            StreamableHttpPostResponse::Json(m, session) => {
+                let value = serde_json::to_value(&m).unwrap_or(Value::Null);
+                // The one answer of this POST, but to another request: never ours to report.
+                if !answers(&value, id) {
+                    return Err(Error::Transport(format!(
+                        "{} answered {method} with the answer to another request (id {}, ours is {id})",
+                        self.endpoint.shown(),
+                        value["id"]
+                    )));
+                }
+                (Some(value), session)
+            }
             StreamableHttpPostResponse::Sse(stream, session) => {
-                let found = self.read_stream(stream, session.as_deref()).await?;
+                let found = self.read_stream(stream, id, session.as_deref()).await?;
                 (found, session)
             }
             _ => (None, None),
         };
-        let Some(answer) = answer else {
+        let Some(value) = answer else {
             return Err(Error::Transport(format!(
                 "{} sent no answer to {method}",
                 self.endpoint.shown()
             )));
         };
-        let value = serde_json::to_value(&answer).unwrap_or(Value::Null);
         if let Some(err) = value.get("error") {
             let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
             let message = err
@@ -413,14 +518,15 @@ impl Conn {
         Ok((result, session))
     }
 
-    /// Reads an SSE answer until the response to our request. A stream the server closes
-    /// before it (SEP-1699) is resumed with a GET carrying `Last-Event-ID`, after the
-    /// `retry` the server asked for.
+    /// Reads an SSE answer until the response to our request `id`; answers to other
+    /// requests are logged and skipped. A stream the server closes before it (SEP-1699) is
+    /// resumed with a GET carrying `Last-Event-ID`, after the `retry` the server asked for.
     async fn read_stream<E: std::fmt::Display>(
         &self,
         stream: futures::stream::BoxStream<'static, std::result::Result<sse_stream::Sse, E>>,
+        id: &Value,
         new_session: Option<&str>,
-    ) -> Result<Option<ServerJsonRpcMessage>> {
+    ) -> Result<Option<Value>> {
         let mut stream = stream.map(|r| r.map_err(|e| e.to_string())).boxed();
         let mut last_id: Option<String> = None;
         let mut retry = Duration::from_secs(1);
@@ -447,15 +553,24 @@ impl Conn {
                 if self.answer_if_request(&raw).await? {
                     continue;
                 }
-                let Ok(m) = serde_json::from_value::<ServerJsonRpcMessage>(raw) else {
+                let Ok(m) = serde_json::from_value::<ServerJsonRpcMessage>(raw.clone()) else {
                     continue;
                 };
-                if matches!(
+                if !matches!(
                     m,
                     ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
                 ) {
-                    return Ok(Some(m));
+                    continue;
                 }
+                if answers(&raw, id) {
+                    return Ok(Some(raw));
+                }
+                log::log(Domain::Mcp, Level::Warn, || {
+                    format!(
+                        "skipped an answer to request {} on the stream of request {id}",
+                        raw["id"]
+                    )
+                });
             }
             // The stream ended without our answer: resume it when the server made that
             // possible (an event id to resume after).

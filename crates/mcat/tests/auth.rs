@@ -92,6 +92,19 @@ impl Drop for AuthServer {
     }
 }
 
+/// A file holding a secret is readable by its owner only (mode 0600). Other platforms have no
+/// mode bits, and mcat sets none there.
+fn check_owner_only(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", path.display());
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
 fn token(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -115,11 +128,7 @@ fn the_device_flow_for_an_agent_starts_and_continues() {
     assert!(pending["action"]["url"].as_str().unwrap().contains(&code));
     assert!(!tok.exists());
     // The state file holds the device code, for the owner only.
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&state).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
+    check_owner_only(&state);
 
     // The user approves while `continue` polls (through a slow_down).
     let approver = {
@@ -135,10 +144,7 @@ fn the_device_flow_for_an_agent_starts_and_continues() {
     approver.join().unwrap();
     assert_eq!(done["status"], "complete");
     assert_eq!(done["stored"], format!("json://{t}"));
-    assert_eq!(
-        std::fs::metadata(&tok).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
+    check_owner_only(&tok);
     let stored = token(&tok);
     assert!(stored["access_token"].is_string() && stored["refresh_token"].is_string());
     let stats = server.get("/stats");
@@ -319,11 +325,7 @@ fn a_token_can_live_in_a_dotenv_file_and_logs_go_to_a_file() {
         text.starts_with("# settings\nOTHER=kept\nMCP_TOKEN='{"),
         "{text}"
     );
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&env_file).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
+    check_owner_only(&env_file);
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(
         logged.contains("mcat auth info: POST") && logged.contains("[redacted]"),

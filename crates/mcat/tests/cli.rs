@@ -4,9 +4,13 @@
 //! `MCAT_TEST_EVERYTHING`, or installed once into the target directory), over
 //! stdio through `mcat proxy up` and over Streamable HTTP. A small fake stdio server
 //! (`fixtures/paged_server.py`) covers what server-everything does not: paged lists and a
-//! server without resources or prompts.
+//! server without resources or prompts; a fake HTTP server (`fixtures/unruly_server.py`)
+//! answers out of order, with other requests' ids, or never.
+//!
+//! Most of them drive the proxy, which exists on Unix only (see `src/proxy/mod.rs`).
+#![cfg(unix)]
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -47,6 +51,78 @@ fn mcat_with(args: &[&str], stdin: Option<&str>) -> Out {
 
 fn mcat(args: &[&str]) -> Out {
     mcat_with(args, None)
+}
+
+/// Runs mcat commands at the same time. One still running after `limit` is killed and
+/// reads as exit code -1: a command that hangs fails the test instead of hanging it.
+fn mcat_at_once(commands: &[Vec<String>], limit: Duration) -> Vec<Out> {
+    let deadline = Instant::now() + limit;
+    let runs: Vec<_> = commands
+        .iter()
+        .map(|args| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_mcat"))
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("mcat runs");
+            let drain = |mut r: Box<dyn Read + Send>| {
+                std::thread::spawn(move || {
+                    let mut bytes = Vec::new();
+                    let _ = r.read_to_end(&mut bytes);
+                    bytes
+                })
+            };
+            let stdout = drain(Box::new(child.stdout.take().unwrap()));
+            let stderr = drain(Box::new(child.stderr.take().unwrap()));
+            (child, stdout, stderr)
+        })
+        .collect();
+    runs.into_iter()
+        .map(|(mut child, stdout, stderr)| {
+            let code = loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    break status.code().unwrap_or(-1);
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break -1;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let stdout = stdout.join().unwrap();
+            Out {
+                code,
+                json: serde_json::from_slice(&stdout).unwrap_or(Value::Null),
+                stdout,
+                stderr: String::from_utf8_lossy(&stderr.join().unwrap()).into_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Tool calls at the same time on one session, as (tool, ARGS, the text of its answer):
+/// each must get its own answer.
+fn check_concurrent_calls(session: &str, calls: &[(&str, String, String)]) {
+    let commands: Vec<Vec<String>> = calls
+        .iter()
+        .map(|(tool, args, _)| {
+            ["tool", "call", tool, "-i", args, "-s", session]
+                .map(str::to_owned)
+                .to_vec()
+        })
+        .collect();
+    let outs = mcat_at_once(&commands, Duration::from_secs(30));
+    for ((tool, args, want), out) in calls.iter().zip(&outs) {
+        assert_eq!(out.code, 0, "{tool} {args}: {out:?}");
+        assert_eq!(
+            &text_of(&out.json["result"]),
+            want,
+            "{tool} {args}: {out:?}"
+        );
+    }
 }
 
 /// Runs a command that must succeed; its `result`.
@@ -298,20 +374,16 @@ fn a_stdio_server_behind_the_proxy_serves_every_command() {
     assert!(e.contains("my-session") && !e.contains("expired"), "{e}");
 
     // Concurrent commands share the one server without mixing up answers.
-    let handles: Vec<_> = (0..8)
+    let echoes: Vec<_> = (0..8)
         .map(|i| {
-            let s = s.to_owned();
-            std::thread::spawn(move || {
-                let msg = format!("{{message: 'm{i}'}}");
-                let out = mcat(&["tool", "call", "echo", "-i", &msg, "-s", &s]);
-                (i, text_of(&out.json["result"]))
-            })
+            (
+                "echo",
+                format!("{{message: 'm{i}'}}"),
+                format!("Echo: m{i}"),
+            )
         })
         .collect();
-    for h in handles {
-        let (i, text) = h.join().unwrap();
-        assert_eq!(text, format!("Echo: m{i}"));
-    }
+    check_concurrent_calls(s, &echoes);
 
     // The server dies: the proxy is reported dead, and commands say so.
     let pid = status["child_pid"].as_u64().unwrap();
@@ -384,6 +456,17 @@ fn a_session_outlives_the_process_but_not_the_proxy() {
             .parse()
             .unwrap();
         assert_eq!(second, first + 1);
+        // A call that runs out of time is cancelled at the server, under the id the server
+        // knows it by (the proxy's, not the command's).
+        check_fails(
+            &["tool", "call", "silent", "--timeout", "1", "-s", s],
+            1,
+            "did not answer tools/call within 1 s (the request was cancelled)",
+        );
+        let seen: Value =
+            serde_json::from_str(&text_of(&ok(&["tool", "call", "cancelled", "-s", s]))).unwrap();
+        assert_eq!(seen["silent"].as_array().unwrap().len(), 1, "{seen}");
+        assert_eq!(seen["cancelled"], seen["silent"], "{seen}");
         // A second proxy on the same socket is refused while the first runs.
         let again = mcat(&["proxy", "up", &ep, "--", "python3", script]);
         assert_eq!(again.code, 1);
@@ -484,6 +567,19 @@ fn streamable_http_sessions_are_reused_across_processes() {
     );
     let got = ok(&["prompt", "get", "simple-prompt", "-s", s]);
     assert_eq!(got["session_id"], sid.as_str());
+    // Processes sharing the session share the server's answer streams, which it keys by
+    // request id: each gets its own answer, none hangs. The calls take a second, so they
+    // are all in flight at once.
+    let overlapping: Vec<_> = (1..=4)
+        .map(|steps| {
+            (
+                "trigger-long-running-operation",
+                format!("{{duration: 1, steps: {steps}}}"),
+                format!("Long running operation completed. Duration: 1 seconds, Steps: {steps}."),
+            )
+        })
+        .collect();
+    check_concurrent_calls(s, &overlapping);
     // The session id in the file never changed: no command initialised again.
     let after: Value = serde_json::from_slice(&std::fs::read(&sess).unwrap()).unwrap();
     assert_eq!(after["session_id"], sid.as_str());
@@ -731,4 +827,101 @@ fn a_server_that_cannot_start_is_reported_by_proxy_up() {
         "{out:?}"
     );
     assert!(out.stderr.is_empty() || !out.stderr.contains('{'));
+}
+
+/// The fake HTTP server of `fixtures/unruly_server.py`, stopped when dropped.
+struct Unruly {
+    _server: Killed,
+    port: u16,
+}
+
+impl Unruly {
+    fn start() -> Unruly {
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/unruly_server.py"
+        );
+        let mut child = Command::new("python3")
+            .arg(script)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the fake server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server prints its port");
+        Unruly {
+            _server: Killed(child),
+            port,
+        }
+    }
+
+    /// The notifications the server was sent.
+    fn received(&self) -> Vec<Value> {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(s, "GET /received HTTP/1.0\r\nhost: 127.0.0.1\r\n\r\n").unwrap();
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).unwrap();
+        let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or_default()
+    }
+}
+
+#[test]
+fn an_answer_is_ours_only_by_its_id_and_a_silent_server_times_out() {
+    let server = Unruly::start();
+    let dir = tempfile::tempdir().unwrap();
+    let sess = dir.path().join("s.json");
+    let s = sess.to_str().unwrap();
+    ok(&[
+        "init",
+        &format!("http://127.0.0.1:{}/mcp", server.port),
+        "-o",
+        s,
+    ]);
+
+    // Answers to other requests come first on the stream: ours is the one with our id.
+    assert_eq!(text_of(&ok(&["tool", "call", "crossed", "-s", s])), "yours");
+    // The only answer carries another id: an error, never that answer reported as ours.
+    check_fails(
+        &["tool", "call", "misdirected", "-s", s],
+        1,
+        "with the answer to another request (id \"someone-else\"",
+    );
+
+    // A server that never answers: the command fails after --timeout and cancels the request.
+    let started = Instant::now();
+    check_fails(
+        &["tool", "call", "silent", "--timeout", "1", "-s", s],
+        1,
+        "did not answer tools/call within 1 s (the request was cancelled)",
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let cancels: Vec<Value> = server
+        .received()
+        .into_iter()
+        .filter(|n| n["method"] == "notifications/cancelled")
+        .collect();
+    assert_eq!(cancels.len(), 1, "{cancels:?}");
+    let id = cancels[0]["params"]["requestId"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(id.starts_with("mcat-") && id.len() == 21, "{id}");
+    // Each request has an id of its own.
+    let out = mcat(&["--log", "mcp", "tool", "list", "-s", s]);
+    let again = mcat(&["--log", "mcp", "tool", "list", "-s", s]);
+    let id_of = |o: &Out| {
+        o.stderr
+            .split_whitespace()
+            .find(|w| w.starts_with("\"mcat-"))
+            .map(|w| w.trim_end_matches(',').to_owned())
+    };
+    assert!(id_of(&out).is_some(), "{out:?}");
+    assert_ne!(id_of(&out), id_of(&again));
+    check_fails(
+        &["tool", "call", "silent", "--timeout", "soon", "-s", s],
+        2,
+        "invalid value 'soon' for '--timeout <SECONDS>'",
+    );
 }

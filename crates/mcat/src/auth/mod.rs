@@ -27,7 +27,8 @@ use crate::error::{Error, Result};
 use crate::files;
 use crate::keyref::{KeyRef, Token};
 use crate::log::{self, Domain, Level};
-use crate::proxy::{now_ms, random_bytes, random_hex};
+use crate::proxy::now_ms;
+use crate::random;
 use http::Http;
 
 /// Version of the auth state file's shape.
@@ -238,8 +239,28 @@ pub(crate) fn b64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-fn random_b64url(n: usize) -> String {
-    b64url(&random_bytes(n))
+/// What authorization code with PKCE needs that must not be guessed.
+#[derive(Debug)]
+struct Pkce {
+    verifier: String,
+    /// S256 of the verifier.
+    challenge: String,
+    /// The OAuth `state` the redirect must carry back.
+    state: String,
+}
+
+impl Pkce {
+    /// A fresh verifier and state from `source`; a source that fails is an error, since a
+    /// verifier or state anyone could compute defeats both.
+    fn new(source: random::Source) -> Result<Pkce> {
+        let verifier = b64url(&random::bytes_from(source, 32, "a PKCE verifier")?);
+        let state = b64url(&random::bytes_from(source, 16, "an OAuth state")?);
+        Ok(Pkce {
+            challenge: b64url(&sha2::Sha256::digest(verifier.as_bytes())),
+            verifier,
+            state,
+        })
+    }
 }
 
 fn save_state(path: &Path, s: &AuthState) -> Result<()> {
@@ -436,9 +457,11 @@ pub async fn start(o: Start) -> Result<Value> {
         let authorize = found.endpoint("authorization_endpoint").ok_or_else(|| {
             Error::Transport("the authorization server has no authorization_endpoint".into())
         })?;
-        let verifier = random_b64url(32);
-        let challenge = b64url(&sha2::Sha256::digest(verifier.as_bytes()));
-        let csrf = random_b64url(16);
+        let Pkce {
+            verifier,
+            challenge,
+            state: csrf,
+        } = Pkce::new(random::os)?;
         let redirect = redirect_uri.clone().unwrap_or_default();
         let mut url = url::Url::parse(&authorize).map_err(|e| {
             Error::Transport(format!("invalid authorization_endpoint '{authorize}': {e}"))
@@ -631,7 +654,12 @@ async fn token_request(
             // The audience is the authorization server's issuer (RFC 7523bis); without
             // metadata naming one, the token endpoint (RFC 7523).
             let audience = flow.issuer.as_deref().unwrap_or(&flow.token_endpoint);
-            let jwt = key.assertion(&flow.client_id, audience, now_ms() / 1000, &random_hex(16))?;
+            let jwt = key.assertion(
+                &flow.client_id,
+                audience,
+                now_ms() / 1000,
+                &random::hex(16, "an assertion id")?,
+            )?;
             fields.push(("client_id", flow.client_id.clone()));
             fields.push((
                 "client_assertion_type",
@@ -1008,4 +1036,28 @@ pub async fn fresh_token(key_ref: &KeyRef, force: bool) -> Result<Option<String>
     Ok(t.get("access_token")
         .and_then(Value::as_str)
         .map(str::to_owned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pkce_needs_a_working_random_source() {
+        let failing: random::Source = |_| Err("no entropy".into());
+        let e = Pkce::new(failing).unwrap_err();
+        assert!(matches!(e, Error::Random(_)), "{e:?}");
+        assert!(e.to_string().contains("a PKCE verifier"), "{e}");
+
+        let a = Pkce::new(random::os).unwrap();
+        let b = Pkce::new(random::os).unwrap();
+        assert_eq!(a.verifier.len(), 43, "32 bytes, base64url");
+        assert_eq!(a.state.len(), 22, "16 bytes, base64url");
+        assert_eq!(
+            a.challenge,
+            b64url(&sha2::Sha256::digest(a.verifier.as_bytes()))
+        );
+        assert_ne!(a.verifier, b.verifier);
+        assert_ne!(a.state, b.state);
+    }
 }

@@ -1,7 +1,9 @@
 //! The bridge process behind `proxy up`: it runs the stdio server, answers `initialize` for
 //! every HTTP session with the server's own handshake result, and passes every other
 //! JSON-RPC message through unchanged, giving each forwarded request an id of its own so
-//! concurrent clients never receive each other's answers.
+//! concurrent clients never receive each other's answers. A client's
+//! `notifications/cancelled` names the client's id: it reaches the server with the server's
+//! id for that request, or not at all when the request is no longer in flight.
 //!
 //! The HTTP side is Streamable HTTP as a stateful server speaks it, on a Unix socket: `POST`
 //! carries one message and gets one JSON answer (or `202` for a notification), sessions are
@@ -28,15 +30,24 @@ use tokio::net::UnixListener;
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::oneshot;
 
-use super::{CONTROL_VERSION, Control, now_ms, random_hex, rfc3339};
+use super::now_ms;
+use super::unix::{CONTROL_VERSION, Control, rfc3339};
 use crate::mcp::PROTOCOL_VERSION;
+use crate::random;
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 32 << 20;
 
+/// A request as its client names it: the HTTP session (empty without one) and the JSON of
+/// the client's id.
+type ClientKey = (String, String);
+
 struct Bridge {
     stdin: tokio::sync::Mutex<ChildStdin>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+    /// Requests sent to the server and not yet answered, by the id the server knows.
+    pending: Mutex<HashMap<i64, (oneshot::Sender<Value>, ClientKey)>>,
+    /// The same requests by their client's name for them.
+    inflight: Mutex<HashMap<ClientKey, i64>>,
     next_id: AtomicI64,
     init: Mutex<Value>,
     sessions: Mutex<HashSet<String>>,
@@ -52,21 +63,47 @@ impl Bridge {
         stdin.flush().await
     }
 
-    /// Sends `msg` (a request) under a fresh id and waits for the server's answer, which is
-    /// returned with the caller's id put back.
-    async fn forward(&self, mut msg: Value) -> Option<Value> {
+    /// Sends `msg` (a request of `session`) under a fresh id and waits for the server's
+    /// answer, which is returned with the caller's id put back.
+    async fn forward(&self, mut msg: Value, session: Option<&str>) -> Option<Value> {
         let original = msg.get("id").cloned().unwrap_or(Value::Null);
+        let key = (session.unwrap_or_default().to_owned(), original.to_string());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().ok()?.insert(id, tx);
+        self.pending.lock().ok()?.insert(id, (tx, key.clone()));
+        self.inflight.lock().ok()?.insert(key, id);
         msg["id"] = json!(id);
         if self.dead.load(Ordering::Relaxed) || self.write(&msg).await.is_err() {
-            self.pending.lock().ok()?.remove(&id);
+            self.settle(id);
             return None;
         }
         let mut answer = rx.await.ok()?;
         answer["id"] = original;
         Some(answer)
+    }
+
+    /// Forgets request `id`; its waiting sender, if any.
+    fn settle(&self, id: i64) -> Option<oneshot::Sender<Value>> {
+        let (tx, key) = self.pending.lock().ok()?.remove(&id)?;
+        if let Ok(mut inflight) = self.inflight.lock()
+            && inflight.get(&key) == Some(&id)
+        {
+            inflight.remove(&key);
+        }
+        Some(tx)
+    }
+
+    /// A client's `notifications/cancelled` with the server's id of the request in place
+    /// of the client's; `None` when that request is not in flight (answered already, or
+    /// never sent here), since any id passed on unchanged could name another request.
+    fn cancellation(&self, mut msg: Value, session: Option<&str>) -> Option<Value> {
+        let client_id = msg.pointer("/params/requestId")?.to_string();
+        let key = (session.unwrap_or_default().to_owned(), client_id);
+        let id = *self.inflight.lock().ok()?.get(&key)?;
+        // The server need not answer a cancelled request: nothing waits for it any more.
+        self.settle(id);
+        msg["params"]["requestId"] = json!(id);
+        Some(msg)
     }
 
     /// Reads the server's stdout until it ends.
@@ -81,7 +118,7 @@ impl Bridge {
                 && (msg.get("result").is_some() || msg.get("error").is_some());
             if is_answer {
                 if let Some(id) = msg.get("id").and_then(Value::as_i64)
-                    && let Some(tx) = self.pending.lock().ok().and_then(|mut p| p.remove(&id))
+                    && let Some(tx) = self.settle(id)
                 {
                     let _ = tx.send(msg);
                 }
@@ -104,6 +141,9 @@ impl Bridge {
         // Dropping the senders fails every request still waiting.
         if let Ok(mut p) = self.pending.lock() {
             p.clear();
+        }
+        if let Ok(mut inflight) = self.inflight.lock() {
+            inflight.clear();
         }
     }
 }
@@ -146,6 +186,7 @@ async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
     let bridge = Arc::new(Bridge {
         stdin: tokio::sync::Mutex::new(stdin),
         pending: Mutex::new(HashMap::new()),
+        inflight: Mutex::new(HashMap::new()),
         next_id: AtomicI64::new(1),
         init: Mutex::new(Value::Null),
         sessions: Mutex::new(HashSet::new()),
@@ -160,6 +201,7 @@ async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
                 "capabilities": {},
                 "clientInfo": {"name": "mcat-proxy", "version": env!("CARGO_PKG_VERSION")},
             }}),
+            None,
         )
         .await
         .ok_or_else(|| format!("'{cmd}' exited before answering initialize"))?;
@@ -190,7 +232,7 @@ async fn run(socket: PathBuf, command: Vec<String>) -> Result<(), String> {
         args: args.to_vec(),
         started_at: rfc3339(started),
         started_at_ms: started,
-        nonce: random_hex(16),
+        nonce: random::hex(16, "the proxy's nonce").map_err(|e| e.to_string())?,
     }
     .save(&socket)
     .map_err(|e| e.to_string())?;
@@ -304,7 +346,19 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
     let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
     let id = msg.get("id").cloned();
     if method.as_deref() == Some("initialize") {
-        let sid = random_hex(16);
+        let sid = match random::hex(16, "a session id") {
+            Ok(sid) => sid,
+            Err(e) => {
+                return Ok(answer(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    Some(&rpc_error(
+                        id.unwrap_or(Value::Null),
+                        -32603,
+                        &e.to_string(),
+                    )),
+                ));
+            }
+        };
         if let Ok(mut set) = bridge.sessions.lock() {
             set.insert(sid.clone());
         }
@@ -329,7 +383,7 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
         ));
     }
     match (method, id) {
-        (Some(_), Some(id)) => match bridge.forward(msg).await {
+        (Some(_), Some(id)) => match bridge.forward(msg, session.as_deref()).await {
             Some(a) => Ok(answer(StatusCode::OK, Some(&a))),
             None => Ok(answer(
                 StatusCode::BAD_GATEWAY,
@@ -341,7 +395,14 @@ async fn handle(bridge: Arc<Bridge>, req: Request<Incoming>) -> Result<Answer, I
             )),
         },
         (Some(m), None) => {
-            if m != "notifications/initialized" && !bridge.dead.load(Ordering::Relaxed) {
+            let passed = match m.as_str() {
+                "notifications/initialized" => None,
+                "notifications/cancelled" => bridge.cancellation(msg, session.as_deref()),
+                _ => Some(msg),
+            };
+            if let Some(msg) = passed
+                && !bridge.dead.load(Ordering::Relaxed)
+            {
                 let _ = bridge.write(&msg).await;
             }
             Ok(answer(StatusCode::ACCEPTED, None))
