@@ -23,11 +23,14 @@
 //! cancellation token, and whichever answer comes second is dropped as "cancelled", so one of
 //! the two requests is never answered. This transport keeps the ids it has handed to rmcp
 //! and not yet seen answered (or cancelled) and answers a reuse itself with `-32600`, naming
-//! the id, with `"id": null` so the answer cannot be taken for the first request's.
+//! the id in the message and carrying it as `id`, as JSON-RPC wants of every answer whose
+//! request id could be read: the client learns at once which of its requests was refused.
 //!
 //! A line that cannot be parsed (not JSON, invalid UTF-8, nested deeper than serde_json's
 //! 128 levels, longer than [`MAX_LINE_BYTES`]) is answered with its request id when a cheap
-//! scan of the top-level object finds one, so the caller stops waiting at once.
+//! scan of the top-level object finds one, so the caller stops waiting at once. An id rmcp's
+//! type cannot hold (a number with a fraction or beyond 64-bit signed integers) is refused
+//! with `-32600` and echoed as it was sent; `"id": null` is left for ids that cannot be read.
 //!
 //! The happy path costs what rmcp's did: one parse per line into rmcp's message type, and
 //! output serialized into one reused buffer.
@@ -61,7 +64,7 @@ pub struct LineTransport<R, W> {
     out: Arc<Mutex<Option<Out<W>>>>,
     /// An answer this transport owes the client. It stays here until the writer holds its
     /// bytes, so a cancelled `receive` cannot lose it.
-    owed: Option<ServerJsonRpcMessage>,
+    owed: Option<Owed>,
     lifecycle: Lifecycle,
     /// Ids of the requests handed to rmcp and not yet answered or cancelled.
     in_flight: HashSet<RequestId>,
@@ -90,12 +93,58 @@ struct Out<W> {
     done: usize,
 }
 
-/// An error answer to a message whose id is unknown, written with `"id": null`.
+/// An error answer rmcp's message type cannot express: to a message whose id is unknown
+/// (`"id": null`), or whose id is a number rmcp's ids cannot hold (echoed as sent).
 #[derive(serde::Serialize)]
-struct IdlessError<'a> {
+struct RawError<'a> {
     jsonrpc: &'static str,
-    id: (),
+    id: Option<&'a serde_json::Number>,
     error: &'a ErrorData,
+}
+
+/// A request id as the client wrote it.
+#[derive(Debug, Clone, PartialEq)]
+enum SentId {
+    /// An id rmcp's type holds: a string or a 64-bit signed integer.
+    Id(RequestId),
+    /// A number it cannot hold (`1.5`, `1e3`, `2^63`): only an error can answer it.
+    Number(serde_json::Number),
+}
+
+impl SentId {
+    /// The id `value` names, if it is one: a string or a number.
+    fn read(value: &Value) -> Option<SentId> {
+        match value {
+            Value::Number(n) => Some(match n.as_i64() {
+                Some(i) => SentId::Id(RequestId::Number(i)),
+                None => SentId::Number(n.clone()),
+            }),
+            Value::String(s) => Some(SentId::Id(RequestId::String(s.as_str().into()))),
+            _ => None,
+        }
+    }
+}
+
+/// An answer the transport itself owes the client.
+// Not boxed: an owed answer is moved once, and a box would cost every answer an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Owed {
+    /// In rmcp's type.
+    Message(ServerJsonRpcMessage),
+    /// An error to a request whose id is a number rmcp's ids cannot hold.
+    ToNumber(serde_json::Number, ErrorData),
+}
+
+impl Owed {
+    /// The error `error`, answered to `id` (`null` when unknown).
+    fn error(error: ErrorData, id: Option<SentId>) -> Owed {
+        match id {
+            Some(SentId::Number(n)) => Owed::ToNumber(n, error),
+            Some(SentId::Id(id)) => Owed::Message(ServerJsonRpcMessage::error(error, Some(id))),
+            None => Owed::Message(ServerJsonRpcMessage::error(error, None)),
+        }
+    }
 }
 
 impl<W: AsyncWrite + Unpin> Out<W> {
@@ -118,16 +167,29 @@ impl<W: AsyncWrite + Unpin> Out<W> {
         let written = match msg {
             // JSON-RPC 2.0 wants `"id": null` on an error whose request id could not be read
             // (parse error, invalid request); rmcp's type leaves the key out instead.
-            JsonRpcMessage::Error(e) if e.id.is_none() => serde_json::to_writer(
-                &mut self.buf,
-                &IdlessError {
-                    jsonrpc: "2.0",
-                    id: (),
-                    error: &e.error,
-                },
-            ),
+            JsonRpcMessage::Error(e) if e.id.is_none() => return self.stage_raw(None, &e.error),
             _ => serde_json::to_writer(&mut self.buf, msg),
         };
+        self.staged(written)
+    }
+
+    /// Stages an error answer to `id` (`null` when `None`) as one line.
+    fn stage_raw(&mut self, id: Option<&serde_json::Number>, error: &ErrorData) -> io::Result<()> {
+        self.buf.clear();
+        self.done = 0;
+        let written = serde_json::to_writer(
+            &mut self.buf,
+            &RawError {
+                jsonrpc: "2.0",
+                id,
+                error,
+            },
+        );
+        self.staged(written)
+    }
+
+    /// Ends the line just serialized into the buffer, or empties the buffer if that failed.
+    fn staged(&mut self, written: serde_json::Result<()>) -> io::Result<()> {
         if let Err(e) = written {
             self.buf.clear();
             return Err(e.into());
@@ -187,8 +249,10 @@ where
         if out.done < out.buf.len() {
             out.settle().await?;
         }
-        if let Some(msg) = self.owed.take() {
-            out.stage(&msg)?;
+        match self.owed.take() {
+            Some(Owed::Message(msg)) => out.stage(&msg)?,
+            Some(Owed::ToNumber(id, error)) => out.stage_raw(Some(&id), &error)?,
+            None => {}
         }
         out.settle().await
     }
@@ -237,10 +301,10 @@ where
             && let ClientRequest::CustomRequest(c) = &r.request
             && let Some(problem) = params_problem(&c.method, c.params.as_ref())
         {
-            self.owed = Some(ServerJsonRpcMessage::error(
+            self.owed = Some(Owed::Message(ServerJsonRpcMessage::error(
                 ErrorData::invalid_params(problem, None),
                 Some(r.id.clone()),
-            ));
+            )));
             return None;
         }
         let Lifecycle::Handshake { asked } = &mut self.lifecycle else {
@@ -258,7 +322,7 @@ where
                     *asked = Some(r.id.clone());
                     Some(msg)
                 } else {
-                    self.owed = Some(ServerJsonRpcMessage::error(
+                    self.owed = Some(Owed::Message(ServerJsonRpcMessage::error(
                         ErrorData::invalid_request(
                             format!(
                                 "Server not initialized: send initialize before {}",
@@ -267,7 +331,7 @@ where
                             None,
                         ),
                         Some(r.id.clone()),
-                    ));
+                    )));
                     None
                 }
             }
@@ -284,7 +348,9 @@ where
     fn track(&mut self, msg: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
         match &msg {
             JsonRpcMessage::Request(r) if self.in_flight.contains(&r.id) => {
-                self.owed = Some(ServerJsonRpcMessage::error(
+                // Answered with the id, which is why this answer is never noted as the end
+                // of the first request's time in flight (`note_sent` sees rmcp's only).
+                self.owed = Some(Owed::Message(ServerJsonRpcMessage::error(
                     ErrorData::invalid_request(
                         format!(
                             "Invalid request: id {} is already used by a request in flight",
@@ -292,8 +358,8 @@ where
                         ),
                         None,
                     ),
-                    None,
-                ));
+                    Some(r.id.clone()),
+                )));
                 None
             }
             JsonRpcMessage::Notification(n) => {
@@ -342,7 +408,7 @@ enum LineRead {
     /// A whole line (with its `\n`) is in `line`.
     Line,
     /// The line exceeded [`MAX_LINE_BYTES`] and was dropped; the id its start names, if any.
-    TooLong(Option<RequestId>),
+    TooLong(Option<SentId>),
     Eof,
     Io(io::Error),
 }
@@ -357,7 +423,7 @@ enum Verdict {
     // Neither variant is boxed: a verdict is moved once, and a box would cost every message
     // an allocation.
     Message(ClientJsonRpcMessage),
-    Answer(ServerJsonRpcMessage),
+    Answer(Owed),
     Skip,
 }
 
@@ -372,7 +438,7 @@ fn classify(line: &[u8]) -> Verdict {
     match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(msg) => Verdict::Message(msg),
         // Invalid UTF-8 and nesting beyond serde_json's 128 levels are syntax errors too.
-        Err(e) if e.is_syntax() || e.is_eof() => Verdict::Answer(ServerJsonRpcMessage::error(
+        Err(e) if e.is_syntax() || e.is_eof() => Verdict::Answer(Owed::error(
             ErrorData::parse_error(format!("Parse error: {e}"), None),
             peek_id(line),
         )),
@@ -384,41 +450,42 @@ fn classify(line: &[u8]) -> Verdict {
 /// answer one), a malformed response too; anything else is an invalid request, answered
 /// with its id when the id is readable.
 fn not_a_message(line: &[u8], e: &serde_json::Error) -> Verdict {
-    let invalid = |id: Option<RequestId>| {
-        Verdict::Answer(ServerJsonRpcMessage::error(
-            ErrorData::invalid_request(format!("Invalid request: {e}"), None),
-            id,
-        ))
+    let invalid = |id: Option<SentId>| {
+        let message = match &id {
+            Some(SentId::Number(n)) => format!(
+                "Invalid request: id {n} is neither a string nor an integer from -2^63 to 2^63-1"
+            ),
+            _ => format!("Invalid request: {e}"),
+        };
+        Verdict::Answer(Owed::error(ErrorData::invalid_request(message, None), id))
     };
     let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(line) else {
         // An array is a JSON-RPC batch, which MCP dropped in 2025-06-18.
         return invalid(None);
     };
-    let id = match m.get("id") {
-        Some(Value::Number(n)) => n.as_i64().map(RequestId::Number),
-        Some(Value::String(s)) => Some(RequestId::String(s.as_str().into())),
-        _ => None,
-    };
+    let id = m.get("id").and_then(SentId::read);
     let method = m.get("method").and_then(Value::as_str);
     let is_v2 = m.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     match (method, id) {
         (Some(_), _) if !m.contains_key("id") => Verdict::Skip,
         (None, _) if m.contains_key("result") || m.contains_key("error") => Verdict::Skip,
-        (Some(method), Some(id)) if is_v2 => match params_problem(method, m.get("params")) {
-            Some(problem) => Verdict::Answer(ServerJsonRpcMessage::error(
-                ErrorData::invalid_params(problem, None),
-                Some(id),
-            )),
-            None => invalid(Some(id)),
-        },
+        (Some(method), Some(SentId::Id(id))) if is_v2 => {
+            match params_problem(method, m.get("params")) {
+                Some(problem) => Verdict::Answer(Owed::Message(ServerJsonRpcMessage::error(
+                    ErrorData::invalid_params(problem, None),
+                    Some(id),
+                ))),
+                None => invalid(Some(SentId::Id(id))),
+            }
+        }
         (_, id) => invalid(id),
     }
 }
 
 /// The request id of a line that does not parse, when its top-level object names one before
 /// the damage: a scan that skips every other value without parsing or recursing, so it costs
-/// one pass over the bytes whatever they hold. Only an integer or a string id counts.
-fn peek_id(line: &[u8]) -> Option<RequestId> {
+/// one pass over the bytes whatever they hold. Only a number or a string id counts.
+fn peek_id(line: &[u8]) -> Option<SentId> {
     let mut s = Scan { b: line, i: 0 };
     s.space();
     s.eat(b'{')?;
@@ -431,11 +498,7 @@ fn peek_id(line: &[u8]) -> Option<RequestId> {
         let start = s.i;
         s.value()?;
         if key == b"id" {
-            return match serde_json::from_slice::<Value>(&line[start..s.i]).ok()? {
-                Value::Number(n) => n.as_i64().map(RequestId::Number),
-                Value::String(t) => Some(RequestId::String(t.as_str().into())),
-                _ => None,
-            };
+            return SentId::read(&serde_json::from_slice::<Value>(&line[start..s.i]).ok()?);
         }
         s.space();
         s.eat(b',')?;
@@ -588,7 +651,7 @@ where
             match self.read_line().await {
                 LineRead::Line => {}
                 LineRead::TooLong(id) => {
-                    self.owed = Some(ServerJsonRpcMessage::error(
+                    self.owed = Some(Owed::error(
                         ErrorData::invalid_request(
                             format!(
                                 "Invalid request: a message is at most {MAX_LINE_BYTES} bytes (16 MiB)"
@@ -643,11 +706,22 @@ mod tests {
     use super::*;
 
     fn answer(line: &str) -> Value {
-        match classify(line.as_bytes()) {
-            Verdict::Answer(a) => serde_json::to_value(a).unwrap(),
+        let owed = match classify(line.as_bytes()) {
+            Verdict::Answer(a) => a,
             Verdict::Message(m) => panic!("parsed as a message: {m:?}"),
             Verdict::Skip => panic!("skipped"),
+        };
+        // The bytes the transport would write, read back.
+        let mut out = Out {
+            w: tokio::io::sink(),
+            buf: Vec::new(),
+            done: 0,
+        };
+        match owed {
+            Owed::Message(msg) => out.stage(&msg).unwrap(),
+            Owed::ToNumber(id, error) => out.stage_raw(Some(&id), &error).unwrap(),
         }
+        serde_json::from_slice(&out.buf).unwrap()
     }
 
     #[test]
@@ -667,25 +741,58 @@ mod tests {
         ));
     }
 
+    /// An invalid request is answered with its id whenever the id can be read, even one
+    /// rmcp's ids cannot hold; `null` only when there is none to read.
     #[test]
     fn json_that_is_no_message_is_an_invalid_request() {
-        assert_eq!(answer("[1,2]")["error"]["code"], -32600);
-        let a = answer(r#"{"jsonrpc":"1.0","id":4,"method":"tools/list"}"#);
-        assert_eq!(a["error"]["code"], -32600, "{a}");
-        assert_eq!(a["id"], 4, "{a}");
+        #[track_caller]
+        fn check(line: &str, id: Value) {
+            let a = answer(line);
+            assert_eq!(a["error"]["code"], -32600, "{line}: {a}");
+            assert_eq!(a.get("id"), Some(&id), "{line}: {a}");
+            assert_eq!(a["jsonrpc"], "2.0", "{line}: {a}");
+        }
+        check("[1,2]", Value::Null);
+        check(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, Value::Null);
+        check(
+            r#"{"jsonrpc":"1.0","id":4,"method":"tools/list"}"#,
+            4.into(),
+        );
+        check(r#"{"id":5,"method":"tools/list"}"#, 5.into());
+        check(r#"{"jsonrpc":"2.0","id":6,"method":7}"#, 6.into());
+        check(r#"{"jsonrpc":"2.0","id":"s","method":null}"#, "s".into());
+        check(r#"{"jsonrpc":"2.0","id":8}"#, 8.into());
+        check(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, 1.5.into());
+        check(
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            u64::MAX.into(),
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            Value::Null,
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            Value::Null,
+        );
+        let odd = answer(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#);
+        assert_eq!(
+            odd["error"]["message"],
+            "Invalid request: id 1.5 is neither a string nor an integer from -2^63 to 2^63-1"
+        );
     }
 
     #[test]
     fn ids_are_read_from_lines_that_do_not_parse() {
         #[track_caller]
-        fn check(line: &[u8], id: Option<RequestId>) {
+        fn check(line: &[u8], id: Option<SentId>) {
             assert_eq!(peek_id(line), id, "{}", String::from_utf8_lossy(line));
         }
-        let n = |i| Some(RequestId::Number(i));
+        let n = |i| Some(SentId::Id(RequestId::Number(i)));
         check(br#"{"jsonrpc":"2.0","id":7,"method":"#, n(7));
         check(
             br#" { "id" : "a\"b" , "x": 1"#,
-            Some(RequestId::String("a\"b".into())),
+            Some(SentId::Id(RequestId::String("a\"b".into()))),
         );
         check(b"{\"params\":{\"x\":\"\xff\"},\"id\":3}", n(3));
         let deep = format!(
@@ -695,7 +802,9 @@ mod tests {
         );
         check(deep.as_bytes(), n(-4));
         check(br#"{"id":{"x":1}}"#, None);
-        check(br#"{"id":1.5}"#, None);
+        let number = |text: &str| Some(SentId::Number(serde_json::from_str(text).unwrap()));
+        check(br#"{"id":1.5}"#, number("1.5"));
+        check(br#"{"id":1e3,"#, number("1e3"));
         check(br#"{"id":12"#, None);
         check(b"{\"id\":\"\xff\"}", None);
         check(br#"{"params":{"id":9}"#, None);
@@ -729,7 +838,7 @@ mod tests {
         let refusal: Value =
             serde_json::from_str(&answers.next_line().await.unwrap().unwrap()).unwrap();
         assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
-        assert!(refusal["id"].is_null(), "{refusal}");
+        assert_eq!(refusal["id"], 1, "{refusal}");
         assert_eq!(
             refusal["error"]["message"],
             "Invalid request: id 1 is already used by a request in flight"

@@ -1,9 +1,9 @@
 //! Protocol edges real clients hit: messages before `initialize`, lines that are not JSON, a
 //! `tools/call` without a name, `logging/setLevel` with the server's diagnostics sent as
 //! `notifications/message`, lines that cannot be parsed (invalid UTF-8, too deep, too long)
-//! and reused in-flight ids, and protocol-version negotiation through rmcp's own client. Each
-//! runs in memory over a duplex pipe (the server on its stdio framing) and then against the
-//! built `satori` binary.
+//! and reused in-flight ids, invalid requests answered with their ids, and protocol-version
+//! negotiation through rmcp's own client. Each runs in memory over a duplex pipe (the server
+//! on its stdio framing) and then against the built `satori` binary.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -306,20 +306,12 @@ async fn bad_lines(c: &mut Raw) {
     c.send_bytes(&burst).await;
     let (mut results, mut refused) = (0, 0);
     while results + refused < copies {
-        let m = c
-            .wait("an answer to a reused id", |m| {
-                m["id"] == 50
-                    || m["error"]["message"]
-                        .as_str()
-                        .is_some_and(|t| t.contains("id 50"))
-            })
-            .await;
-        if m["id"] == 50 {
-            assert!(m.get("result").is_some(), "{m}");
+        let m = c.wait("an answer to a reused id", |m| m["id"] == 50).await;
+        if m.get("result").is_some() {
             results += 1;
         } else {
+            // The refusal carries the id it refuses, as every answer to a readable id does.
             assert_error(&m, -32600, "id 50 is already used by a request in flight");
-            assert_eq!(m.get("id"), Some(&Value::Null), "{m}");
             refused += 1;
         }
     }
@@ -344,6 +336,117 @@ async fn bad_lines_real_process() {
     drop(c);
     let out = child.wait_with_output().await.unwrap();
     assert!(out.status.success(), "{out:?}");
+}
+
+/// JSON that is no request is answered `-32600` with the request's id whenever the id can
+/// be read (whatever else is wrong, and even an id no integer type of the server holds), and
+/// with `"id": null` only when there is no id to read.
+async fn invalid_requests(c: &mut Raw) {
+    c.initialize("2025-11-25").await;
+    let cases: &[(&str, &str, Value)] = &[
+        (
+            "method is a number",
+            r#"{"jsonrpc":"2.0","id":21,"method":7}"#,
+            json!(21),
+        ),
+        (
+            "no jsonrpc",
+            r#"{"id":22,"method":"tools/list"}"#,
+            json!(22),
+        ),
+        (
+            "jsonrpc 1.0",
+            r#"{"jsonrpc":"1.0","id":"twenty-three","method":"ping"}"#,
+            json!("twenty-three"),
+        ),
+        ("no method", r#"{"jsonrpc":"2.0","id":24}"#, json!(24)),
+        (
+            "a fractional id",
+            r#"{"jsonrpc":"2.0","id":25.5,"method":"ping"}"#,
+            json!(25.5),
+        ),
+        (
+            "an id beyond 64-bit signed integers",
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            json!(u64::MAX),
+        ),
+        (
+            "a null id",
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            "an object id",
+            r#"{"jsonrpc":"2.0","id":{"n":26},"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            "a batch",
+            r#"[{"jsonrpc":"2.0","id":27,"method":"ping"}]"#,
+            Value::Null,
+        ),
+    ];
+    for (what, line, id) in cases {
+        c.send(line).await;
+        let want = id.clone();
+        let e = c
+            .wait(what, move |m| m.get("error").is_some() && m["id"] == want)
+            .await;
+        assert_eq!(e["error"]["code"], -32600, "{what}: {e}");
+        assert_eq!(e.get("id"), Some(id), "{what}: {e}");
+        let pong = c.request(json!(what), "ping", json!({})).await;
+        assert_eq!(pong["result"], json!({}), "after {what}: {pong}");
+    }
+}
+
+#[tokio::test]
+async fn invalid_requests_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let (r, w) = tokio::io::split(in_memory(home.path()));
+    invalid_requests(&mut Raw::new(r, w)).await;
+}
+
+#[tokio::test]
+async fn invalid_requests_real_process() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = spawn_satori(home.path(), Stdio::null());
+    let mut c = Raw::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    invalid_requests(&mut c).await;
+    drop(c);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// Most clients download the tool list at the start of every session, and some put all of
+/// it in front of a model: its size has a budget. Before the output schemas shared their
+/// definitions, the answer was 70,488 bytes, 55,612 of them `outputSchema`.
+const TOOLS_LIST_BUDGET: usize = 64_000;
+
+#[tokio::test]
+async fn tools_list_fits_its_size_budget() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = spawn_satori(home.path(), Stdio::null());
+    let mut c = Raw::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    c.initialize("2025-11-25").await;
+    let list = c.request(json!("list"), "tools/list", json!({})).await;
+    // The server writes compact JSON in the order it was built, which parsing keeps.
+    let bytes = list.to_string().len();
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let part = |key: &str| -> usize {
+        tools
+            .iter()
+            .filter_map(|t| t.get(key))
+            .map(|s| s.to_string().len())
+            .sum()
+    };
+    let (output, input) = (part("outputSchema"), part("inputSchema"));
+    assert!(
+        bytes <= TOOLS_LIST_BUDGET,
+        "tools/list answers with {bytes} bytes ({output} outputSchema, {input} inputSchema); \
+         the budget is {TOOLS_LIST_BUDGET}"
+    );
+    drop(c);
+    let _ = child.wait().await;
 }
 
 /// The message and query limits are stated in the README with their values.

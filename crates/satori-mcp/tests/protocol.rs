@@ -317,6 +317,102 @@ async fn tools_list_is_the_contract() {
     assert_eq!(info.protocol_version.to_string(), "2025-11-25");
 }
 
+/// Every `file` of an answer (results, outlines, graph nodes and call sites, handles, hints)
+/// is relative to the codebase root, and the answer names that root: joined, they are the
+/// file on disk, whatever subdirectory the call named as its `path`.
+#[tokio::test]
+async fn answers_name_the_root_their_files_are_relative_to() {
+    let h = Harness::new().await;
+    h.create_and_wait().await;
+    let repo = h.repo();
+    let src = repo.join("src");
+    /// The strings under a key named `file`, anywhere in `v`.
+    fn files(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, x) in map {
+                    match (k.as_str(), x) {
+                        ("file", Value::String(f)) => out.push(f.clone()),
+                        _ => files(x, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|x| files(x, out)),
+            _ => {}
+        }
+    }
+    let check = |what: &str, answer: &CallToolResult| -> Value {
+        let v = answer
+            .structured_content
+            .clone()
+            .unwrap_or_else(|| panic!("{what}: no structured answer: {answer:?}"));
+        let mut found = Vec::new();
+        files(&v, &mut found);
+        assert!(!found.is_empty(), "{what}: no files in {v:#}");
+        let root = v["codebaseRoot"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: no codebaseRoot in {v:#}"));
+        assert_eq!(Path::new(root), repo, "{what}");
+        for file in found {
+            assert!(
+                Path::new(root).join(&file).is_file(),
+                "{what}: {root} + {file} is no file"
+            );
+        }
+        v
+    };
+    let found = h
+        .call(
+            "search_codebase",
+            json!({"path": src, "query": "refresh the access token", "scope": "mixed"}),
+        )
+        .await;
+    let found = check("search in a subdirectory", &found);
+    let raw = h
+        .call(
+            "search_codebase",
+            json!({"path": src.join("auth"), "query": "token", "resultMode": "raw"}),
+        )
+        .await;
+    check("raw search in a subdirectory", &raw);
+    let outline = h
+        .call(
+            "file_outline",
+            json!({"path": src.join("server"), "file": "router.py"}),
+        )
+        .await;
+    check("outline of a file named under a subdirectory", &outline);
+    let handle = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["file"] == "src/auth/refresh.ts" && r["callGraphHint"]["supported"] == true)
+        .map(|r| r["callGraphHint"]["symbolRef"].clone())
+        .unwrap_or_else(|| panic!("no handle in refresh.ts: {found:#}"));
+    let graph = h
+        .call(
+            "call_graph",
+            json!({"path": src, "symbolRef": handle, "direction": "callees"}),
+        )
+        .await;
+    check("call graph from a subdirectory", &graph);
+    let router = src.join("server/router.py");
+    let annotated = h
+        .call(
+            "read_file",
+            json!({"path": router, "mode": "annotated", "start_line": 1, "end_line": 12}),
+        )
+        .await;
+    check("annotated read", &annotated);
+    let unknown = h
+        .call(
+            "read_file",
+            json!({"path": router, "open_symbol": {"symbolId": "sym_0000000000000000"}}),
+        )
+        .await;
+    check("open_symbol that matches nothing", &unknown);
+}
+
 #[tokio::test]
 async fn lifecycle_and_search() {
     let h = Harness::new().await;
@@ -1176,9 +1272,23 @@ fn unredact(v: &mut Value) {
     }
 }
 
-/// Checks `value` against the JSON Schema `schema`, for the keywords our output schemas use.
+/// Checks `value` against the JSON Schema `root`, for the keywords our output schemas use.
 /// Unknown keys fail through `additionalProperties: false`, which every envelope object has.
-fn schema_errors(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+fn schema_errors(root: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    node_errors(root, root, value, at, errors);
+}
+
+/// [`schema_errors`] for the node `schema` of `root` (whose `$defs` its `$ref`s name).
+fn node_errors(root: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
+        let name = target
+            .strip_prefix("#/$defs/")
+            .unwrap_or_else(|| panic!("{at}: $ref {target} is not a local definition"));
+        let def = root["$defs"]
+            .get(name)
+            .unwrap_or_else(|| panic!("{at}: no definition {name}"));
+        node_errors(root, def, value, at, errors);
+    }
     let type_ok = |t: &str| match t {
         "object" => value.is_object(),
         "array" => value.is_array(),
@@ -1219,7 +1329,7 @@ fn schema_errors(schema: &Value, value: &Value, at: &str, errors: &mut Vec<Strin
                 .iter()
                 .filter(|b| {
                     let mut e = Vec::new();
-                    schema_errors(b, value, at, &mut e);
+                    node_errors(root, b, value, at, &mut e);
                     e.is_empty()
                 })
                 .count();
@@ -1242,11 +1352,11 @@ fn schema_errors(schema: &Value, value: &Value, at: &str, errors: &mut Vec<Strin
         }
         for (k, x) in map {
             match props.and_then(|p| p.get(k)) {
-                Some(sub) => schema_errors(sub, x, &format!("{at}.{k}"), errors),
+                Some(sub) => node_errors(root, sub, x, &format!("{at}.{k}"), errors),
                 None => match schema.get("additionalProperties") {
                     Some(Value::Bool(false)) => errors.push(format!("{at}: unknown key {k}")),
                     Some(sub @ Value::Object(_)) => {
-                        schema_errors(sub, x, &format!("{at}.{k}"), errors)
+                        node_errors(root, sub, x, &format!("{at}.{k}"), errors)
                     }
                     _ => {}
                 },
@@ -1254,13 +1364,15 @@ fn schema_errors(schema: &Value, value: &Value, at: &str, errors: &mut Vec<Strin
         }
     }
     if let Value::Array(items) = value {
-        let prefix = schema.get("prefixItems").and_then(Value::as_array);
-        for (i, x) in items.iter().enumerate() {
-            let sub = prefix
-                .and_then(|p| p.get(i))
-                .or_else(|| schema.get("items").filter(|s| s.is_object()));
-            if let Some(sub) = sub {
-                schema_errors(sub, x, &format!("{at}[{i}]"), errors);
+        let len = items.len() as u64;
+        if schema["minItems"].as_u64().is_some_and(|min| len < min)
+            || schema["maxItems"].as_u64().is_some_and(|max| len > max)
+        {
+            errors.push(format!("{at}: {len} items"));
+        }
+        if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
+            for (i, x) in items.iter().enumerate() {
+                node_errors(root, sub, x, &format!("{at}[{i}]"), errors);
             }
         }
     }

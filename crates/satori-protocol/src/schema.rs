@@ -8,7 +8,15 @@
 //! Output schemas describe what the server sends, so they keep every `null` the envelopes
 //! carry and every variant (`anyOf`/`oneOf`), refuse unknown keys (`additionalProperties:
 //! false`, from `deny_unknown_fields` on the envelope types), and always have `type: object`
-//! at the root, as MCP requires of an `outputSchema`.
+//! at the root, as MCP requires of an `outputSchema`. Every client downloads them with
+//! `tools/list`, so they are kept small: a type used in several places is stated once under
+//! the schema's own `$defs` (MCP wants each `outputSchema` self-contained, so nothing is
+//! shared across tools), a type used once is written in place, and an optional field that is
+//! left out when empty does not also admit `null`. Only keywords a draft-07 validator knows
+//! are used besides `$defs`: a tuple (`prefixItems`, 2020-12 only, refused by strict
+//! validators) is published as an array of a fixed length.
+
+use std::collections::HashMap;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -56,19 +64,116 @@ pub(crate) fn input_schema<T: JsonSchema>() -> Value {
 /// The published output schema of an envelope type.
 pub(crate) fn output_schema<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
         .for_serialize()
         .into_generator();
     let root = generator.into_root_schema_for::<T>().to_value();
-    let Value::Object(mut map) = normalize_output(&root) else {
+    let Value::Object(mut root) = root else {
         return root;
+    };
+    let defs: Map<String, Value> = match root.shift_remove("$defs") {
+        Some(Value::Object(defs)) => defs
+            .iter()
+            .map(|(name, def)| (name.clone(), normalize_output(def)))
+            .collect(),
+        _ => Map::new(),
+    };
+    let Value::Object(mut map) = normalize_output(&Value::Object(root)) else {
+        return Value::Null;
     };
     // An envelope that is one of several shapes (`read_file`) has no `type` of its own at the
     // root; every shape is an object, and MCP requires the root to say so.
     if !map.contains_key("type") {
         map.insert("type".to_owned(), Value::from("object"));
     }
-    ordered(map)
+    share_definitions(map, &defs)
+}
+
+/// Writes each definition used once in place of its `$ref` and keeps the others (used more
+/// than once) under `$defs` at the end of `root`; definitions nothing uses are dropped.
+fn share_definitions(root: Map<String, Value>, defs: &Map<String, Value>) -> Value {
+    let mut uses: HashMap<String, usize> = HashMap::new();
+    count_refs(&Value::Object(root.clone()), &mut uses);
+    for def in defs.values() {
+        count_refs(def, &mut uses);
+    }
+    let shared = |name: &str| uses.get(name).copied().unwrap_or(0) > 1;
+    let mut out = inline_single_uses(&Value::Object(root), defs, &shared);
+    let kept: Map<String, Value> = defs
+        .iter()
+        .filter(|(name, _)| shared(name))
+        .map(|(name, def)| (name.clone(), inline_single_uses(def, defs, &shared)))
+        .collect();
+    if let Value::Object(map) = &mut out
+        && !kept.is_empty()
+    {
+        map.insert("$defs".to_owned(), Value::Object(kept));
+    }
+    out
+}
+
+/// The definition name a `$ref` of ours points at (`#/$defs/<name>`).
+fn ref_name(node: &Map<String, Value>) -> Option<&str> {
+    node.get("$ref")?.as_str()?.strip_prefix(DEFS_PREFIX)
+}
+
+const DEFS_PREFIX: &str = "#/$defs/";
+
+/// Counts, per definition, the `$ref`s below `node`.
+fn count_refs(node: &Value, uses: &mut HashMap<String, usize>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(name) = ref_name(map) {
+                *uses.entry(name.to_owned()).or_default() += 1;
+            }
+            map.values().for_each(|v| count_refs(v, uses));
+        }
+        Value::Array(items) => items.iter().for_each(|v| count_refs(v, uses)),
+        _ => {}
+    }
+}
+
+/// `node` with every `$ref` to a definition that is not `shared` replaced by the definition
+/// itself. The keys written next to the `$ref` (the field's own description) win over the
+/// definition's, so a description is stated once either way.
+fn inline_single_uses(
+    node: &Value,
+    defs: &Map<String, Value>,
+    shared: &dyn Fn(&str) -> bool,
+) -> Value {
+    match node {
+        Value::Object(map) => {
+            let target = ref_name(map)
+                .filter(|name| !shared(name))
+                .and_then(|name| defs.get(name));
+            let mut out = match target {
+                Some(Value::Object(def)) => {
+                    let mut merged = def.clone();
+                    for (key, value) in map {
+                        if key != "$ref" {
+                            merged.insert(key.clone(), value.clone());
+                        }
+                    }
+                    merged
+                }
+                _ => map.clone(),
+            };
+            for value in out.values_mut() {
+                *value = inline_single_uses(value, defs, shared);
+            }
+            // Inlining a definition may bring in `$ref`s of its own: resolve those too.
+            if target.is_some() {
+                return inline_single_uses(&ordered(out), defs, shared);
+            }
+            ordered(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| inline_single_uses(v, defs, shared))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// For an untagged enum whose shapes exclude each other (each refuses the others' keys):
@@ -81,7 +186,8 @@ pub(crate) fn exclusive_variants(schema: &mut schemars::Schema) {
 }
 
 /// Rewrites one output schema node (and every schema below it): Rust details dropped,
-/// descriptions on one line, keys in the fixed order.
+/// descriptions on one line, tuples as fixed-length arrays, no `null` for the optional
+/// fields that are left out instead, keys in the fixed order.
 fn normalize_output(node: &Value) -> Value {
     match node {
         Value::Array(items) => Value::Array(items.iter().map(normalize_output).collect()),
@@ -105,13 +211,74 @@ fn normalize_output(node: &Value) -> Value {
                 };
                 out.insert(key.clone(), value);
             }
+            tuple_as_array(&mut out);
             if out.get("type").and_then(Value::as_str) == Some("object") {
                 out.entry("properties")
                     .or_insert_with(|| Value::Object(Map::new()));
             }
+            drop_null_of_optional_properties(&mut out);
             ordered(out)
         }
         other => other.clone(),
+    }
+}
+
+/// `prefixItems: [A, B]` (schemars' tuple) becomes `items: {anyOf: [A, B]}` with the length
+/// fixed by `minItems`/`maxItems`: draft-07 validators know no `prefixItems` (strict ones
+/// refuse the schema), and 2020-12 ones refuse the draft-07 array form of `items`.
+fn tuple_as_array(map: &mut Map<String, Value>) {
+    let Some(Value::Array(slots)) = map.shift_remove("prefixItems") else {
+        return;
+    };
+    let len = slots.len();
+    let mut kinds: Vec<Value> = Vec::new();
+    for slot in slots {
+        if !kinds.contains(&slot) {
+            kinds.push(slot);
+        }
+    }
+    let items = match <[Value; 1]>::try_from(kinds) {
+        Ok([only]) => only,
+        Err(kinds) => {
+            let mut any = Map::new();
+            any.insert("anyOf".to_owned(), Value::Array(kinds));
+            Value::Object(any)
+        }
+    };
+    map.insert("items".to_owned(), items);
+    map.insert("minItems".to_owned(), Value::from(len));
+    map.insert("maxItems".to_owned(), Value::from(len));
+}
+
+/// A property that is not `required` is one the envelope leaves out when it is empty
+/// (`skip_serializing_if`; a field that is always written is required): the server never
+/// sends it as `null`, so its schema need not admit `null`.
+fn drop_null_of_optional_properties(map: &mut Map<String, Value>) {
+    let required: Vec<String> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(Value::Object(props)) = map.get_mut("properties") else {
+        return;
+    };
+    for (name, schema) in props.iter_mut() {
+        if required.contains(name) {
+            continue;
+        }
+        let Value::Object(prop) = schema else {
+            continue;
+        };
+        collapse_nullable_any_of(prop);
+        if prop.get("type").is_some_and(Value::is_array) {
+            drop_null_type(prop);
+        }
+        *schema = ordered(std::mem::take(prop));
     }
 }
 

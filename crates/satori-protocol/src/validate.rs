@@ -107,10 +107,25 @@ pub fn parse_args<T: DeserializeOwned>(
         return Err(InvalidArguments::new(tool, problems));
     }
     // The schema is generated from `T`, so this only fails where the schema is looser than the
-    // type (e.g. a line number beyond u32); report it rather than panic.
-    serde_json::from_value(value).map_err(|err| {
-        InvalidArguments::new(tool, vec![Problem::new("arguments", err.to_string())])
+    // type (e.g. a line number beyond u32); report it, named by the field, rather than panic.
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let field = err.path().to_string();
+        let field = if field == "." { "arguments" } else { &field };
+        let message = serde_problem(&err.into_inner().to_string());
+        InvalidArguments::new(tool, vec![Problem::new(field, message)])
     })
+}
+
+/// Serde's words for a problem, in the validator's where they differ: every integer of the
+/// contract is a `u32`, so an integer serde refuses is one beyond its range.
+fn serde_problem(text: &str) -> String {
+    let too_large = text
+        .strip_prefix("invalid value: integer `")
+        .and_then(|rest| rest.strip_suffix("`, expected u32"));
+    match too_large {
+        Some(n) => format!("must be <= {}, got {n}", u32::MAX),
+        None => text.to_owned(),
+    }
 }
 
 /// `parent.child`, or `child` at the top level.

@@ -196,6 +196,8 @@ fn search(status: Status, results: Vec<SearchResult>) -> SearchEnvelope {
     SearchEnvelope {
         status,
         path: ROOT.to_owned(),
+        // An answer that stopped at the index gate names no root.
+        codebase_root: (status == Status::Ok).then(|| ROOT.to_owned()),
         query: "lang:rust retry policy".to_owned(),
         scope: Scope::Runtime,
         group_by: GroupBy::Symbol,
@@ -430,6 +432,7 @@ fn read_file_envelopes() {
         "read_annotated",
         &AnnotatedRead {
             path: format!("{ROOT}/src/net/retry.rs"),
+            codebase_root: Some(ROOT.to_owned()),
             mode: ReadMode::Annotated,
             content: "pub fn retry_with_backoff() {}".to_owned(),
             outline_status: Status::Ok,
@@ -468,6 +471,7 @@ fn read_file_envelopes() {
         &OpenSymbolFailure {
             status: Status::Ambiguous,
             path: format!("{ROOT}/src/net/retry.rs"),
+            codebase_root: Some(ROOT.to_owned()),
             file: "src/net/retry.rs".to_owned(),
             message: "2 symbols are labelled fn retry_with_backoff; pass symbolId.".to_owned(),
             matches: vec![symbol.clone(), symbol],

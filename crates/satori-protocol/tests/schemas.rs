@@ -140,12 +140,14 @@ fn schemas_are_the_plain_subset_clients_expect() {
     );
 }
 
-/// Every schema node below `node` (properties, items, tuple items, variants), with its path.
+/// Every schema node below `node` (properties, items, variants, definitions), with its path.
 fn walk_all(node: &Value, path: &str, visit: &mut dyn FnMut(&str, &Value)) {
     visit(path, node);
-    if let Some(props) = node.get("properties").and_then(Value::as_object) {
-        for (name, child) in props {
-            walk_all(child, &format!("{path}.{name}"), visit);
+    for key in ["properties", "$defs"] {
+        if let Some(children) = node.get(key).and_then(Value::as_object) {
+            for (name, child) in children {
+                walk_all(child, &format!("{path}.{name}"), visit);
+            }
         }
     }
     for key in ["items", "additionalProperties"] {
@@ -153,7 +155,7 @@ fn walk_all(node: &Value, path: &str, visit: &mut dyn FnMut(&str, &Value)) {
             walk_all(child, &format!("{path}.<{key}>"), visit);
         }
     }
-    for key in ["prefixItems", "anyOf", "oneOf"] {
+    for key in ["prefixItems", "anyOf", "oneOf", "allOf"] {
         for (i, child) in node
             .get(key)
             .and_then(Value::as_array)
@@ -166,9 +168,21 @@ fn walk_all(node: &Value, path: &str, visit: &mut dyn FnMut(&str, &Value)) {
     }
 }
 
+/// Every published schema, input and output, with the tool and which of the two it is.
+fn every_schema() -> Vec<(String, &'static Value)> {
+    let mut out = Vec::new();
+    for tool in tools() {
+        out.push((format!("{}.inputSchema", tool.name), &tool.input_schema));
+        if let Some(schema) = &tool.output_schema {
+            out.push((format!("{}.outputSchema", tool.name), schema));
+        }
+    }
+    out
+}
+
 /// MCP requires an `outputSchema` to be an object schema; ours also refuse unknown keys at
-/// every level (only a hint's `args`, which are another tool's arguments, stay open), and use
-/// nothing a client's validator may not know.
+/// every level (only a hint's `args`, which are another tool's arguments, stay open), and
+/// refer only to definitions of their own (each `outputSchema` stands alone).
 #[test]
 fn output_schemas_are_closed_object_schemas() {
     let with_output: Vec<&str> = tools()
@@ -191,9 +205,21 @@ fn output_schemas_are_closed_object_schemas() {
             continue;
         };
         assert_eq!(schema["type"], "object", "{}", tool.name);
+        let defs = schema.get("$defs").and_then(Value::as_object);
         walk_all(schema, tool.name, &mut |path, node| {
-            for key in ["$ref", "$defs", "$schema", "title", "format"] {
+            for key in ["$schema", "title", "format"] {
                 assert!(node.get(key).is_none(), "{path} has {key}");
+            }
+            if path != tool.name {
+                assert!(node.get("$defs").is_none(), "{path}: $defs below the root");
+            }
+            if let Some(target) = node.get("$ref") {
+                let name = target.as_str().and_then(|t| t.strip_prefix("#/$defs/"));
+                let known = name.is_some_and(|n| defs.is_some_and(|d| d.contains_key(n)));
+                assert!(
+                    known,
+                    "{path}: $ref {target} is not a definition of this schema"
+                );
             }
             let is_object = node["type"] == "object"
                 || node["type"]
@@ -211,6 +237,70 @@ fn output_schemas_are_closed_object_schemas() {
     let read = tool_def("read_file").and_then(|t| t.output_schema.as_ref());
     let variants = read.and_then(|s| s["oneOf"].as_array()).map(Vec::len);
     assert_eq!(variants, Some(4));
+}
+
+/// Only keywords a draft-07 validator knows (plus `$defs`, which draft-07 validators accept
+/// as a place for definitions): `prefixItems` and the other 2020-12 additions make a strict
+/// validator refuse the whole schema, and TypeScript clients validate with one.
+#[test]
+fn schemas_use_draft_07_keywords_only() {
+    const KEYWORDS: &[&str] = &[
+        "type",
+        "description",
+        "enum",
+        "const",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "exclusiveMinimum",
+        "maximum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "default",
+        "items",
+        "properties",
+        "required",
+        "additionalProperties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "$defs",
+    ];
+    for (name, schema) in every_schema() {
+        walk_all(schema, &name, &mut |path, node| {
+            let Some(map) = node.as_object() else {
+                return;
+            };
+            for key in map.keys() {
+                assert!(KEYWORDS.contains(&key.as_str()), "{path} uses {key}");
+            }
+            if let Some(items) = node.get("items") {
+                assert!(items.is_object(), "{path}: items must be one schema");
+            }
+        });
+    }
+}
+
+/// No schema anywhere names `prefixItems`, whatever node it would sit in.
+#[test]
+fn no_schema_has_prefix_items() {
+    fn keys_named(value: &Value, name: &str) -> usize {
+        match value {
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| usize::from(k == name) + keys_named(v, name))
+                .sum(),
+            Value::Array(items) => items.iter().map(|v| keys_named(v, name)).sum(),
+            _ => 0,
+        }
+    }
+    for (name, schema) in every_schema() {
+        assert_eq!(keys_named(schema, "prefixItems"), 0, "{name}");
+    }
+    let file: Value = serde_json::from_str(SCHEMAS_JSON).expect("schemas file is JSON");
+    assert_eq!(keys_named(&file, "prefixItems"), 0, "schemas/tools.json");
 }
 
 /// Properties of the original server we deliberately do not offer.

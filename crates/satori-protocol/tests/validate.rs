@@ -278,6 +278,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "read_file",
         r#"{"path":"/repo/src/lib.rs","start_line":5000000000}"#,
     ),
+    (
+        "open_symbol line beyond the supported range",
+        "read_file",
+        r#"{"path":"/repo/src/lib.rs","open_symbol":{"start_line":1,"end_line":99999999999}}"#,
+    ),
     ("string arguments", "read_file", r#""/repo/src/lib.rs""#),
     // file_outline
     (
@@ -362,6 +367,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "call_graph",
         r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1","line":3}}"#,
     ),
+    (
+        "a handle span beyond the supported range",
+        "call_graph",
+        r#"{"path":"/repo","symbolRef":{"file":"src/lib.rs","symbolId":"sym_1","span":{"startLine":1,"endLine":4294967296}}}"#,
+    ),
 ];
 
 #[test]
@@ -387,6 +397,20 @@ fn every_error_is_one_line_with_the_contract_prefix() {
         let prefix = format!("Error: Invalid arguments for '{tool}'. ");
         assert!(out.starts_with(&prefix), "{label}: {out}");
         assert!(!out.contains('\n'), "{label}: {out}");
+    }
+}
+
+/// A problem with one field is reported under that field's name, whichever check finds it;
+/// `arguments` names only the arguments as a whole (when they are not an object).
+#[test]
+fn field_problems_name_the_field() {
+    for (label, tool, args) in CASES {
+        let out = check(tool, args);
+        let is_object = serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object());
+        if is_object {
+            assert!(!out.contains(". arguments:"), "{label}: {out}");
+            assert!(!out.contains("; arguments:"), "{label}: {out}");
+        }
     }
 }
 
@@ -420,6 +444,11 @@ fn exact_messages_of_the_common_mistakes() {
             "manage_index",
             r#"{"path":"/repo"}"#,
             "Error: Invalid arguments for 'manage_index'. action: required property is missing",
+        ),
+        (
+            "read_file",
+            r#"{"path":"/repo/a.rs","start_line":5000000000}"#,
+            "Error: Invalid arguments for 'read_file'. start_line: must be <= 4294967295, got 5000000000",
         ),
     ];
     for (tool, args, expected) in cases {

@@ -39,6 +39,7 @@ pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallTool
         |status: Status, reason: Option<&str>, message: Option<String>| CallGraphEnvelope {
             status,
             path: p.path.clone(),
+            codebase_root: None,
             supported: true,
             direction,
             depth: p.depth,
@@ -66,6 +67,12 @@ pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallTool
     };
     let root = t.root;
     let root_shown = display(&root);
+    // From here on the codebase is known: every answer names the root its files are under.
+    let answer =
+        |status: Status, reason: Option<&str>, message: Option<String>| CallGraphEnvelope {
+            codebase_root: Some(root_shown.clone()),
+            ..answer(status, reason, message)
+        };
     let stale_hint = |v: &mut CallGraphEnvelope| {
         let words = p
             .symbol_ref

@@ -37,6 +37,7 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
         |status: Status, reason: Option<&str>, message: Option<String>| FileOutlineEnvelope {
             status,
             path: p.path.clone(),
+            codebase_root: None,
             file: p.file.clone(),
             outline: None,
             has_more: false,
@@ -57,6 +58,12 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
         }
     };
     let root_shown = display(&t.root);
+    // From here on the codebase is known: every answer names the root its files are under.
+    let answer =
+        |status: Status, reason: Option<&str>, message: Option<String>| FileOutlineEnvelope {
+            codebase_root: Some(root_shown.clone()),
+            ..answer(status, reason, message)
+        };
     let file = match codebase_file(&t.root, t.prefix.as_deref(), &p.file) {
         Ok(f) => f,
         Err(FileProblem::Invalid(problem)) => {
@@ -87,6 +94,13 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
             return reply(&v, false);
         }
     };
+    // The file as found, relative to the root like every file of the answer (the caller may
+    // have named it relative to a subdirectory `path`).
+    let answer =
+        |status: Status, reason: Option<&str>, message: Option<String>| FileOutlineEnvelope {
+            file: file.rel.clone(),
+            ..answer(status, reason, message)
+        };
     let text = match read_source(ctx, FILE_OUTLINE, &file) {
         Ok(text) => text,
         Err(u) => {

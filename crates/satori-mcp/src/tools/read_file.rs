@@ -138,6 +138,8 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             true,
         );
     }
+    // Outline handles are relative to the codebase root, which the answer names.
+    let codebase_root = owner.as_ref().map(|t| display(&t.root));
     let rel = owner
         .and_then(|t| t.prefix)
         .unwrap_or_else(|| shown.clone());
@@ -208,6 +210,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                     let answer = OpenSymbolFailure {
                         status: Status::NotFound,
                         path: shown,
+                        codebase_root,
                         file: rel,
                         message,
                         matches: Vec::new(),
@@ -224,6 +227,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                     let answer = OpenSymbolFailure {
                         status: Status::Ambiguous,
                         path: shown,
+                        codebase_root,
                         file: rel,
                         message: "Several symbols match open_symbol; pass the symbolId of the one you want.".to_owned(),
                         matches,
@@ -329,6 +333,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                 .then(|| Hint::read_file(&shown, to as u32 + 1, (to + max).min(total) as u32));
             let answer = AnnotatedRead {
                 path: shown,
+                codebase_root,
                 mode: ReadMode::Annotated,
                 content: body,
                 outline_status,

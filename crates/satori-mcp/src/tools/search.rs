@@ -43,6 +43,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     let answer = |status: Status, reason: Option<&str>, message: String| SearchEnvelope {
         status,
         path: p.path.clone(),
+        codebase_root: None,
         query: p.query.clone(),
         scope: p.scope,
         group_by: p.group_by,
@@ -76,6 +77,11 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     };
     let root = t.root;
     let root_shown = display(&root);
+    // From here on the codebase is known: every answer names the root its files are under.
+    let answer = |status: Status, reason: Option<&str>, message: String| SearchEnvelope {
+        codebase_root: Some(root_shown.clone()),
+        ..answer(status, reason, message)
+    };
     let mut warnings = Vec::new();
     let searchable_while_indexing = t.searchable_while_indexing;
 

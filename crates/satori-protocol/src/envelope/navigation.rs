@@ -54,6 +54,7 @@ impl CallGraphHint {
 /// The flat wire form (and schema) of [`CallGraphHint`].
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CallGraphHint")]
 struct CallGraphHintWire {
     /// Whether `symbolRef` is given.
     supported: bool,
@@ -191,7 +192,11 @@ pub struct FileOutlineEnvelope {
     pub status: Status,
     /// Codebase path as requested.
     pub path: String,
-    /// File as requested (relative to the codebase root).
+    /// Absolute root of the codebase `path` lies in: every `file` is relative to it. Absent
+    /// when the call stopped before using the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codebase_root: Option<String>,
+    /// The file relative to the codebase root (as requested when it was not found).
     pub file: String,
     /// The symbols (every candidate when ambiguous), or null when there is no outline.
     pub outline: Option<Outline>,
@@ -277,6 +282,10 @@ pub struct CallGraphEnvelope {
     pub status: Status,
     /// Codebase path as requested.
     pub path: String,
+    /// Absolute root of the codebase `path` lies in: every `file` is relative to it. Absent
+    /// when the call stopped before using the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codebase_root: Option<String>,
     /// Whether the symbol's language has a call graph.
     pub supported: bool,
     /// Effective direction (`bidirectional` is echoed as `both`).

@@ -113,6 +113,10 @@ pub struct PlainRead {
 pub struct AnnotatedRead {
     /// File as requested.
     pub path: String,
+    /// Absolute root of the file's codebase: every `file` is relative to it. Absent outside
+    /// every codebase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codebase_root: Option<String>,
     /// Always `annotated`.
     pub mode: ReadMode,
     /// The lines read (with the truncation note when cut).
@@ -141,7 +145,11 @@ pub struct OpenSymbolFailure {
     pub status: Status,
     /// File as requested (absolute).
     pub path: String,
-    /// The file relative to its codebase root.
+    /// Absolute root of the file's codebase: every `file` is relative to it. Absent outside
+    /// every codebase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codebase_root: Option<String>,
+    /// The file relative to `codebaseRoot` (the path as requested outside every codebase).
     pub file: String,
     /// What went wrong and how to proceed.
     pub message: String,

@@ -147,7 +147,8 @@ pub struct SearchDebug {
     pub lexical_candidates: u64,
     /// Candidates found by the dense retriever.
     pub dense_candidates: u64,
-    /// Candidates left after each filter, in order: scope, lang, path, -path, must, exclude.
+    /// Candidates left after each filter, in order: scope, lang, path, -path, must, exclude;
+    /// each a `[stage, count]` pair.
     pub filter_counts: Vec<FilterCount>,
     /// Candidates left after all filters.
     pub after_filters: u64,
@@ -314,6 +315,10 @@ pub struct SearchEnvelope {
     pub status: Status,
     /// Path as requested.
     pub path: String,
+    /// Absolute root of the codebase `path` lies in: every `file` is relative to it. Absent
+    /// when the call stopped before using the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codebase_root: Option<String>,
     /// Query as requested.
     pub query: String,
     /// Effective scope.

@@ -41,7 +41,8 @@ pub const DESCRIPTION: &str = concat!(
     "file, with its line span and a short preview) or raw (matching chunks with their content).\n\n",
     "Returns a JSON envelope: `status` (ok; not_indexed, not_ready while indexing, requires_reindex, ",
     "each with `hints` holding the call that fixes it) and `results`, best first. A result has ",
-    "`file` (relative to the codebase root), `span` {startLine, endLine}, `symbolLabel`, `preview`, ",
+    "`file` (relative to the codebase root, which the answer names as `codebaseRoot`), ",
+    "`span` {startLine, endLine}, `symbolLabel`, `preview`, ",
     "`stalenessBucket`, and either a `callGraphHint` with a `symbolRef` handle for the symbol or, ",
     "when no symbol is known, a `navigationFallback` with a ready-made read_file call. ",
     "Next step: read_file on the file with start_line/end_line taken from `span`."
