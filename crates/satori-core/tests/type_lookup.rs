@@ -222,6 +222,46 @@ fn cases() -> Vec<Case> {
             line: 4,
         },
         Case {
+            name: "c++ namespace against the code that qualifies names with it",
+            files: vec![
+                (
+                    "include/demo/encoding.h",
+                    "#pragma once\n\n/// Text encodings and their conversions.\nnamespace encoding {\n\nint utf8_length(const char* s);\n\n}  // namespace encoding\n".into(),
+                ),
+                (
+                    "src/convert.cpp",
+                    repeat(6, |i| {
+                        format!(
+                            "// Converts buffer {i} with the encoding helpers.\nint convert_{i}(const char* s) {{\n  int n = encoding::utf8_length(s);\n  return encoding::utf8_length(s + n);\n}}\n"
+                        )
+                    }),
+                ),
+            ],
+            query: "encoding",
+            file: "include/demo/encoding.h",
+            line: 4,
+        },
+        Case {
+            name: "rust module against the paths that name it",
+            files: vec![
+                (
+                    "src/lib.rs",
+                    "//! The crate root.\n\n/// Reading and writing the on-disk cache.\npub mod cache {\n    /// Opens the cache.\n    pub fn open() -> u32 {\n        7\n    }\n}\n".into(),
+                ),
+                (
+                    "src/app.rs",
+                    repeat(6, |i| {
+                        format!(
+                            "/// Step {i}: warm the cache.\npub fn step_{i}() -> u32 {{\n    crate::cache::open() + cache_size_{i}()\n}}\n\nfn cache_size_{i}() -> u32 {{\n    {i}\n}}\n"
+                        )
+                    }),
+                ),
+            ],
+            query: "cache",
+            file: "src/lib.rs",
+            line: 4,
+        },
+        Case {
             name: "typescript class kept in an older major version beside the current one",
             files: vec![
                 ("src/v3/schema.ts", SCHEMA.into()),
