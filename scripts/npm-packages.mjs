@@ -69,11 +69,16 @@ function rootManifest(version) {
     bin: { "satori-mcp": "bin/satori.js", satori: "bin/satori.js", "satori-cli": "bin/satori-cli.js", mcat: "bin/mcat.js" },
     main: "index.js",
     types: "index.d.ts",
+    // Each condition has the types of its own module format: TypeScript (node16, nodenext,
+    // bundler) reads `types` under the condition it resolved, ESM types for `import`.
     exports: {
-      ".": { types: "./index.d.ts", import: "./index.mjs", require: "./index.js" },
+      ".": {
+        import: { types: "./index.d.mts", default: "./index.mjs" },
+        require: { types: "./index.d.ts", default: "./index.js" },
+      },
       "./package.json": "./package.json",
     },
-    files: ["bin/", "lib/", "index.js", "index.mjs", "index.d.ts"],
+    files: ["bin/", "lib/", "index.js", "index.mjs", "index.d.ts", "index.d.mts"],
     engines: { node: ">=18" },
     optionalDependencies: Object.fromEntries(TARGETS.map((t) => [`${rootName}-${t.id}`, version])),
   };

@@ -1,4 +1,5 @@
-// Types of the Node API of @zokizuan/satori-mcp.
+// Types of the Node API of @zokizuan/satori-mcp, as CommonJS (`require`); index.d.mts gives
+// the same to ES modules (`import`).
 
 /** What happened to the server's stdout guard over a client's life. */
 export interface Recovery {
@@ -24,6 +25,11 @@ export interface ClientOptions {
   guardRecovery?: "auto" | "never";
   /** Extra environment for the server. */
   env?: Record<string, string>;
+  /**
+   * Whether the server writes its `[TELEMETRY]` line per search to this process's stderr.
+   * Default: as SATORI_TELEMETRY says (`stderr` or `off`), and off when it is unset.
+   */
+  telemetry?: boolean;
 }
 
 /** Options of one call. */

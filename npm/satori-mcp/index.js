@@ -5,6 +5,10 @@
 // resolved values or `Error`s whose `code` is the token `satori-cli` prints (`E_TOOL_ERROR`,
 // `E_PROTOCOL_FAILURE`, ...). The addon is loaded on first use, so `require` never fails:
 // a missing platform package rejects the first call with a message naming it.
+//
+// The server's stderr is this process's: its `[TELEMETRY]` line per search is turned off here
+// (SATORI_TELEMETRY=off for the server) unless the caller asks for it with `telemetry: true`
+// or sets SATORI_TELEMETRY itself. A library does not write to its caller's stderr unasked.
 "use strict";
 
 const { packagedAddon, packagedBinary, ensureExecutable, usageError } = require("./lib/platform");
@@ -13,7 +17,8 @@ let native;
 
 function addon() {
   if (!native) {
-    const file = packagedAddon();
+    // SATORI_NODE_ADDON: an addon built from source, for a platform with no package.
+    const file = process.env.SATORI_NODE_ADDON || packagedAddon();
     try {
       native = require(file);
     } catch (error) {
@@ -27,7 +32,7 @@ function addon() {
 function serverBin(options) {
   if (options && options.serverBin) return options.serverBin;
   if (process.env.SATORI_BINARY) return process.env.SATORI_BINARY;
-  const file = packagedBinary("satori");
+  const file = packagedBinary("satori", "node");
   ensureExecutable(file);
   return file;
 }
@@ -43,11 +48,28 @@ function pick(options, keys) {
   return out;
 }
 
+/**
+ * The server's extra environment: the caller's, with telemetry as `telemetry` says, else as
+ * this process's SATORI_TELEMETRY says (the server inherits it), else off.
+ */
+function serverEnv(options) {
+  const env = { ...(options && options.env) };
+  if (env.SATORI_TELEMETRY === undefined) {
+    const asked = options && options.telemetry;
+    if (asked !== undefined) env.SATORI_TELEMETRY = asked ? "stderr" : "off";
+    else if (process.env.SATORI_TELEMETRY === undefined) env.SATORI_TELEMETRY = "off";
+  }
+  return env;
+}
+
 function clientOptions(options) {
   if (options !== undefined && (options === null || typeof options !== "object")) {
     throw usageError("E_USAGE options must be an object");
   }
-  return { ...pick(options, CLIENT_KEYS), serverBin: serverBin(options) };
+  if (options && options.telemetry !== undefined && typeof options.telemetry !== "boolean") {
+    throw usageError("E_USAGE telemetry must be true or false");
+  }
+  return { ...pick(options, CLIENT_KEYS), env: serverEnv(options), serverBin: serverBin(options) };
 }
 
 /** Resolve a success to its value (with the recovery report on it); throw a failure. */

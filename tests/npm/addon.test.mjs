@@ -1,5 +1,5 @@
 // The Node API from an installed package: `callTool`, `listTools` and `SatoriClient` through
-// the addon, the errors with their CLI codes, and both module systems.
+// the addon, the errors with their CLI codes, both module systems, and a quiet stderr.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -38,6 +38,29 @@ test("callTool indexes (waiting for the build) and searches", async () => {
   const envelope = envelopeOf(found);
   assert.equal(envelope.status, "ok");
   assert.ok(envelope.results.length > 0);
+});
+
+test("library use writes nothing to stderr; telemetry lines only when asked for", () => {
+  // A program of its own, so its stderr is all the library wrote. The codebase was indexed above.
+  const program = `const { SatoriClient } = require("@zokizuan/satori-mcp");
+const client = new SatoriClient(JSON.parse(process.argv[2]));
+client.callTool("search_codebase", { path: process.argv[3], query: "stdout guard modes" })
+  .then((result) => process.stdout.write(JSON.stringify(result.structuredContent ?? JSON.parse(result.content[0].text))))
+  .finally(() => client.close());`;
+  fs.writeFileSync(path.join(project, "telemetry-proof.cjs"), program);
+  const cases = [
+    { what: "by default", options: {}, environment: {}, lines: 0 },
+    { what: "with telemetry: true", options: { telemetry: true }, environment: {}, lines: 1 },
+    { what: "with SATORI_TELEMETRY=stderr", options: {}, environment: { SATORI_TELEMETRY: "stderr" }, lines: 1 },
+  ];
+  for (const { what, options, environment, lines } of cases) {
+    const result = run("node", ["telemetry-proof.cjs", JSON.stringify(options), repo], { env: { ...env, ...environment } });
+    assert.equal(result.status, 0, `${what}: ${result.stderr}`);
+    assert.equal(json(result).status, "ok", what);
+    const telemetry = result.stderr.split("\n").filter((line) => line.startsWith("[TELEMETRY] "));
+    assert.equal(telemetry.length, lines, `${what}: ${result.stderr}`);
+    if (lines === 0) assert.equal(result.stderr, "", `${what}: nothing on stderr`);
+  }
 });
 
 test("listTools answers the tool list", async () => {

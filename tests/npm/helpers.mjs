@@ -25,7 +25,7 @@ export function tempDir(prefix) {
 /** The environment for Satori processes: the caller's, with its own index home. */
 export function satoriEnv() {
   const env = { ...process.env, SATORI_HOME: tempDir("satori-home-") };
-  for (const name of ["SATORI_BINARY", "SATORI_CLI_BINARY", "SATORI_SERVER_BIN"]) delete env[name];
+  for (const name of ["SATORI_BINARY", "SATORI_CLI_BINARY", "MCAT_BINARY", "SATORI_SERVER_BIN", "SATORI_NODE_ADDON", "SATORI_TELEMETRY"]) delete env[name];
   return env;
 }
 

@@ -60,6 +60,9 @@ pub struct Config {
     pub tuning: SearchTuning,
     /// `SATORI_PREOPEN`: a path about to be searched, whose index is opened at start.
     pub preopen: Option<PathBuf>,
+    /// `SATORI_TELEMETRY=stderr` (default) or `off`: whether each search writes its
+    /// `[TELEMETRY]` line to stderr. Off for a library that shares its caller's stderr.
+    pub telemetry_stderr: bool,
 }
 
 /// A configuration value that cannot be used.
@@ -215,6 +218,17 @@ impl Config {
             hub.endpoint = v.trim().to_string();
         }
         hub.offline = flag(env::OFFLINE);
+        let telemetry_stderr = match var(env::TELEMETRY).as_deref().map(str::trim) {
+            None | Some("stderr") => true,
+            Some("off") => false,
+            Some(other) => {
+                return Err(ConfigError {
+                    name: env::TELEMETRY,
+                    value: other.into(),
+                    expected: "expected 'stderr' or 'off'".into(),
+                });
+            }
+        };
         Ok(Config {
             run_mode,
             guard,
@@ -236,6 +250,7 @@ impl Config {
             preopen: std::env::var_os(env::PREOPEN)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
+            telemetry_stderr,
         })
     }
 }

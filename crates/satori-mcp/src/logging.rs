@@ -112,6 +112,12 @@ impl Log {
         data: impl FnOnce() -> Value,
     ) {
         write_line(line);
+        self.notify(level, logger, data);
+    }
+
+    /// Sends the event as [`Log::emit`] does, without the stderr line: for an event whose
+    /// line the configuration turned off.
+    pub fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
         let level = level.to_mcp();
         let event =
             |data: Value| LoggingMessageNotificationParam::new(level, data).with_logger(logger);

@@ -583,25 +583,44 @@ async fn logging_in_memory() {
     logging(&mut Raw::new(r, w), &canonical(repo.path())).await;
 }
 
-/// The same through the binary, and stderr keeps every `[TELEMETRY]` line as before: one
-/// per search, the same event the client received.
+/// The same through the binary. By default stderr keeps every `[TELEMETRY]` line as before:
+/// one per search, the same event the client received. `SATORI_TELEMETRY=off` (what the Node
+/// API sets) drops the lines and still sends the client its event.
 #[tokio::test]
 async fn logging_real_process() {
-    let home = tempfile::tempdir().unwrap();
-    let repo = tiny_repo();
-    let mut child = spawn_satori(&canonical(home.path()), Stdio::piped());
-    let mut c = Raw::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
-    let sent = logging(&mut c, &canonical(repo.path())).await;
-    drop(c);
-    let out = child.wait_with_output().await.unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    let events: Vec<Value> = stderr
-        .lines()
-        .filter_map(|l| l.strip_prefix("[TELEMETRY] "))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(events.len(), 3, "{stderr}");
-    assert_eq!(events[2], sent, "{stderr}");
+    async fn check(telemetry: Option<&str>, lines: usize) {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tiny_repo();
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_satori"));
+        command
+            .env("SATORI_HOME", canonical(home.path()))
+            .env_remove("SATORI_TELEMETRY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(value) = telemetry {
+            command.env("SATORI_TELEMETRY", value);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut c = Raw::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let sent = logging(&mut c, &canonical(repo.path())).await;
+        drop(c);
+        let out = child.wait_with_output().await.unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let events: Vec<Value> = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("[TELEMETRY] "))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(events.len(), lines, "{telemetry:?}: {stderr}");
+        if let Some(last) = events.last() {
+            assert_eq!(*last, sent, "{stderr}");
+        }
+    }
+    for (telemetry, lines) in [(None, 3), (Some("stderr"), 3), (Some("off"), 0)] {
+        check(telemetry, lines).await;
+    }
 }
 
 /// `initialize` with each version a client may ask for, through rmcp's client: the server

@@ -19,6 +19,13 @@ pub const BINARY: &str = "SATORI_BINARY";
 /// npm package: the `satori-cli` executable the `satori-cli` shim runs instead of the platform
 /// package's.
 pub const CLI_BINARY: &str = "SATORI_CLI_BINARY";
+/// npm package: the Node addon the Node API loads instead of the platform package's (an addon
+/// built from source, for a platform with no package).
+pub const NODE_ADDON: &str = "SATORI_NODE_ADDON";
+/// `stderr` (default) or `off`: whether the server writes its `[TELEMETRY]` line per search to
+/// stderr (a client that set a log level gets the event either way). The Node API sets `off`
+/// unless its caller asks for telemetry.
+pub const TELEMETRY: &str = "SATORI_TELEMETRY";
 /// Lines `read_file` returns without an explicit range.
 pub const READ_FILE_MAX_LINES: &str = "READ_FILE_MAX_LINES";
 /// Bytes `read_file` returns at most in one call (default 1 MiB); files larger than this are

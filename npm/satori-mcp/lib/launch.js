@@ -20,6 +20,18 @@ function say(line) {
 
 /** Start `name` with this process's arguments and mirror its end. */
 function launch(name) {
+  // Listen before the child exists: a signal that finds no listener ends this process by its
+  // default action at once, and one that came after the fork but before the listeners would
+  // leave the child running with no one to stop it. Listeners run from the event loop, so
+  // after this function returns: the child is there by then.
+  let child;
+  const forward = (signal) => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  for (const signal of FORWARDED) {
+    if (process.platform !== "win32" || signal === "SIGINT") process.on(signal, forward);
+  }
+
   const env = { ...process.env };
   let file = process.env[OVERRIDES[name]];
   if (!file) {
@@ -36,26 +48,23 @@ function launch(name) {
     env.SATORI_SERVER_BIN = process.env.SATORI_BINARY;
   }
 
-  const child = spawn(file, process.argv.slice(2), { stdio: "inherit", env, windowsHide: true });
-  const forward = (signal) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-  };
-  for (const signal of FORWARDED) {
-    if (process.platform !== "win32" || signal === "SIGINT") process.on(signal, forward);
-  }
+  child = spawn(file, process.argv.slice(2), { stdio: "inherit", env, windowsHide: true });
   child.on("error", (error) => {
     say(`${name}: cannot start ${file}: ${error.message}`);
     process.exit(1);
   });
   child.on("exit", (code, signal) => {
-    if (signal) {
-      for (const s of FORWARDED) process.removeAllListeners(s);
-      process.kill(process.pid, signal);
-      // A signal whose default action does not end a process: exit as a shell reports it.
-      process.exit(128 + (os.constants.signals[signal] || 0));
-    }
+    if (signal) endLike(signal);
     process.exit(code === null ? 1 : code);
   });
+}
+
+/** End this process by `signal`, as the child ended. */
+function endLike(signal) {
+  for (const s of FORWARDED) process.removeAllListeners(s);
+  process.kill(process.pid, signal);
+  // A signal whose default action does not end a process: exit as a shell reports it.
+  process.exit(128 + (os.constants.signals[signal] || 0));
 }
 
 module.exports = { launch };

@@ -64,18 +64,37 @@ function usageError(message) {
   return error;
 }
 
+// What to do on a platform with no build, for each entry point: build from source and name
+// what was built. The Node API needs its addon as well as the server it starts.
+const FROM_SOURCE = {
+  satori: "Build it from source (cargo build --release -p satori-mcp) and set SATORI_BINARY to target/release/satori.",
+  "satori-cli":
+    "Build it from source (cargo build --release -p satori-mcp -p satori-cli) and set SATORI_CLI_BINARY " +
+    "to target/release/satori-cli and SATORI_BINARY to target/release/satori, the server it starts.",
+  mcat: "Build it from source (cargo build --release -p mcat) and set MCAT_BINARY to target/release/mcat.",
+  node:
+    "The Node API needs its native addon: build it from source (cargo build --release -p satori-mcp -p satori-node), " +
+    "copy target/release/libsatori_node.so (libsatori_node.dylib on macOS, satori_node.dll on Windows) " +
+    "to a file named satori.node, and set SATORI_NODE_ADDON to that file and SATORI_BINARY to target/release/satori.",
+};
+
+/** The name a message gives an entry point. */
+function entryName(entry) {
+  return entry === "node" ? "the Node API" : entry;
+}
+
 /**
  * The directory of this machine's platform package, or an `Error` (code `E_USAGE`) that says
- * which package is missing and how to install it.
+ * which package is missing and how to install it, or, on a platform with no build, how to
+ * run `entry` (`satori`, `satori-cli`, `mcat` or `node` for the Node API) all the same.
  */
-function platformDir() {
+function platformDir(entry = "satori") {
   const id = platformId();
   const known = table.targets.some((target) => target.id === id);
   if (!known) {
     throw usageError(
-      `${ROOT_PACKAGE} has no build for this platform (${id}). ` +
-        `Builds exist for: ${table.targets.map((t) => t.id).join(", ")}. ` +
-        "Build Satori from source (cargo build --release) and set SATORI_BINARY to the satori executable.",
+      `${ROOT_PACKAGE} has no build for this platform (${id}), so ${entryName(entry)} cannot run from it. ` +
+        `Builds exist for: ${table.targets.map((t) => t.id).join(", ")}. ${FROM_SOURCE[entry]}`,
     );
   }
   const name = `${ROOT_PACKAGE}-${id}`;
@@ -92,14 +111,14 @@ function platformDir() {
 }
 
 /** Path of a binary (`satori`, `satori-cli` or `mcat`) in the platform package. */
-function packagedBinary(name) {
+function packagedBinary(name, entry = name) {
   const exe = process.platform === "win32" ? ".exe" : "";
-  return path.join(platformDir(), "bin", `${name}${exe}`);
+  return path.join(platformDir(entry), "bin", `${name}${exe}`);
 }
 
 /** Path of the Node addon in the platform package. */
 function packagedAddon() {
-  return path.join(platformDir(), `satori.${platformId()}.node`);
+  return path.join(platformDir("node"), `satori.${platformId()}.node`);
 }
 
 /**

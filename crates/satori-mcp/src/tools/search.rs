@@ -316,7 +316,8 @@ pub(crate) fn ensure_fresh(
     }
 }
 
-/// One `[TELEMETRY] {json}` line on stderr per search.
+/// One `[TELEMETRY] {json}` line on stderr per search (unless `SATORI_TELEMETRY=off`), and
+/// the same event to a client that set a log level.
 fn telemetry(
     ctx: &Ctx,
     p: &SearchCodebaseParams,
@@ -346,10 +347,13 @@ fn telemetry(
     if let Some(error) = error {
         ev["error"] = json!(error);
     }
-    ctx.log.emit(
-        crate::logging::Level::Debug,
-        "telemetry",
-        format_args!("[TELEMETRY] {ev}"),
-        || ev.clone(),
-    );
+    let level = crate::logging::Level::Debug;
+    if ctx.config.telemetry_stderr {
+        ctx.log
+            .emit(level, "telemetry", format_args!("[TELEMETRY] {ev}"), || {
+                ev.clone()
+            });
+    } else {
+        ctx.log.notify(level, "telemetry", || ev);
+    }
 }

@@ -38,6 +38,7 @@ pub fn config(home: &Path) -> Config {
         hub: Default::default(),
         tuning: SearchTuning::default(),
         preopen: None,
+        telemetry_stderr: true,
     }
 }
 
