@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 // The check of dist-workspace.toml that needs no `dist`: CI runs `dist plan` where dist is
 // installed (scripts/install-dist.sh) and this otherwise. It holds the release to what the
-// project promises: the same targets as the npm platform packages, both binaries, the shell,
-// PowerShell and Homebrew installers and never cargo-dist's npm installer, the dist version
-// the install script installs, and the release workflow dist generates.
+// project promises: the same targets as the npm platform packages, the same binaries
+// (BINARIES of scripts/npm-packages.mjs), LICENSE and THIRD_PARTY_NOTICES in every archive,
+// the shell, PowerShell and Homebrew installers and never cargo-dist's npm installer, the dist
+// version the install script installs, and the release workflow dist generates.
 //
 // Usage: node scripts/check-dist-config.mjs
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { TARGETS } from "./npm-packages.mjs";
+import { BINARIES, LICENCE_FILES, TARGETS } from "./npm-packages.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const read = (rel) => fs.readFileSync(path.join(root, rel), "utf8");
@@ -33,6 +34,11 @@ same("targets", value(config, "targets"), TARGETS.map((t) => t.rust));
 same("installers", value(config, "installers"), ["shell", "powershell", "homebrew"]);
 if (value(config, "ci") !== "github") problems.push('ci must be "github"');
 if (!value(config, "tap")) problems.push("homebrew needs a tap");
+// The archives ship the licence files the npm packages ship, from the repository root.
+same("include", value(config, "include"), LICENCE_FILES);
+for (const file of LICENCE_FILES) {
+  if (!fs.existsSync(path.join(root, file))) problems.push(`${file} is missing at the repository root`);
+}
 
 const installed = read("scripts/install-dist.sh").match(/DIST_VERSION:-([0-9.]+)/)?.[1];
 if (value(config, "cargo-dist-version") !== installed) {
@@ -40,7 +46,7 @@ if (value(config, "cargo-dist-version") !== installed) {
 }
 
 // Every binary, each released from its crate.
-for (const [crate, bin] of [["satori-mcp", "satori"], ["satori-cli", "satori-cli"], ["mcat", "mcat"]]) {
+for (const { crate, name: bin } of BINARIES) {
   const manifest = read(`crates/${crate}/Cargo.toml`);
   if (!new RegExp(`\\[\\[bin\\]\\]\\s*\\nname = "${bin}"`).test(manifest)) problems.push(`crates/${crate} has no bin ${bin}`);
   if (/^dist\s*=\s*false/m.test(manifest)) problems.push(`crates/${crate} is excluded from the release`);
@@ -57,4 +63,7 @@ if (problems.length > 0) {
   process.stderr.write(`dist-workspace.toml:\n${problems.map((p) => `  - ${p}`).join("\n")}\n`);
   process.exit(1);
 }
-process.stderr.write(`dist-workspace.toml: ${TARGETS.length} targets, satori, satori-cli and mcat, installers shell, powershell, homebrew\n`);
+process.stderr.write(
+  `dist-workspace.toml: ${TARGETS.length} targets, binaries ${BINARIES.map((b) => b.name).join(", ")}, ` +
+    `archives with ${LICENCE_FILES.join(", ")}, installers shell, powershell, homebrew\n`,
+);

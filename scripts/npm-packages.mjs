@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The one generator of the npm manifests under npm/: the root package @zokizuan/satori-mcp
-// (JavaScript only) and one package per platform carrying `satori`, `satori-cli`, `mcat`
-// and the Node addon. The version is the workspace's (Cargo.toml, [workspace.package]) and is pinned
+// (JavaScript only) and one package per platform carrying the binaries of BINARIES and the
+// Node addon. The version is the workspace's (Cargo.toml, [workspace.package]) and is pinned
 // exactly everywhere, so a root package can only ever load binaries of its own release.
-// The generated files are checked in; `--check` fails on any drift (CI runs it).
+// The generated files are checked in; `--check` fails on any drift (CI runs it), and also
+// when a place that builds the npm binaries (the release workflow, the workspace's build
+// script, the npm proof) leaves one of them out.
 //
 // Usage: node scripts/npm-packages.mjs [--check]
 import fs from "node:fs";
@@ -28,6 +30,25 @@ export const TARGETS = [
   { id: "win32-arm64-msvc", os: "win32", cpu: "arm64", rust: "aarch64-pc-windows-msvc" },
 ];
 
+// The programs every platform package carries, each with the crate it is built from. Staging
+// (scripts/npm-stage.mjs), the manifests, the launcher's table (lib/targets.json), the root
+// package's bin shims and the release archives (scripts/check-dist-config.mjs) follow this
+// list, and `--check` holds every `cargo build` of the npm binaries to it.
+export const BINARIES = [
+  { name: "satori", crate: "satori-mcp" },
+  { name: "satori-cli", crate: "satori-cli" },
+  { name: "mcat", crate: "mcat" },
+];
+// The Node addon: the cdylib of this crate, packaged as satori.<platform>.node.
+export const ADDON_CRATE = "satori-node";
+// Shipped in every package, root and platform, as in the release archives: Satori's licence
+// and the licences of everything compiled into the binaries and the addon (the Rust crates,
+// the tree-sitter grammars, the bundled model). Staging copies them from the repository root.
+export const LICENCE_FILES = ["LICENSE", "THIRD_PARTY_NOTICES"];
+
+// The files that build the npm binaries, each with the `cargo build` commands in it.
+const BUILDERS = [".github/workflows/npm.yml", "package.json", "scripts/npm-proof.sh"];
+
 function workspaceVersion() {
   const toml = fs.readFileSync(path.join(root, "Cargo.toml"), "utf8");
   const section = toml.split(/^\[workspace\.package\]$/m)[1];
@@ -50,11 +71,11 @@ function platformManifest(target, version) {
   return {
     name: `${rootName}-${target.id}`,
     ...common(version),
-    description: `The ${target.rust} build of Satori (satori, satori-cli, mcat and the Node addon) for ${rootName}.`,
+    description: `The ${target.rust} build of Satori (${BINARIES.map((b) => b.name).join(", ")} and the Node addon) for ${rootName}.`,
     os: [target.os],
     cpu: [target.cpu],
     ...(target.libc ? { libc: [target.libc] } : {}),
-    files: [`bin/satori${exe}`, `bin/satori-cli${exe}`, `bin/mcat${exe}`, `satori.${target.id}.node`],
+    files: [...BINARIES.map((b) => `bin/${b.name}${exe}`), `satori.${target.id}.node`, ...LICENCE_FILES],
     preferUnplugged: true,
   };
 }
@@ -66,7 +87,7 @@ function rootManifest(version) {
     description: "Local-first semantic code search for coding agents: the Satori MCP server, its CLI, a Node API, and mcat, a shell client for any MCP server.",
     keywords: ["mcp", "code-search", "semantic-search", "model-context-protocol"],
     // `npx -y @zokizuan/satori-mcp` runs the bin named after the package: the MCP server.
-    bin: { "satori-mcp": "bin/satori.js", satori: "bin/satori.js", "satori-cli": "bin/satori-cli.js", mcat: "bin/mcat.js" },
+    bin: { "satori-mcp": "bin/satori.js", ...Object.fromEntries(BINARIES.map((b) => [b.name, `bin/${b.name}.js`])) },
     main: "index.js",
     types: "index.d.ts",
     // Each condition has the types of its own module format: TypeScript (node16, nodenext,
@@ -78,7 +99,7 @@ function rootManifest(version) {
       },
       "./package.json": "./package.json",
     },
-    files: ["bin/", "lib/", "index.js", "index.mjs", "index.d.ts", "index.d.mts"],
+    files: ["bin/", "lib/", "index.js", "index.mjs", "index.d.ts", "index.d.mts", ...LICENCE_FILES],
     engines: { node: ">=18" },
     optionalDependencies: Object.fromEntries(TARGETS.map((t) => [`${rootName}-${t.id}`, version])),
   };
@@ -91,12 +112,36 @@ function outputs() {
   files.set("npm/satori-mcp/package.json", json(rootManifest(version)));
   files.set(
     "npm/satori-mcp/lib/targets.json",
-    json({ package: rootName, version, targets: TARGETS.map(({ id, os, cpu, libc }) => ({ id, os, cpu, libc: libc ?? null })) }),
+    json({
+      package: rootName,
+      version,
+      binaries: BINARIES.map((b) => b.name),
+      targets: TARGETS.map(({ id, os, cpu, libc }) => ({ id, os, cpu, libc: libc ?? null })),
+    }),
   );
   for (const target of TARGETS) {
     files.set(`npm/${target.id}/package.json`, json(platformManifest(target, version)));
   }
   return files;
+}
+
+/**
+ * The crates the `cargo build` commands of a file build (`-p`/`--package` names; "*" for
+ * `--workspace`). Comment lines are skipped; in package.json, only the scripts are read.
+ */
+export function builtCrates(rel, text) {
+  const lines = rel.endsWith(".json")
+    ? Object.values(JSON.parse(text).scripts ?? {})
+    : text.replace(/\\\n/g, " ").split("\n").filter((line) => !/^\s*#/.test(line));
+  const crates = new Set();
+  for (const line of lines) {
+    // A command ends at a newline or a shell operator.
+    for (const [command] of line.matchAll(/\bcargo build\b[^\n&|;]*/g)) {
+      if (/\s--(workspace|all)(?=\s|$)/.test(command)) crates.add("*");
+      for (const m of command.matchAll(/\s(?:-p|--package)(?:\s+|=)([\w-]+)/g)) crates.add(m[1]);
+    }
+  }
+  return crates;
 }
 
 function main() {
@@ -114,12 +159,34 @@ function main() {
       process.stderr.write(`wrote ${rel}\n`);
     }
   }
+  const problems = [];
   // The release workflow builds every target of the table, and nothing else.
   const workflow = fs.readFileSync(path.join(root, ".github/workflows/npm.yml"), "utf8");
   const matrix = [...workflow.matchAll(/platform: ([\w-]+), target: ([\w-]+)/g)].map((m) => `${m[1]}=${m[2]}`);
   const table = TARGETS.map((t) => `${t.id}=${t.rust}`);
   if (JSON.stringify([...matrix].sort()) !== JSON.stringify([...table].sort())) {
-    process.stderr.write(`.github/workflows/npm.yml builds ${matrix.join(", ")}; the target table has ${table.join(", ")}\n`);
+    problems.push(`.github/workflows/npm.yml builds ${matrix.join(", ")}; the target table has ${table.join(", ")}`);
+  }
+  // Whatever builds the npm binaries builds all of them: staging refuses a missing one.
+  const wanted = [...BINARIES.map((b) => b.crate), ADDON_CRATE];
+  for (const rel of BUILDERS) {
+    const built = builtCrates(rel, fs.readFileSync(path.join(root, rel), "utf8"));
+    const missing = wanted.filter((crate) => !built.has(crate) && !built.has("*"));
+    if (missing.length > 0) {
+      problems.push(`${rel} does not build ${missing.join(", ")}: the npm packages carry ${wanted.join(", ")} (BINARIES, ADDON_CRATE)`);
+    }
+  }
+  // One shim per binary in the root package, and none for a binary it does not carry.
+  const shims = fs
+    .readdirSync(path.join(root, "npm/satori-mcp/bin"))
+    .filter((file) => file.endsWith(".js"))
+    .map((file) => file.slice(0, -3));
+  const names = BINARIES.map((b) => b.name);
+  if (JSON.stringify([...shims].sort()) !== JSON.stringify([...names].sort())) {
+    problems.push(`npm/satori-mcp/bin has shims for ${shims.join(", ")}; BINARIES has ${names.join(", ")}`);
+  }
+  if (problems.length > 0) {
+    process.stderr.write(`${problems.join("\n")}\n`);
     process.exit(1);
   }
   if (drift.length > 0) {

@@ -1,16 +1,20 @@
 #!/usr/bin/env node
-// Puts a cargo build of this machine into its platform package (npm/<platform>/): the two
-// binaries under bin/ and the addon as satori.<platform>.node, then gives every packaged
-// binary mode 0755 (fix-bin-perms: npm keeps the tarball's mode, so a binary packed without
-// its executable bit installs without it). The release workflow stages each target the same
-// way from that target's build.
+// Puts a cargo build of this machine into its platform package (npm/<platform>/): the
+// binaries of BINARIES (scripts/npm-packages.mjs) under bin/ and the addon as
+// satori.<platform>.node, copies LICENSE and THIRD_PARTY_NOTICES from the repository root into
+// that package and the root package, then gives every packaged binary mode 0755
+// (fix-bin-perms: npm keeps the tarball's mode, so a binary packed without its executable bit
+// installs without it). The release workflow stages each target the same way from that
+// target's build, and assembles the packages with --assemble before publishing.
 //
 // Usage: node scripts/npm-stage.mjs [--profile debug|release] [--target-dir DIR] [--platform ID]
 //        node scripts/npm-stage.mjs --fix-bin-perms      (only the chmod step, for every package)
+//        node scripts/npm-stage.mjs --assemble           (the licence files into every package, then the chmod step)
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { ADDON_CRATE, BINARIES, LICENCE_FILES } from "./npm-packages.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -35,7 +39,26 @@ function fixBinPerms() {
   }
 }
 
+/** Copy LICENSE and THIRD_PARTY_NOTICES from the repository root into each package named. */
+function copyLicences(ids) {
+  for (const id of ids) {
+    for (const file of LICENCE_FILES) {
+      const source = path.join(root, file);
+      if (!fs.existsSync(source)) {
+        process.stderr.write(`${source} is missing: every npm package ships it\n`);
+        process.exit(1);
+      }
+      fs.copyFileSync(source, path.join(root, "npm", id, file));
+    }
+  }
+}
+
 if (process.argv.includes("--fix-bin-perms")) {
+  fixBinPerms();
+  process.exit(0);
+}
+if (process.argv.includes("--assemble")) {
+  copyLicences(fs.readdirSync(path.join(root, "npm")).filter((id) => fs.existsSync(path.join(root, "npm", id, "package.json"))));
   fixBinPerms();
   process.exit(0);
 }
@@ -52,22 +75,19 @@ if (!fs.existsSync(path.join(pkg, "package.json"))) {
 const windows = id.startsWith("win32-");
 const exe = windows ? ".exe" : "";
 const addon = windows ? "satori_node.dll" : id.startsWith("darwin-") ? "libsatori_node.dylib" : "libsatori_node.so";
-const copies = [
-  [`satori${exe}`, `bin/satori${exe}`],
-  [`satori-cli${exe}`, `bin/satori-cli${exe}`],
-  [`mcat${exe}`, `bin/mcat${exe}`],
-  [addon, `satori.${id}.node`],
-];
+const copies = [...BINARIES.map((b) => [`${b.name}${exe}`, `bin/${b.name}${exe}`]), [addon, `satori.${id}.node`]];
+const crates = [...BINARIES.map((b) => b.crate), ADDON_CRATE].map((crate) => `-p ${crate}`).join(" ");
 fs.mkdirSync(path.join(pkg, "bin"), { recursive: true });
 for (const [from, to] of copies) {
   const source = path.join(build, from);
   if (!fs.existsSync(source)) {
-    process.stderr.write(`${source} is missing: build it first (cargo build --bins -p satori-mcp -p satori-cli -p mcat -p satori-node)\n`);
+    process.stderr.write(`${source} is missing: build it first (cargo build ${crates})\n`);
     process.exit(1);
   }
   // Copy to a new inode: a hard link or an overwrite in place would change the build output.
   fs.rmSync(path.join(pkg, to), { force: true });
   fs.copyFileSync(source, path.join(pkg, to));
 }
+copyLicences([id, "satori-mcp"]);
 fixBinPerms();
 process.stderr.write(`staged ${profile} build into npm/${id}\n`);
