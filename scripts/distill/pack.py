@@ -34,7 +34,6 @@ import argparse
 import io
 import json
 import lzma
-import math
 import os
 import subprocess
 import sys
@@ -187,15 +186,18 @@ def main():
             break
         n = max(0, int(n - (size - budget) / per_pair * 1.02) - 100)
     # The sample's estimate runs high (its first pairs are the small languages'); one try to
-    # fill what is left, at the measured size of a pair.
+    # fill what is left, at the measured size of a pair, leaving room for the rows of the new
+    # pairs' tokens and the larger pairs at the end of the order.
     spare = budget - size
     per_pair = len(p) / (n + len(check))
-    grown = min(len(order), n + int(spare / per_pair * 0.97))
+    grown = min(len(order), n + int(spare / per_pair * 0.75))
     if spare > MIB / 2 and grown > n:
         built = build(grown)
-        if len(built[2]) + len(built[3]) + 64 * 1024 <= budget:
+        fits = len(built[2]) + len(built[3]) + 64 * 1024 <= budget
+        log(f"{grown:,} training pairs: weights {len(built[2]) / MIB:.1f} MiB, pairs "
+            f"{len(built[3]) / MIB:.1f} MiB{'' if fits else ', over the budget: keeping ' + f'{n:,}'}")
+        if fits:
             n, (idx, rows, w, p) = grown, built
-            log(f"{n:,} training pairs: weights {len(w) / MIB:.1f} MiB, pairs {len(p) / MIB:.1f} MiB")
 
     os.makedirs(args.out, exist_ok=True)
     for name, blob in (("weights.safetensors", w), ("pairs.npz.xz", p)):

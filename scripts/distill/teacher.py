@@ -30,9 +30,14 @@ trained. Everything is seeded: the data order, the held-out split and dropout.
 
 Held out: whole packages, chosen per language until about `--held-out-share` of its pairs are
 out (packages of more than 4,000 pairs, or of a quarter of the language's, are never held
-out), so no package is on both sides.
-`--eval-pairs` of them (seeded) are the retrieval check logged at every checkpoint: MRR@10 of
-each description ranking all the check's codes, and within its language.
+out), so no package is on both sides. `--eval-pairs` of them (seeded) are the retrieval check,
+logged before training, every `--eval-every` steps (default: at each checkpoint) and at the
+end: MRR@10 of each description ranking all the check's codes, and within its language.
+
+CPU threads: `--threads 1` (the default) pins the process to one CPU and sets XLA's
+`--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1` and the BLAS, OpenMP and
+Rayon thread variables, so the trainer shares a machine politely; `--threads 0` leaves all
+as it is (a GPU machine).
 
 Data: either the mined JSONL (`~/.cache/satori-distill/pairs`, tokenised once into
 `<work>/tokens.npz`) or a bundle made by `pack.py` (pre-tokenised pairs, fp16 weights of the
@@ -57,7 +62,6 @@ Progress goes to stderr and, as JSON lines, to `--log` (default `<work>/train.js
 import argparse
 import hashlib
 import json
-import math
 import os
 import random
 import re
@@ -67,7 +71,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_CACHE = os.path.join("~", ".cache", "satori-distill")
 REQUIREMENTS = os.path.join(HERE, "teacher-requirements.txt")
 PAD, UNK, CLS, SEP = 0, 100, 101, 102
@@ -882,7 +885,7 @@ def main():
     log(f"{len(pairs):,} pairs, {len(train):,} for training, {len(check):,} in the check "
         f"(held-out packages: {len(held_packages)})")
 
-    forward, embed, loss = make_model(cfg, args.dropout)
+    _, embed, loss = make_model(cfg, args.dropout)
     tx = optimiser(args.weight_decay)
     params = {k: jnp.asarray(v) for k, v in start.items()}
     opt_state = tx.init(params)
@@ -921,7 +924,7 @@ def main():
     elif args.resume:
         log("no checkpoint to resume from; starting")
     warmup = max(1, int(args.warmup * total))
-    base_key = jax.random.PRNGKey(args.seed)
+    base_key = jax.random.key(args.seed)
 
     eval_seconds = [0.0]
     speed_from = time.time()
