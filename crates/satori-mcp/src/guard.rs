@@ -127,12 +127,9 @@ mod imp {
                 check(unsafe { libc::dup2(2, 1) })?;
             }
             GuardMode::Drop => {
-                let mut fds = [0 as libc::c_int; 2];
-                // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-                check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
-                // SAFETY: both descriptors were just created and are owned here.
-                let (read_end, write_end) =
-                    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+                // std's pipe is close-on-exec on every Unix (pipe2 is not on macOS).
+                let (read_end, write_end) = std::io::pipe()?;
+                let (read_end, write_end) = (OwnedFd::from(read_end), OwnedFd::from(write_end));
                 // SAFETY: dup2 of valid descriptors; fd 1 now refers to the pipe.
                 check(unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&write_end), 1) })?;
                 drop(write_end);
