@@ -4,7 +4,9 @@
 // project promises: the same targets as the npm platform packages, the same binaries
 // (BINARIES of scripts/npm-packages.mjs), LICENSE and THIRD_PARTY_NOTICES in every archive,
 // the shell, PowerShell and Homebrew installers and never cargo-dist's npm installer, the dist
-// version the install script installs, and the release workflow dist generates.
+// version the install script installs, the release workflow dist generates, precise builds
+// (each app builds its own crate, not the whole workspace), and no runner image GitHub has
+// retired, in the dist configuration or in any workflow.
 //
 // Usage: node scripts/check-dist-config.mjs
 import fs from "node:fs";
@@ -38,6 +40,24 @@ if (!value(config, "tap")) problems.push("homebrew needs a tap");
 same("include", value(config, "include"), LICENCE_FILES);
 for (const file of LICENCE_FILES) {
   if (!fs.existsSync(path.join(root, file))) problems.push(`${file} is missing at the repository root`);
+}
+
+// Without precise builds, dist builds the whole workspace (the Node addon, the benches' crates)
+// once for each app it releases.
+if (!/^precise-builds\s*=\s*true\s*(#.*)?$/m.test(config)) problems.push("precise-builds must be true");
+
+// Runner images GitHub has retired: a job asking for one waits for a runner that never comes.
+// dist chooses the release's runners itself (`dist plan`), except those the configuration
+// names (github-custom-runners); the npm workflow names its own.
+const RETIRED = ["macos-11", "macos-12", "macos-13", "ubuntu-18.04", "ubuntu-20.04", "windows-2019"];
+const workflows = fs.readdirSync(path.join(root, ".github/workflows")).map((file) => `.github/workflows/${file}`);
+for (const rel of ["dist-workspace.toml", ...workflows]) {
+  for (const image of RETIRED) {
+    // Also the image's larger sizes (macos-13-large, macos-13-xlarge).
+    if (new RegExp(`(?<![\\w.-])${image.replace(".", "\\.")}(?![\\w.])`).test(read(rel))) {
+      problems.push(`${rel} names the retired runner image ${image}`);
+    }
+  }
 }
 
 const installed = read("scripts/install-dist.sh").match(/DIST_VERSION:-([0-9.]+)/)?.[1];

@@ -16,12 +16,21 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const scope = "@zokizuan";
 const rootName = `${scope}/satori-mcp`;
 
-// Every platform a release builds: npm's os/cpu/libc words and the Rust target triple the
-// release workflow builds it from. The launcher reads this table (lib/targets.json), so the
-// generator and the resolution at run time can never disagree.
+// The oldest glibc the linux-gnu builds run on: the newest GLIBC_ symbol version they may
+// reference. The release builds them on ubuntu-22.04 (glibc 2.35), and what Rust's standard
+// library and the C code compiled in take from glibc there is versioned 2.34 at most;
+// scripts/check-libc.mjs holds CI's build, the npm proof's and every release build to it. The
+// launcher reads it from lib/targets.json and, on an older glibc, runs the musl package's
+// static binaries or says how to install them; the platform manifests and both READMEs state
+// it (`--check` holds the READMEs to it).
+export const GLIBC = "2.34";
+
+// Every platform a release builds: npm's os/cpu/libc words, the glibc the gnu builds need, and
+// the Rust target triple the release workflow builds it from. The launcher reads this table
+// (lib/targets.json), so the generator and the resolution at run time can never disagree.
 export const TARGETS = [
-  { id: "linux-x64-gnu", os: "linux", cpu: "x64", libc: "glibc", rust: "x86_64-unknown-linux-gnu" },
-  { id: "linux-arm64-gnu", os: "linux", cpu: "arm64", libc: "glibc", rust: "aarch64-unknown-linux-gnu" },
+  { id: "linux-x64-gnu", os: "linux", cpu: "x64", libc: "glibc", glibc: GLIBC, rust: "x86_64-unknown-linux-gnu" },
+  { id: "linux-arm64-gnu", os: "linux", cpu: "arm64", libc: "glibc", glibc: GLIBC, rust: "aarch64-unknown-linux-gnu" },
   { id: "linux-x64-musl", os: "linux", cpu: "x64", libc: "musl", rust: "x86_64-unknown-linux-musl" },
   { id: "linux-arm64-musl", os: "linux", cpu: "arm64", libc: "musl", rust: "aarch64-unknown-linux-musl" },
   { id: "darwin-x64", os: "darwin", cpu: "x64", rust: "x86_64-apple-darwin" },
@@ -48,6 +57,8 @@ export const LICENCE_FILES = ["LICENSE", "THIRD_PARTY_NOTICES"];
 
 // The files that build the npm binaries, each with the `cargo build` commands in it.
 const BUILDERS = [".github/workflows/npm.yml", "package.json", "scripts/npm-proof.sh"];
+// The READMEs that tell users which glibc the gnu packages need.
+const README_GLIBC = ["README.md", "npm/satori-mcp/README.md"];
 
 function workspaceVersion() {
   const toml = fs.readFileSync(path.join(root, "Cargo.toml"), "utf8");
@@ -71,7 +82,9 @@ function platformManifest(target, version) {
   return {
     name: `${rootName}-${target.id}`,
     ...common(version),
-    description: `The ${target.rust} build of Satori (${BINARIES.map((b) => b.name).join(", ")} and the Node addon) for ${rootName}.`,
+    description:
+      `The ${target.rust} build of Satori (${BINARIES.map((b) => b.name).join(", ")} and the Node addon) for ${rootName}.` +
+      (target.glibc ? ` Needs glibc ${target.glibc} or newer.` : ""),
     os: [target.os],
     cpu: [target.cpu],
     ...(target.libc ? { libc: [target.libc] } : {}),
@@ -116,7 +129,7 @@ function outputs() {
       package: rootName,
       version,
       binaries: BINARIES.map((b) => b.name),
-      targets: TARGETS.map(({ id, os, cpu, libc }) => ({ id, os, cpu, libc: libc ?? null })),
+      targets: TARGETS.map(({ id, os, cpu, libc, glibc }) => ({ id, os, cpu, libc: libc ?? null, glibc: glibc ?? null })),
     }),
   );
   for (const target of TARGETS) {
@@ -184,6 +197,14 @@ function main() {
   const names = BINARIES.map((b) => b.name);
   if (JSON.stringify([...shims].sort()) !== JSON.stringify([...names].sort())) {
     problems.push(`npm/satori-mcp/bin has shims for ${shims.join(", ")}; BINARIES has ${names.join(", ")}`);
+  }
+  // The READMEs give the glibc the gnu packages need, and no other.
+  for (const rel of README_GLIBC) {
+    const said = [...fs.readFileSync(path.join(root, rel), "utf8").matchAll(/glibc (\d+(?:\.\d+)+) or newer/g)].map((m) => m[1]);
+    const wrong = said.filter((version) => version !== GLIBC);
+    if (said.length === 0 || wrong.length > 0) {
+      problems.push(`${rel} says glibc ${said.length === 0 ? "nothing" : wrong.join(", ")}; the gnu packages need glibc ${GLIBC} or newer (GLIBC)`);
+    }
   }
   if (problems.length > 0) {
     process.stderr.write(`${problems.join("\n")}\n`);

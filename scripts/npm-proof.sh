@@ -22,6 +22,8 @@ release=()
 [ "$profile" = release ] && release=(--release)
 cargo build --locked "${release[@]}" --bins -p satori-mcp -p satori-cli -p mcat
 cargo build --locked "${release[@]}" --lib -p satori-node
+# What the packed binaries and addon ask of the C library is what the packages declare.
+node scripts/check-libc.mjs --profile "$profile" --target-dir "$target_dir" --addon
 node scripts/npm-stage.mjs --profile "$profile" --target-dir "$target_dir"
 platform="$(node -p 'require("./npm/satori-mcp/lib/platform").platformId()')"
 

@@ -6,83 +6,16 @@
 // accepting connections and never answering, as a dropped route or a silent proxy does. A
 // pinned start must make no request to it at all.
 import assert from "node:assert/strict";
-import crypto from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { after, test } from "node:test";
-import { project, repoRoot, satoriEnv, tempDir } from "./helpers.mjs";
+import { fakeRegistry, packedTarballs, repoRoot, satoriEnv, tempDir } from "./helpers.mjs";
 
 const RUN_BOUND_MS = 240_000;
-const scope = "@zokizuan";
-const rootName = `${scope}/satori-mcp`;
 const version = JSON.parse(fs.readFileSync(path.join(repoRoot, "npm/satori-mcp/package.json"), "utf8")).version;
 
-// The tarballs scripts/npm-proof.sh packed, beside the project it installed them into.
-const packed = path.dirname(project);
-const tarballs = new Map();
-for (const file of fs.readdirSync(packed).filter((name) => name.endsWith(".tgz"))) {
-  // zokizuan-satori-mcp-<rest>-<version>.tgz
-  const name = `${scope}/${file.slice("zokizuan-".length, -`-${version}.tgz`.length)}`;
-  tarballs.set(name, path.join(packed, file));
-}
-
-/** The manifests the registry serves: the root package and every platform package. */
-function manifests() {
-  const list = [JSON.parse(fs.readFileSync(path.join(repoRoot, "npm/satori-mcp/package.json"), "utf8"))];
-  for (const dir of fs.readdirSync(path.join(repoRoot, "npm"))) {
-    if (dir !== "satori-mcp") list.push(JSON.parse(fs.readFileSync(path.join(repoRoot, "npm", dir, "package.json"), "utf8")));
-  }
-  return list;
-}
-
-/** A registry on the loopback: `answering` false makes it take requests and never reply. */
-function fakeRegistry() {
-  const state = { answering: true, requests: 0, base: "" };
-  const documents = new Map();
-  const server = http.createServer((request, response) => {
-    state.requests += 1;
-    if (!state.answering) return; // Left open: the client waits for its own timeouts.
-    const name = decodeURIComponent(request.url.split("?")[0].slice(1));
-    if (documents.has(name)) {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify(documents.get(name)));
-      return;
-    }
-    const tarball = [...tarballs.values()].find((file) => request.url === `/-/${path.basename(file)}`);
-    if (tarball) {
-      response.writeHead(200, { "content-type": "application/octet-stream" });
-      response.end(fs.readFileSync(tarball));
-      return;
-    }
-    response.writeHead(404, { "content-type": "application/json" });
-    response.end(JSON.stringify({ error: "not found" }));
-  });
-  const ready = new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      state.base = `http://127.0.0.1:${server.address().port}`;
-      for (const manifest of manifests()) {
-        const file = tarballs.get(manifest.name);
-        const dist = { tarball: `${state.base}/-/${file ? path.basename(file) : `${manifest.name.replace("/", "-")}.tgz`}` };
-        if (file) {
-          const bytes = fs.readFileSync(file);
-          dist.integrity = `sha512-${crypto.createHash("sha512").update(bytes).digest("base64")}`;
-          dist.shasum = crypto.createHash("sha1").update(bytes).digest("hex");
-        }
-        documents.set(manifest.name, {
-          name: manifest.name,
-          "dist-tags": { latest: manifest.version },
-          versions: { [manifest.version]: { ...manifest, _id: `${manifest.name}@${manifest.version}`, dist } },
-        });
-      }
-      resolve();
-    });
-  });
-  return { state, ready, close: () => server.closeAllConnections() || server.close() };
-}
-
-const registry = fakeRegistry();
+const registry = fakeRegistry(packedTarballs());
 after(() => registry.close());
 
 /** The command lines the README gives for `what`, with the version filled in. */

@@ -7,7 +7,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { copyRepo, edit, runNode } from "./helpers.mjs";
 
-const FILES = ["Cargo.toml", "package.json", "npm", "scripts/npm-packages.mjs", "scripts/npm-proof.sh", ".github/workflows"];
+const FILES = ["Cargo.toml", "package.json", "README.md", "npm", "scripts/npm-packages.mjs", "scripts/npm-proof.sh", ".github/workflows"];
 const platformManifest = "npm/linux-x64-gnu/package.json";
 
 const CASES = [
@@ -61,6 +61,26 @@ const CASES = [
     name: "a shim for a binary no package carries",
     change: (dir) => fs.writeFileSync(path.join(dir, "npm/satori-mcp/bin/extra.js"), "\n"),
     error: /npm\/satori-mcp\/bin has shims for .*extra.*; BINARIES has satori, satori-cli, mcat/,
+  },
+  {
+    name: "the launcher's table loses the glibc the gnu build needs",
+    change: (dir) => edit(dir, "npm/satori-mcp/lib/targets.json", '"glibc": "2.34"', '"glibc": null'),
+    error: /npm manifests differ from scripts\/npm-packages\.mjs: npm\/satori-mcp\/lib\/targets\.json/,
+  },
+  {
+    name: "a README states another glibc",
+    change: (dir) => edit(dir, "README.md", "glibc 2.34 or newer", "glibc 2.31 or newer"),
+    error: /README\.md says glibc 2\.31; the gnu packages need glibc 2\.34 or newer/,
+  },
+  {
+    name: "the package's README states no glibc",
+    change: (dir) => edit(dir, "npm/satori-mcp/README.md", "glibc 2.34 or newer", "a recent glibc"),
+    error: /npm\/satori-mcp\/README\.md says glibc nothing/,
+  },
+  {
+    name: "a newer glibc raised in the generator alone",
+    change: (dir) => edit(dir, "scripts/npm-packages.mjs", 'GLIBC = "2.34"', 'GLIBC = "2.35"'),
+    error: /README\.md says glibc 2\.34; the gnu packages need glibc 2\.35 or newer/,
   },
 ];
 
