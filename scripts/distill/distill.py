@@ -64,17 +64,23 @@ def log(msg):
 def ensure_venv(cache):
     """Re-executes this script inside a private virtualenv with the pinned requirements."""
     venv = os.path.join(cache, "venv")
-    python = os.path.join(venv, "bin", "python")
     if os.path.realpath(sys.prefix) == os.path.realpath(venv):
         return
+    reexec_in_venv(venv, REQUIREMENTS, log)
+
+
+def reexec_in_venv(venv, requirements, log):
+    """Re-executes the running script with the Python of `venv`, creating the virtualenv (or
+    installing into it again) when `requirements` differs from what it was made with."""
+    python = os.path.join(venv, "bin", "python")
     stamp = os.path.join(venv, ".requirements")
-    with open(REQUIREMENTS, encoding="utf-8") as f:
+    with open(requirements, encoding="utf-8") as f:
         wanted = f.read()
     have = open(stamp, encoding="utf-8").read() if os.path.exists(stamp) else None
     if have != wanted:
         log(f"creating virtualenv in {venv}")
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", "-r", REQUIREMENTS], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "-r", requirements], check=True)
         with open(stamp, "w", encoding="utf-8") as f:
             f.write(wanted)
     os.execv(python, [python, *sys.argv])

@@ -66,7 +66,6 @@ import os
 import random
 import re
 import signal
-import subprocess
 import sys
 import time
 
@@ -121,20 +120,9 @@ def ensure_runtime(cache, modules=("jax", "optax", "numpy", "safetensors")):
     if all(importlib.util.find_spec(m) is not None for m in modules):
         return
     venv = os.path.join(cache, "teacher-venv")
-    python = os.path.join(venv, "bin", "python")
     if os.path.realpath(sys.prefix) == os.path.realpath(venv):
         sys.exit(f"teacher: the virtualenv {venv} lacks one of {', '.join(modules)}")
-    stamp = os.path.join(venv, ".requirements")
-    with open(REQUIREMENTS, encoding="utf-8") as f:
-        wanted = f.read()
-    have = open(stamp, encoding="utf-8").read() if os.path.exists(stamp) else None
-    if have != wanted:
-        log(f"creating virtualenv in {venv}")
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", "-r", REQUIREMENTS], check=True)
-        with open(stamp, "w", encoding="utf-8") as f:
-            f.write(wanted)
-    os.execv(python, [python, *sys.argv])
+    distill_module().reexec_in_venv(venv, REQUIREMENTS, log)
 
 
 def distill_module():

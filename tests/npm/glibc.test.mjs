@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
-import { fakeRegistry, json, packedTarballs, project, repoRoot, run, runAsync, satoriEnv, tempDir } from "./helpers.mjs";
+import { fakeRegistry, json, packedTarballs, project, repoRoot, run, runAsync, satoriEnv, tempDir, writeApiProbes } from "./helpers.mjs";
 
 const OLD = "2.17";
 const table = JSON.parse(fs.readFileSync(path.join(repoRoot, "npm/satori-mcp/lib/targets.json"), "utf8"));
@@ -41,23 +41,8 @@ process.report.getReport = (...args) => {
 );
 const oldGlibc = { ...env, NODE_OPTIONS: `--require ${preload}` };
 
-// The Node API from each module system: the outcome of listTools() as one JSON line.
-const programs = {
-  "glibc-proof.cjs": `const { listTools } = require("@zokizuan/satori-mcp");
-listTools().then((list) => process.stdout.write(JSON.stringify({ tools: list.tools.length })),
-  (error) => process.stdout.write(JSON.stringify({ code: error.code, message: error.message })));`,
-  "glibc-proof.mjs": `import { listTools } from "@zokizuan/satori-mcp";
-try {
-  const list = await listTools();
-  process.stdout.write(JSON.stringify({ tools: list.tools.length }));
-} catch (error) {
-  process.stdout.write(JSON.stringify({ code: error.code, message: error.message }));
-}`,
-};
-const writePrograms = (dir) => {
-  for (const [file, source] of Object.entries(programs)) fs.writeFileSync(path.join(dir, file), source);
-};
-writePrograms(project);
+// The Node API from each module system (writeApiProbes).
+const programs = writeApiProbes(project, "glibc-proof");
 
 const escape = (text) => String(text).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const refusal = (name) => new RegExp(`${escape(name)} cannot run here: the ${gnuId} build needs glibc ${escape(need)} or newer, and this system has glibc ${escape(OLD)}`);
@@ -83,7 +68,7 @@ test("on an older glibc every bin refuses, names both glibc versions and how to 
 });
 
 test("on an older glibc the Node API, required or imported, rejects its first call and says to build the addon", { skip }, () => {
-  for (const file of Object.keys(programs)) {
+  for (const file of programs) {
     const result = run("node", [file], { env: oldGlibc });
     assert.equal(result.status, 0, `${file}: ${result.stderr}`);
     const out = json(result);
@@ -163,9 +148,9 @@ test("the first advice, npm install --force of the musl package, works as writte
   runs(path.join(dir, "node_modules", ".bin"), "--force", [oldGlibc]);
 
   // The Node API with an addon built for this glibc: its server comes from the musl package.
-  writePrograms(dir);
+  writeApiProbes(dir, "glibc-proof");
   const addonFile = fs.readdirSync(gnuDir).find((name) => name.endsWith(".node"));
-  for (const file of Object.keys(programs)) {
+  for (const file of programs) {
     const result = run("node", [file], { env: { ...oldGlibc, SATORI_NODE_ADDON: path.join(gnuDir, addonFile) }, cwd: dir });
     assert.equal(result.status, 0, `${file}: ${result.stderr}`);
     assert.ok(json(result).tools > 0, `${file}: ${result.stdout}`);

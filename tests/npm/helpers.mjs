@@ -162,3 +162,25 @@ export function fakeRegistry(tarballs) {
   });
   return { state, ready, close: () => server.closeAllConnections() || server.close() };
 }
+
+/**
+ * Writes `<name>.cjs` and `<name>.mjs` into `dir`: the Node API called from each module
+ * system, each printing the outcome of listTools() as one JSON line (`{tools}` or
+ * `{code, message}`). Returns the two file names.
+ */
+export function writeApiProbes(dir, name) {
+  const probes = {
+    [`${name}.cjs`]: `const { listTools } = require("@zokizuan/satori-mcp");
+listTools().then((list) => process.stdout.write(JSON.stringify({ tools: list.tools.length })),
+  (error) => process.stdout.write(JSON.stringify({ code: error.code, message: error.message })));`,
+    [`${name}.mjs`]: `import { listTools } from "@zokizuan/satori-mcp";
+try {
+  const list = await listTools();
+  process.stdout.write(JSON.stringify({ tools: list.tools.length }));
+} catch (error) {
+  process.stdout.write(JSON.stringify({ code: error.code, message: error.message }));
+}`,
+  };
+  for (const [file, source] of Object.entries(probes)) fs.writeFileSync(path.join(dir, file), source);
+  return Object.keys(probes);
+}

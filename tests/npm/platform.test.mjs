@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { json, project, run, satoriEnv, tempDir } from "./helpers.mjs";
+import { json, project, run, satoriEnv, tempDir, writeApiProbes } from "./helpers.mjs";
 
 const env = satoriEnv();
 const scope = path.join(project, "node_modules", "@zokizuan");
@@ -21,20 +21,8 @@ const preload = path.join(tempDir("satori-arch-"), "arch.cjs");
 fs.writeFileSync(preload, 'Object.defineProperty(process, "arch", { value: "mips", enumerable: true, configurable: true });\n');
 const unsupported = { ...env, NODE_OPTIONS: `--require ${preload}` };
 
-// The Node API from each module system: the outcome of listTools() as one JSON line.
-const programs = {
-  "platform-proof.cjs": `const { listTools } = require("@zokizuan/satori-mcp");
-listTools().then((list) => process.stdout.write(JSON.stringify({ tools: list.tools.length })),
-  (error) => process.stdout.write(JSON.stringify({ code: error.code, message: error.message })));`,
-  "platform-proof.mjs": `import { listTools } from "@zokizuan/satori-mcp";
-try {
-  const list = await listTools();
-  process.stdout.write(JSON.stringify({ tools: list.tools.length }));
-} catch (error) {
-  process.stdout.write(JSON.stringify({ code: error.code, message: error.message }));
-}`,
-};
-for (const [file, source] of Object.entries(programs)) fs.writeFileSync(path.join(project, file), source);
+// The Node API from each module system (writeApiProbes).
+const programs = writeApiProbes(project, "platform-proof");
 
 /** The shim of `name` as npm installed it, run through its shebang. */
 const shim = (name) => path.join(project, "node_modules", ".bin", name);
@@ -56,7 +44,7 @@ test("every bin names the platform and its own way to run from a source build", 
 });
 
 test("the Node API, required or imported, rejects its first call with the Node API's advice", () => {
-  for (const file of Object.keys(programs)) {
+  for (const file of programs) {
     const result = run("node", [file], { env: unsupported });
     assert.equal(result.status, 0, `${file}: ${result.stderr}`);
     const out = json(result);
@@ -80,7 +68,7 @@ test("the advice works: the override variables run every entry point without a p
   assert.ok(json(cli).tools.length > 0);
   const mcat = run(shim("mcat"), ["--version"], { env: overrides });
   assert.equal(mcat.status, 0, mcat.stderr);
-  for (const file of Object.keys(programs)) {
+  for (const file of programs) {
     const result = run("node", [file], { env: overrides });
     assert.equal(result.status, 0, `${file}: ${result.stderr}`);
     assert.ok(json(result).tools > 0, `${file}: ${result.stdout}`);
