@@ -28,13 +28,14 @@ mod walk;
 
 pub use chunk::{CHUNKING_VERSION, Chunk, ChunkOptions, ChunkedFile, chunk_file};
 pub use engine::{
-    Engine, HandOff, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary,
-    Preflight, Progress, ProgressFn, Purpose, Refusal, SyncControl, SyncSummary, Target,
+    Engine, FileKind, HandOff, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary,
+    Preflight, Progress, ProgressFn, Purpose, READ_HEAD_BYTES, ReadLimits, ReadPurpose,
+    ReadRefusal, Readable, Refusal, SyncControl, SyncSummary, Target,
 };
 pub use error::{Error, Result};
 pub use lang::Language;
 pub use layout::{Fingerprint, Home};
-pub use policy::{Policy, RootRefusal, Rule, SecretKind, open_unlinked};
+pub use policy::{Policy, RootRefusal, Rule, SecretKind};
 pub use state::{
     CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, SkippedFiles, StateFile,
     StateStore,

@@ -34,6 +34,14 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// The limits every read is held to (`READ_FILE_MAX_BYTES`, `SATORI_READ_ANY_FILE`).
+    pub fn read_limits(&self) -> satori_core::ReadLimits {
+        satori_core::ReadLimits {
+            max_bytes: self.config.read_max_bytes,
+            outside_codebases: self.config.read_any_file,
+        }
+    }
+
     /// How far the build of `root` has got: the live job's figure when this process runs it,
     /// else `recorded`, the figure in `state.json` (another process may be building).
     pub fn indexing_percentage(&self, root: &Path, recorded: f32) -> f32 {

@@ -851,3 +851,228 @@ async fn names_that_are_not_utf8_are_reported() {
     let files = h.found("quokkafruit").await;
     assert!(files.iter().any(|f| f == "src/cafe.py"), "{files:?}");
 }
+
+/// What a reading tool must answer for one path of the hostile tree.
+struct Hostile {
+    /// Relative to the codebase root.
+    rel: &'static str,
+    /// Words of `read_file`'s refusal; `None`: it reads, within the byte cap.
+    read_file: Option<&'static str>,
+    /// `file_outline`'s status and reason.
+    outline: (&'static str, &'static str),
+}
+
+/// One tree of everything a reading tool may be pointed at to leak or hang, run through
+/// every tool of the registry: links to secret names inside and outside the root, a secret
+/// name leading to an innocent file, a named pipe, a device, a file that turns binary after
+/// it was indexed and one that keeps growing. No answer of any tool holds the canary that
+/// every forbidden file carries, and the registry's list of tools is the test's list, so a
+/// new tool cannot skip it.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_holds_in_a_hostile_tree() {
+    use std::os::unix::fs::symlink;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let cap = 4096;
+    let h = Harness::new(|c| c.read_max_bytes = cap).await;
+    let canary = format!("osprey{}", "-canary-7f3a");
+    let (repo, away) = (&h.repo, &h.user_home);
+    write(repo, ".env.ts", format!("export const k = '{canary}';\n"));
+    symlink(repo.join(".env.ts"), repo.join("src/app.ts")).unwrap();
+    symlink(repo.join("src/app.py"), repo.join(".env.local")).unwrap();
+    write(away, ".npmrc", format!("//registry/:_authToken={canary}\n"));
+    symlink(away.join(".npmrc"), repo.join("src/npmrc.js")).unwrap();
+    write(
+        away,
+        "notes.py",
+        format!("def away():\n    return '{canary}'\n"),
+    );
+    symlink(away.join("notes.py"), repo.join("src/away.py")).unwrap();
+    symlink("/dev/zero", repo.join("src/zero.py")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(repo.join("src/pipe.py"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    write(repo, "src/turns.py", "def turns_binary():\n    return 1\n");
+    write(repo, "src/grows.py", "def grows():\n    return 1\n");
+    h.create_and_wait().await;
+
+    // After the build: one file turns binary (carrying the canary), another keeps growing
+    // past the cap while it is read.
+    write(repo, "src/turns.py", format!("\0\u{1}{canary}\0"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let grower = {
+        let (stop, path) = (Arc::clone(&stop), repo.join("src/grows.py"));
+        std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                f.write_all(b"# more\n").unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        })
+    };
+    while std::fs::metadata(repo.join("src/grows.py")).unwrap().len() <= cap as u64 {
+        std::thread::yield_now();
+    }
+
+    let secret = "secret-file pattern '.env.*'";
+    let outside = "outside every indexed codebase";
+    let cases = [
+        Hostile {
+            rel: "src/app.ts",
+            read_file: Some(secret),
+            outline: ("blocked", "policy_refused"),
+        },
+        Hostile {
+            rel: ".env.local",
+            read_file: Some(secret),
+            outline: ("blocked", "policy_refused"),
+        },
+        Hostile {
+            rel: "src/npmrc.js",
+            read_file: Some(outside),
+            outline: ("blocked", "outside_codebase"),
+        },
+        Hostile {
+            rel: "src/away.py",
+            read_file: Some(outside),
+            outline: ("blocked", "outside_codebase"),
+        },
+        Hostile {
+            rel: "src/zero.py",
+            read_file: Some("is a device, not a regular file"),
+            outline: ("blocked", "outside_codebase"),
+        },
+        Hostile {
+            rel: "src/pipe.py",
+            read_file: Some("is a named pipe (FIFO), not a regular file"),
+            outline: ("unsupported", "file_not_found"),
+        },
+        Hostile {
+            rel: "src/turns.py",
+            read_file: Some("is a binary file"),
+            outline: ("unsupported", "binary_file"),
+        },
+        Hostile {
+            rel: "src/grows.py",
+            read_file: None,
+            outline: ("unsupported", "file_too_large"),
+        },
+    ];
+
+    let leaks = |tool: &str, what: &str, r: &CallToolResult| {
+        let answer = format!("{:?} {:?}", r.content, r.structured_content);
+        for secret in [canary.as_str(), "MIIE"] {
+            if let Some(at) = answer.find(secret) {
+                let around = &answer[at.saturating_sub(300)..(at + 100).min(answer.len())];
+                panic!("{tool} {what} leaked: ...{around}...");
+            }
+        }
+    };
+    for tool in satori_protocol::tools() {
+        match tool.name {
+            "read_file" => {
+                for case in &cases {
+                    let r = h
+                        .call("read_file", json!({"path": repo.join(case.rel)}))
+                        .await;
+                    leaks(tool.name, case.rel, &r);
+                    let text = &r.content[0].as_text().unwrap().text;
+                    match case.read_file {
+                        Some(words) => {
+                            assert_eq!(r.is_error, Some(true), "{}: {text}", case.rel);
+                            assert!(text.contains(words), "{}: {text}", case.rel);
+                        }
+                        None => {
+                            assert_ne!(r.is_error, Some(true), "{}: {text}", case.rel);
+                            let v = r.structured_content.as_ref().unwrap();
+                            let content = v["content"].as_str().unwrap();
+                            assert!(
+                                content.len() <= cap,
+                                "{}: {} bytes",
+                                case.rel,
+                                content.len()
+                            );
+                        }
+                    }
+                }
+            }
+            "file_outline" => {
+                for case in &cases {
+                    let r = h
+                        .call("file_outline", json!({"path": repo, "file": case.rel}))
+                        .await;
+                    leaks(tool.name, case.rel, &r);
+                    let v = r.structured_content.as_ref().unwrap();
+                    assert_eq!(
+                        (v["status"].as_str(), v["reason"].as_str()),
+                        (Some(case.outline.0), Some(case.outline.1)),
+                        "{}: {v}",
+                        case.rel
+                    );
+                    assert!(v.get("outline").is_none_or(Value::is_null), "{v}");
+                }
+            }
+            "call_graph" => {
+                for case in &cases {
+                    let r = h
+                        .call(
+                            "call_graph",
+                            json!({"path": repo, "symbolRef": {"file": case.rel, "symbolId": "sym_0000000000000000"}}),
+                        )
+                        .await;
+                    leaks(tool.name, case.rel, &r);
+                    let v = r.structured_content.as_ref().unwrap();
+                    assert_ne!(v["status"], "ok", "{}: {v}", case.rel);
+                }
+            }
+            "search_codebase" => {
+                for query in [
+                    "osprey canary",
+                    "authToken",
+                    "away",
+                    "turns_binary",
+                    "zebracorn",
+                ] {
+                    let r = h
+                        .call(
+                            "search_codebase",
+                            json!({"path": repo, "query": query, "resultMode": "raw", "scope": "mixed", "limit": 50}),
+                        )
+                        .await;
+                    leaks(tool.name, query, &r);
+                    let v = r.structured_content.as_ref().unwrap();
+                    assert_eq!(v["status"], "ok", "{query}: {v}");
+                    for hit in v["results"].as_array().unwrap() {
+                        let file = hit["file"].as_str().unwrap();
+                        assert!(
+                            !cases[..6].iter().any(|c| c.rel == file) && file != ".env.ts",
+                            "{query} found {file}"
+                        );
+                    }
+                }
+            }
+            "manage_index" => {
+                for action in ["status", "sync"] {
+                    let r = h
+                        .call("manage_index", json!({"action": action, "path": repo}))
+                        .await;
+                    leaks(tool.name, action, &r);
+                    assert_ne!(r.is_error, Some(true), "{action}: {:?}", r.content);
+                }
+            }
+            "list_codebases" => {
+                let r = h.call("list_codebases", json!({})).await;
+                leaks(tool.name, "", &r);
+            }
+            other => panic!(
+                "{other} is not run through the hostile tree: add how it reaches files to this test"
+            ),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    grower.join().unwrap();
+}

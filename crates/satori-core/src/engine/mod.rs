@@ -4,11 +4,12 @@
 //!
 //! Split by job: `build` (the index job), `sync` (sync and reindex preflight), `status`
 //! (state repair, fingerprint and integrity checks), `target` (the gate of searches and
-//! reads), `verify` (opening a generation without trusting its bytes: checksums, caught
+//! reads), `read` (the one way a tool gets at a file's text), `verify` (opening a generation without trusting its bytes: checksums, caught
 //! panics, damage reports); this module holds the [`Engine`] itself and its small queries.
 
 mod build;
 mod layer;
+mod read;
 mod status;
 mod sync;
 mod target;
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 pub use self::build::{HandOff, IndexJob, IndexOptions, IndexSummary, Progress};
 pub use self::layer::{LAYER_MAX_FILES, LayerSummary};
+pub use self::read::{FileKind, READ_HEAD_BYTES, ReadLimits, ReadPurpose, ReadRefusal, Readable};
 pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
 pub use self::target::{Purpose, Refusal, Target};
 

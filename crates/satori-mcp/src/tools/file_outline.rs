@@ -6,18 +6,17 @@
 //! Also home of what the other navigation tools share: finding a codebase's file from the
 //! relative path a handle carries, and matching symbols exactly.
 
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use rmcp::model::CallToolResult;
 
-use satori_core::{Language, Rule, Symbol};
+use satori_core::{Language, ReadPurpose, ReadRefusal, Symbol};
 use satori_protocol::envelope::{FileOutlineEnvelope, Hint, NavHints, Outline, Status, reasons};
 use satori_protocol::file_outline::LIMIT_SYMBOLS_MAX;
 use satori_protocol::{FILE_OUTLINE, FileOutlineParams, ResolveMode};
 
 use super::gate::{Verb, gate};
-use super::source::{HEAD_BYTES, not_regular, open_regular, refusal};
+use super::source::refusal;
 use super::{canonical_or_normal, invalid_field, reply, require_absolute};
 use crate::ctx::Ctx;
 use crate::to_proto::{self, display};
@@ -220,10 +219,10 @@ pub(crate) fn matching<'s>(
 pub(crate) struct CodebaseFile {
     /// Relative to the root, `/`-separated, as the index and the ids know it.
     pub rel: String,
+    /// The root joined with `rel`: the file as named, links not resolved.
+    pub asked: PathBuf,
     /// The file with links resolved (inside the root).
     pub real: PathBuf,
-    /// `real` relative to the root, `/`-separated: where a link named `rel` leads.
-    pub resolved: String,
 }
 
 /// Why a handle's file cannot be used.
@@ -296,14 +295,10 @@ pub(crate) fn codebase_file(
             "'{rel}' is a directory; name a file inside it"
         )));
     }
-    let resolved = real
-        .strip_prefix(root)
-        .map(satori_core::to_slash)
-        .unwrap_or_default();
     Ok(CodebaseFile {
         rel,
+        asked: path,
         real,
-        resolved,
     })
 }
 
@@ -317,83 +312,96 @@ pub(crate) struct Unreadable {
     pub read_file: Option<Hint>,
 }
 
-/// The text of a codebase file under `read_file`'s rules: the path and secrets policy,
-/// regular files only, text only, at most `READ_FILE_MAX_BYTES`.
+/// The text of a codebase file under `read_file`'s rules ([`satori_core::Engine::open_for_read`]):
+/// the path and secrets policy, regular files only, text only, at most `READ_FILE_MAX_BYTES`.
 pub(crate) fn read_source(
     ctx: &Ctx,
     tool: &str,
     file: &CodebaseFile,
 ) -> Result<String, Unreadable> {
     let shown = display(&file.real);
-    let policy = ctx.engine.policy();
-    let own_state = policy.state_dir().is_some_and(|s| file.real.starts_with(s));
-    let refused = |rule: Rule| Unreadable {
-        status: Status::Blocked,
-        reason: reasons::POLICY_REFUSED,
-        message: refusal(tool, &file.rel, &rule),
+    let asked = ctx
+        .engine
+        .open_for_read(&file.asked, ReadPurpose::Whole, ctx.read_limits());
+    let unreadable = |status: Status, reason: &'static str, message: String| Unreadable {
+        status,
+        reason,
+        message,
         is_error: false,
         read_file: None,
     };
-    // As `read_file`: the name asked for, where a link leads, and the secret places on the
-    // whole path.
-    if let Some(rule) = own_state
-        .then_some(Rule::StateDirectory)
-        .or_else(|| policy.path_rule(&file.rel))
-        .or_else(|| policy.path_rule(&file.resolved))
-        .or_else(|| policy.place_rule(&satori_core::to_slash(&file.real)))
-    {
-        return Err(refused(rule));
-    }
-    let failed = |e: std::io::Error| Unreadable {
-        status: Status::Error,
-        reason: reasons::IO_ERROR,
-        message: format!("Error: cannot read '{shown}': {e}."),
-        is_error: true,
-        read_file: None,
+    let why = match asked {
+        Ok(readable) => return Ok(readable.text.unwrap_or_default()),
+        Err(why) => why,
     };
-    let handle = open_regular(&file.real).map_err(failed)?;
-    let meta = handle.metadata().map_err(failed)?;
-    if not_regular(&shown, &meta).is_some() {
-        return Err(Unreadable {
-            status: Status::Unsupported,
-            reason: reasons::FILE_NOT_FOUND,
-            message: format!("'{}' is not a regular file.", file.rel),
-            is_error: false,
-            read_file: None,
-        });
-    }
-    let max = ctx.config.read_max_bytes;
-    let mut bytes = Vec::new();
-    (&handle)
-        .take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(failed)?;
-    if satori_core::looks_binary(&bytes[..bytes.len().min(HEAD_BYTES)]) {
-        return Err(Unreadable {
-            status: Status::Unsupported,
-            reason: reasons::BINARY_FILE,
-            message: format!("'{}' is a binary file; it has no outline.", file.rel),
-            is_error: false,
-            read_file: None,
-        });
-    }
-    if bytes.len() > max {
-        return Err(Unreadable {
-            status: Status::Unsupported,
-            reason: reasons::FILE_TOO_LARGE,
-            message: format!(
-                "'{}' is larger than READ_FILE_MAX_BYTES ({max} bytes), so it is not parsed for an outline; read it in windows instead.",
+    Err(match why {
+        ReadRefusal::Rule(rule) => unreadable(
+            Status::Blocked,
+            reasons::POLICY_REFUSED,
+            refusal(tool, &file.rel, &rule),
+        ),
+        ReadRefusal::NotFound => unreadable(
+            Status::NotFound,
+            reasons::FILE_NOT_FOUND,
+            format!(
+                "'{}' is not a file of its codebase (moved, renamed or deleted?).",
                 file.rel
             ),
-            is_error: false,
+        ),
+        ReadRefusal::NotRegular(_) => unreadable(
+            Status::Unsupported,
+            reasons::FILE_NOT_FOUND,
+            format!("'{}' is not a regular file.", file.rel),
+        ),
+        ReadRefusal::Binary { .. } => unreadable(
+            Status::Unsupported,
+            reasons::BINARY_FILE,
+            format!("'{}' is a binary file; it has no outline.", file.rel),
+        ),
+        ReadRefusal::TooLarge { .. } => Unreadable {
             read_file: Some(Hint::read_file(&shown, 1, ctx.config.read_max_lines as u32)),
-        });
-    }
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if let Some(rule) = policy.content_rule(&text) {
-        return Err(refused(rule));
-    }
-    Ok(text)
+            ..unreadable(
+                Status::Unsupported,
+                reasons::FILE_TOO_LARGE,
+                format!(
+                    "'{}' is larger than READ_FILE_MAX_BYTES ({} bytes), so it is not parsed for an outline; read it in windows instead.",
+                    file.rel, ctx.config.read_max_bytes
+                ),
+            )
+        },
+        // The gate let the codebase through; a codebase nested in it and not ready, or not
+        // served, stops the read.
+        ReadRefusal::Indexing { root, .. } => unreadable(
+            Status::NotReady,
+            reasons::INDEXING,
+            format!(
+                "'{}' is being indexed for the first time; try again once it is ready.",
+                display(&root)
+            ),
+        ),
+        ReadRefusal::Blocked { root, refusal } => unreadable(
+            Status::Blocked,
+            reasons::POLICY_REFUSED,
+            format!(
+                "'{}' is inside '{}', which Satori does not serve ({refusal}).",
+                file.rel,
+                display(&root)
+            ),
+        ),
+        ReadRefusal::Outside { .. } => unreadable(
+            Status::Blocked,
+            reasons::OUTSIDE_CODEBASE,
+            format!("'{}' is outside every indexed codebase.", file.rel),
+        ),
+        ReadRefusal::Io(e) => Unreadable {
+            is_error: true,
+            ..unreadable(
+                Status::Error,
+                reasons::IO_ERROR,
+                format!("Error: cannot read '{shown}': {e}."),
+            )
+        },
+    })
 }
 
 /// `read_file` of the start of a file already read.

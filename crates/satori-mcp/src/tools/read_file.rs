@@ -2,19 +2,19 @@
 //! the file's outline, confinement to tracked codebases, the path and secrets policy of
 //! `satori_core::Policy`, binary refusal, and a byte cap (larger files are streamed).
 
-use std::io::{Read, Seek};
+use std::io::Seek;
 use std::path::Path;
 
 use rmcp::model::CallToolResult;
 
-use satori_core::{Purpose, Refusal, Rule};
+use satori_core::{FileKind, ReadPurpose, ReadRefusal};
 use satori_protocol::envelope::{
     AnnotatedRead, Hint, IndexingProgress, OpenSymbolFailure, Outline, PlainRead, ReadFileNotReady,
     ReadHints, ReadWindow, Status,
 };
 use satori_protocol::{ManageAction, READ_FILE, ReadFileParams, ReadMode, env};
 
-use super::source::{HEAD_BYTES, not_regular, open_regular, refusal};
+use super::source::refusal;
 use super::{lines, text};
 use super::{reply, require_absolute};
 use crate::ctx::Ctx;
@@ -26,19 +26,10 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         Err(r) => return r,
     };
     let shown = display(&abs);
-    if !abs.exists() {
-        return text(format!("Error: File '{shown}' not found."), true);
-    }
-    if let Some(refusal) = std::fs::metadata(&abs)
-        .ok()
-        .and_then(|m| not_regular(&shown, &m))
+    // The client's roots confine before anything is opened, judged where links lead.
+    if let Ok(real) = abs.canonicalize()
+        && let Err(outside) = ctx.client_roots.check(&real)
     {
-        return refusal;
-    }
-    // Every check below is made on the resolved file: a link inside a codebase to a key
-    // elsewhere is judged as that key.
-    let real = abs.canonicalize().unwrap_or_else(|_| abs.clone());
-    if let Err(outside) = ctx.client_roots.check(&real) {
         return text(
             format!(
                 "Error: read_file refuses '{shown}': {}.",
@@ -47,126 +38,25 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             true,
         );
     }
-    let owner = match ctx.engine.target(&real, Purpose::Read) {
-        Ok(t) => Some(t),
-        Err(Refusal::Indexing {
-            root,
-            percentage,
-            phase,
-        }) => {
-            let root_shown = display(&root);
-            let pct = ctx.indexing_percentage(&root, percentage);
-            let answer = ReadFileNotReady::new(
-                shown,
-                root_shown.clone(),
-                format!(
-                    "'{root_shown}' is being indexed for the first time ({pct:.0}%); read again once it is ready."
-                ),
-                ReadHints {
-                    status: Some(manage_hint(ManageAction::Status, &root_shown)),
-                    next: None,
-                },
-                IndexingProgress {
-                    progress_pct: to_proto::percentage(pct),
-                    phase: phase.map(|p| p.id().to_owned()),
-                },
-            );
-            return reply(&answer, false);
-        }
-        Err(Refusal::Blocked { root, refusal }) => {
-            return text(
-                format!(
-                    "Error: read_file refuses '{shown}': it is inside '{}', which Satori does not serve ({refusal}).",
-                    display(&root)
-                ),
-                true,
-            );
-        }
-        // An unreadable state file confines reading as an untracked path does.
-        Err(_) => None,
+    let readable = match ctx
+        .engine
+        .open_for_read(&abs, ReadPurpose::Lines, ctx.read_limits())
+    {
+        Ok(r) => r,
+        Err(refusal) => return refused_read(ctx, shown, refusal),
     };
-    if owner.is_none() && !ctx.config.read_any_file {
-        return text(outside_message(ctx, &real, &shown), true);
-    }
-    // The path rules, on the name asked for and on the resolved path (relative to its
-    // codebase, so that a codebase inside a directory named like a rule still reads); the
-    // secret places on the whole resolved path, wherever the codebase's root is.
-    let resolved_rel = owner
+    // Outline handles are relative to the codebase root, which the answer names.
+    let codebase_root = readable.owner.as_ref().map(|t| display(&t.root));
+    let rel = readable
+        .owner
         .as_ref()
         .and_then(|t| t.prefix.clone())
-        .unwrap_or_else(|| satori_core::to_slash(&real));
-    let asked_name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let policy = ctx.engine.policy();
-    // Satori's own files (indexes, state) are never content to return, even when
-    // `SATORI_HOME` lies inside a codebase or reads are not confined.
-    let own_state = policy.state_dir().is_some_and(|s| real.starts_with(s));
-    if let Some(rule) = own_state
-        .then_some(Rule::StateDirectory)
-        .or_else(|| policy.path_rule(&resolved_rel))
-        .or_else(|| policy.path_rule(&asked_name))
-        .or_else(|| policy.place_rule(&satori_core::to_slash(&real)))
-    {
-        return refused(&shown, &rule);
-    }
-    // Opened without following links: if the path judged above was swapped for a link since,
-    // nothing is read, rather than what the link leads to.
-    let file = match open_regular(&real) {
-        Ok(f) => f,
-        Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
-    };
-    // The path may have been replaced since it was checked: what counts is what is open.
-    let meta = match file.metadata() {
-        Ok(m) => m,
-        Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
-    };
-    if let Some(refusal) = not_regular(&shown, &meta) {
-        return refusal;
-    }
-    let size = meta.len();
-    let mut head = Vec::with_capacity(HEAD_BYTES);
-    if let Err(e) = (&file).take(HEAD_BYTES as u64).read_to_end(&mut head) {
-        return text(format!("Error: cannot read '{shown}': {e}."), true);
-    }
-    if satori_core::looks_binary(&head) {
-        return text(
-            format!(
-                "Error: '{shown}' is a binary file ({size} bytes); read_file returns text only."
-            ),
-            true,
-        );
-    }
-    // Outline handles are relative to the codebase root, which the answer names.
-    let codebase_root = owner.as_ref().map(|t| display(&t.root));
-    let rel = owner
-        .and_then(|t| t.prefix)
         .unwrap_or_else(|| shown.clone());
     let max_bytes = ctx.config.read_max_bytes;
     // A file within the byte cap is read whole (its outline needs all of it); a larger one
-    // is streamed, and has no outline. The size is only what the file said when asked: the
-    // read itself stops one byte past the cap, so a file that grew since (or that reports
-    // no size, as `/proc` files do) is streamed too, and memory stays bounded.
-    let whole = if size <= max_bytes as u64 && head.len() <= max_bytes {
-        let mut bytes = head;
-        let room = (max_bytes + 1 - bytes.len()) as u64;
-        if let Err(e) = (&file).take(room).read_to_end(&mut bytes) {
-            return text(format!("Error: cannot read '{shown}': {e}."), true);
-        }
-        if bytes.len() <= max_bytes {
-            let content = String::from_utf8_lossy(&bytes).into_owned();
-            if let Some(rule) = policy.content_rule(&content) {
-                return refused(&shown, &rule);
-            }
-            Some(content)
-        } else {
-            None
-        }
-    } else {
-        None
-    };
-    let lines = whole.as_deref().map(split_lines);
+    // is streamed from the open handle, and has no outline.
+    let whole = readable.text.as_deref();
+    let lines = whole.map(split_lines);
 
     // The file's outline, computed on the spot from its current text, and only when the answer
     // uses it: a plain window of lines needs no parse, however large the file.
@@ -174,7 +64,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         || p.open_symbol
             .as_ref()
             .is_some_and(|o| o.start_line.is_none());
-    let (language, symbols) = match whole.as_deref().filter(|_| needs_outline) {
+    let (language, symbols) = match whole.filter(|_| needs_outline) {
         Some(content) => {
             let (language, symbols) = ctx.engine.outline_of(&rel, content);
             (language, Some(symbols).filter(|s| !s.is_empty()))
@@ -253,21 +143,22 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         }
         None => {
             // Both passes read the file already open and checked, never the path again.
-            let counted = (&file).rewind().and_then(|()| lines::count_lines(&file));
+            let file = readable.file();
+            let counted = (&*file).rewind().and_then(|()| lines::count_lines(file));
             let total = match counted {
                 Ok(n) => n,
                 Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
             };
             let (from, to, truncated) = window(total, start, end, max);
-            let streamed = (&file)
+            let streamed = (&*file)
                 .rewind()
-                .and_then(|()| lines::window(&file, from, to, max_bytes));
+                .and_then(|()| lines::window(file, from, to, max_bytes));
             let w = match streamed {
                 Ok(w) => w,
                 Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
             };
-            if let Some(rule) = policy.content_rule(&w.text) {
-                return refused(&shown, &rule);
+            if let Err(refusal) = readable.admit(&w.text) {
+                return refused_read(ctx, shown, refusal);
             }
             let cut = (w.capped).then_some(w.line_cut);
             (total, from, w.to.min(to), truncated, w.text, cut)
@@ -348,10 +239,57 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     }
 }
 
-/// The refusal of a file the policy keeps out, naming the rule; secrets rules name the
-/// opt-out the user (not the caller) can set.
-fn refused(shown: &str, rule: &Rule) -> CallToolResult {
-    text(refusal(READ_FILE, shown, rule), true)
+/// The answer to a read the engine refused: what is not there or not a regular file, a
+/// codebase not ready or not served, a file outside every codebase, a policy rule (secrets
+/// rules name the opt-out the user, not the caller, can set), binary content.
+fn refused_read(ctx: &Ctx, shown: String, why: ReadRefusal) -> CallToolResult {
+    let message = match why {
+        ReadRefusal::NotFound => format!("Error: File '{shown}' not found."),
+        ReadRefusal::NotRegular(FileKind::Directory) => format!("Error: '{shown}' is not a file."),
+        ReadRefusal::NotRegular(kind) => format!(
+            "Error: '{shown}' is {}, not a regular file; read_file reads regular files only.",
+            kind.describe()
+        ),
+        ReadRefusal::Outside { real } => outside_message(ctx, &real, &shown),
+        ReadRefusal::Indexing {
+            root,
+            percentage,
+            phase,
+        } => {
+            let root_shown = display(&root);
+            let pct = ctx.indexing_percentage(&root, percentage);
+            let answer = ReadFileNotReady::new(
+                shown,
+                root_shown.clone(),
+                format!(
+                    "'{root_shown}' is being indexed for the first time ({pct:.0}%); read again once it is ready."
+                ),
+                ReadHints {
+                    status: Some(manage_hint(ManageAction::Status, &root_shown)),
+                    next: None,
+                },
+                IndexingProgress {
+                    progress_pct: to_proto::percentage(pct),
+                    phase: phase.map(|p| p.id().to_owned()),
+                },
+            );
+            return reply(&answer, false);
+        }
+        ReadRefusal::Blocked { root, refusal } => format!(
+            "Error: read_file refuses '{shown}': it is inside '{}', which Satori does not serve ({refusal}).",
+            display(&root)
+        ),
+        ReadRefusal::Rule(rule) => refusal(READ_FILE, &shown, &rule),
+        ReadRefusal::Binary { size } => format!(
+            "Error: '{shown}' is a binary file ({size} bytes); read_file returns text only."
+        ),
+        // Lines are streamed past the cap: never refused for their size.
+        ReadRefusal::TooLarge { size } => {
+            format!("Error: '{shown}' is too large to read ({size} bytes).")
+        }
+        ReadRefusal::Io(e) => format!("Error: cannot read '{shown}': {e}."),
+    };
+    text(message, true)
 }
 
 /// Why a file outside every tracked codebase is not read. Indexing is suggested only when
