@@ -1,7 +1,8 @@
-//! The stdio framing between a client and rmcp: newline-delimited JSON-RPC both ways, with the
-//! protocol edges rmcp 3.9 leaves open answered here instead of in rmcp.
-//!
-//! It takes the place of rmcp's `AsyncRwTransport` (`transport/async_rw.rs`), which
+//! The protocol edge every transport shares: what becomes of each message a client sends
+//! (handed to rmcp, answered here, or dropped) and how an answer rmcp's types cannot express
+//! is written, whatever carries the bytes (`stdio`'s lines today). The edges rmcp 3.9 leaves
+//! open are answered here instead of in rmcp. rmcp's own `AsyncRwTransport`
+//! (`transport/async_rw.rs`)
 //! - ignores a line that is not JSON, where JSON-RPC wants a `-32700` parse error (id null);
 //! - answers JSON that is not a message with `-32600` but no id, even when the id is readable;
 //! - parses a request for a known method with unusable params (`tools/call` without a name)
@@ -12,7 +13,7 @@
 //! `service/server.rs`), which ends the whole session with an error when a message before
 //! `initialize` is a notification or a response, and answers a plain request before
 //! `initialize` with an error about the 2026-07-28 request `_meta`, which confuses a client of
-//! an earlier revision. Until rmcp has left its handshake loop, this transport drops
+//! an earlier revision. Until rmcp has left its handshake loop, the policy drops
 //! notifications and responses (the spec lets a server ignore them; nothing may answer a
 //! notification), answers a request that carries no `_meta` protocol version itself (the
 //! session is not initialized), and passes `initialize`, `ping`, `server/discover` and
@@ -21,57 +22,27 @@
 //! rmcp's service loop (`serve_inner` in `service.rs`) keys the requests it is running by id
 //! alone: a second request reusing the id of one still in flight replaces the first one's
 //! cancellation token, and whichever answer comes second is dropped as "cancelled", so one of
-//! the two requests is never answered. This transport keeps the ids it has handed to rmcp
+//! the two requests is never answered. The policy keeps the ids it has handed to rmcp
 //! and not yet seen answered (or cancelled) and answers a reuse itself with `-32600`, naming
 //! the id in the message and carrying it as `id`, as JSON-RPC wants of every answer whose
 //! request id could be read: the client learns at once which of its requests was refused.
 //!
 //! A line that cannot be parsed (not JSON, invalid UTF-8, nested deeper than serde_json's
-//! 128 levels, longer than [`MAX_LINE_BYTES`]) is answered with its request id when a cheap
+//! 128 levels, longer than a transport takes as one message) is answered with its request id when a cheap
 //! scan of the top-level object finds one, so the caller stops waiting at once. An id rmcp's
 //! type cannot hold (a number with a fraction or beyond 64-bit signed integers) is refused
 //! with `-32600` and echoed as it was sent; `"id": null` is left for ids that cannot be read.
 //!
-//! The happy path costs what rmcp's did: one parse per line into rmcp's message type, and
-//! output serialized into one reused buffer.
+//! The happy path costs what rmcp's did: one parse per message into rmcp's message type.
 
 use std::collections::HashSet;
-use std::io;
-use std::sync::Arc;
 
-use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequestParams, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData,
     GetMeta, InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
-use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
-
-/// The longest line read as one message (rmcp's default too); longer lines are refused
-/// without being buffered.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
-/// Newline-delimited JSON-RPC over a reader and a writer, for rmcp's server.
-pub struct LineTransport<R, W> {
-    read: BufReader<R>,
-    /// The line being read; a read cancelled by rmcp's `select!` resumes it.
-    line: Vec<u8>,
-    /// Skipping the rest of a line that was too long.
-    discarding: bool,
-    out: Arc<Mutex<Option<Out<W>>>>,
-    /// An answer this transport owes the client. It stays here until the writer holds its
-    /// bytes, so a cancelled `receive` cannot lose it.
-    owed: Option<Owed>,
-    lifecycle: Lifecycle,
-    /// Ids of the requests handed to rmcp and not yet answered or cancelled.
-    in_flight: HashSet<RequestId>,
-    /// Called once when the client's input ends (or fails): rmcp then waits for answers in
-    /// flight, and the server decides how long work in flight may take.
-    on_eof: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
 
 /// Where rmcp's session stands, as far as the transport must know.
 #[derive(Debug)]
@@ -82,15 +53,6 @@ enum Lifecycle {
     Handshake { asked: Option<RequestId> },
     /// The session runs; every message goes to rmcp.
     Open,
-}
-
-/// The write half with its staging buffer. Bytes of a message are staged whole, then
-/// written; `done` records progress so a cancelled write is finished by the next writer
-/// instead of leaving half a line on the wire.
-struct Out<W> {
-    w: W,
-    buf: Vec<u8>,
-    done: usize,
 }
 
 /// An error answer rmcp's message type cannot express: to a message whose id is unknown
@@ -104,7 +66,7 @@ struct RawError<'a> {
 
 /// A request id as the client wrote it.
 #[derive(Debug, Clone, PartialEq)]
-enum SentId {
+pub(crate) enum SentId {
     /// An id rmcp's type holds: a string or a 64-bit signed integer.
     Id(RequestId),
     /// A number it cannot hold (`1.5`, `1e3`, `2^63`): only an error can answer it.
@@ -129,7 +91,7 @@ impl SentId {
 // Not boxed: an owed answer is moved once, and a box would cost every answer an allocation.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-enum Owed {
+pub(crate) enum Owed {
     /// In rmcp's type.
     Message(ServerJsonRpcMessage),
     /// An error to a request whose id is a number rmcp's ids cannot hold.
@@ -147,168 +109,75 @@ impl Owed {
     }
 }
 
-impl<W: AsyncWrite + Unpin> Out<W> {
-    /// Writes whatever is staged and flushes.
-    async fn settle(&mut self) -> io::Result<()> {
-        while self.done < self.buf.len() {
-            let n = self.w.write(&self.buf[self.done..]).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            self.done += n;
-        }
-        self.w.flush().await
-    }
-
-    /// Stages `msg` as one line. Call after `settle`, so nothing is pending.
-    fn stage(&mut self, msg: &ServerJsonRpcMessage) -> io::Result<()> {
-        self.buf.clear();
-        self.done = 0;
-        let written = match msg {
-            // JSON-RPC 2.0 wants `"id": null` on an error whose request id could not be read
-            // (parse error, invalid request); rmcp's type leaves the key out instead.
-            JsonRpcMessage::Error(e) if e.id.is_none() => return self.stage_raw(None, &e.error),
-            _ => serde_json::to_writer(&mut self.buf, msg),
-        };
-        self.staged(written)
-    }
-
-    /// Stages an error answer to `id` (`null` when `None`) as one line.
-    fn stage_raw(&mut self, id: Option<&serde_json::Number>, error: &ErrorData) -> io::Result<()> {
-        self.buf.clear();
-        self.done = 0;
-        let written = serde_json::to_writer(
-            &mut self.buf,
-            &RawError {
-                jsonrpc: "2.0",
-                id,
-                error,
-            },
-        );
-        self.staged(written)
-    }
-
-    /// Ends the line just serialized into the buffer, or empties the buffer if that failed.
-    fn staged(&mut self, written: serde_json::Result<()>) -> io::Result<()> {
-        if let Err(e) = written {
-            self.buf.clear();
-            return Err(e.into());
-        }
-        self.buf.push(b'\n');
-        Ok(())
-    }
-
-    async fn write_message(&mut self, msg: &ServerJsonRpcMessage) -> io::Result<()> {
-        if self.done < self.buf.len() {
-            self.settle().await?;
-        }
-        self.stage(msg)?;
-        self.settle().await
-    }
+/// The policy's memory of one session: where rmcp's handshake stands and which requests
+/// are in flight. One per session, whatever its transport.
+#[derive(Debug)]
+pub(crate) struct MessagePolicy {
+    lifecycle: Lifecycle,
+    /// Ids of the requests handed to rmcp and not yet answered or cancelled.
+    in_flight: HashSet<RequestId>,
 }
 
-impl<R, W> LineTransport<R, W>
-where
-    R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    pub fn new(read: R, write: W) -> Self {
-        LineTransport {
-            read: BufReader::new(read),
-            line: Vec::new(),
-            discarding: false,
-            out: Arc::new(Mutex::new(Some(Out {
-                w: write,
-                buf: Vec::new(),
-                done: 0,
-            }))),
-            owed: None,
+impl MessagePolicy {
+    /// A session before `initialize`.
+    pub fn new() -> Self {
+        MessagePolicy {
             lifecycle: Lifecycle::Handshake { asked: None },
             in_flight: HashSet::new(),
-            on_eof: None,
         }
     }
 
-    /// Calls `f` once when the client's input ends.
-    pub fn on_eof(mut self, f: impl FnOnce() + Send + Sync + 'static) -> Self {
-        self.on_eof = Some(Box::new(f));
-        self
-    }
-
-    fn input_ended(&mut self) {
-        if let Some(f) = self.on_eof.take() {
-            f();
+    /// A session past its handshake (for tests of what follows it).
+    #[cfg(test)]
+    pub fn open() -> Self {
+        MessagePolicy {
+            lifecycle: Lifecycle::Open,
+            in_flight: HashSet::new(),
         }
     }
 
-    /// Writes the owed answer. Cancel-safe: the answer leaves `owed` only once staged.
-    async fn pay(&mut self) -> io::Result<()> {
-        let out = Arc::clone(&self.out);
-        let mut guard = out.lock().await;
-        let out = guard.as_mut().ok_or(io::ErrorKind::NotConnected)?;
-        if out.done < out.buf.len() {
-            out.settle().await?;
+    /// rmcp asks for the next message: if a request it was handed during its handshake is
+    /// still unanswered, rmcp has started the session (see [`Lifecycle::Handshake`]).
+    pub fn reading(&mut self) {
+        if let Lifecycle::Handshake { asked: Some(_) } = self.lifecycle {
+            self.lifecycle = Lifecycle::Open;
         }
-        match self.owed.take() {
-            Some(Owed::Message(msg)) => out.stage(&msg)?,
-            Some(Owed::ToNumber(id, error)) => out.stage_raw(Some(&id), &error)?,
-            None => {}
-        }
-        out.settle().await
     }
 
-    /// Reads one line into `self.line`, never buffering more than [`MAX_LINE_BYTES`].
-    /// Cancel-safe: bytes move from the reader's buffer to `self.line` with no await between.
-    async fn read_line(&mut self) -> LineRead {
-        loop {
-            let (used, step) = {
-                let available = match self.read.fill_buf().await {
-                    Ok(a) => a,
-                    Err(e) => return LineRead::Io(e),
-                };
-                if available.is_empty() {
-                    return LineRead::Eof;
-                }
-                let newline = available.iter().position(|&b| b == b'\n');
-                let take = newline.map_or(available.len(), |i| i + 1);
-                let step = if self.discarding {
-                    if newline.is_some() {
-                        self.discarding = false;
+    /// What becomes of one message's text (a line without its `\n`): handed to rmcp (and
+    /// counted in flight when it is a request), answered here, or dropped.
+    pub fn receive(&mut self, text: &[u8]) -> Verdict {
+        match classify(text) {
+            Verdict::Message(msg) => match self.admit(msg) {
+                Verdict::Message(msg) => {
+                    if let JsonRpcMessage::Request(r) = &msg {
+                        self.in_flight.insert(r.id.clone());
                     }
-                    None
-                } else if self.line.len() + take > MAX_LINE_BYTES {
-                    let id = peek_id(&self.line);
-                    self.line.clear();
-                    self.discarding = newline.is_none();
-                    Some(LineRead::TooLong(id))
-                } else {
-                    self.line.extend_from_slice(&available[..take]);
-                    newline.map(|_| LineRead::Line)
-                };
-                (take, step)
-            };
-            self.read.consume(used);
-            if let Some(step) = step {
-                return step;
-            }
+                    Verdict::Message(msg)
+                }
+                other => other,
+            },
+            other => other,
         }
     }
 
     /// Decides what becomes of a parsed message: handed to rmcp, answered here, or dropped.
-    fn admit(&mut self, msg: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
-        let msg = self.track(msg)?;
+    fn admit(&mut self, msg: ClientJsonRpcMessage) -> Verdict {
+        let msg = match self.track(msg) {
+            Ok(msg) => msg,
+            Err(owed) => return Verdict::Answer(owed),
+        };
         if let JsonRpcMessage::Request(r) = &msg
             && let ClientRequest::CustomRequest(c) = &r.request
             && let Some(problem) = params_problem(&c.method, c.params.as_ref())
         {
-            self.owed = Some(Owed::Message(ServerJsonRpcMessage::error(
+            return Verdict::Answer(Owed::Message(ServerJsonRpcMessage::error(
                 ErrorData::invalid_params(problem, None),
                 Some(r.id.clone()),
             )));
-            return None;
         }
         let Lifecycle::Handshake { asked } = &mut self.lifecycle else {
-            return Some(msg);
+            return Verdict::Message(msg);
         };
         match &msg {
             JsonRpcMessage::Request(r) => {
@@ -320,9 +189,9 @@ where
                 ) || r.request.get_meta().protocol_version().is_some();
                 if opens {
                     *asked = Some(r.id.clone());
-                    Some(msg)
+                    Verdict::Message(msg)
                 } else {
-                    self.owed = Some(Owed::Message(ServerJsonRpcMessage::error(
+                    Verdict::Answer(Owed::Message(ServerJsonRpcMessage::error(
                         ErrorData::invalid_request(
                             format!(
                                 "Server not initialized: send initialize before {}",
@@ -331,26 +200,25 @@ where
                             None,
                         ),
                         Some(r.id.clone()),
-                    )));
-                    None
+                    )))
                 }
             }
             // Before the session exists a notification has nothing to act on, and a
             // response answers nothing this server asked.
             JsonRpcMessage::Notification(_)
             | JsonRpcMessage::Response(_)
-            | JsonRpcMessage::Error(_) => None,
+            | JsonRpcMessage::Error(_) => Verdict::Skip,
         }
     }
 
     /// Refuses a request whose id is still in flight (see the module doc) and forgets the id
     /// of a cancelled request, whose answer rmcp drops.
-    fn track(&mut self, msg: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+    fn track(&mut self, msg: ClientJsonRpcMessage) -> Result<ClientJsonRpcMessage, Owed> {
         match &msg {
             JsonRpcMessage::Request(r) if self.in_flight.contains(&r.id) => {
                 // Answered with the id, which is why this answer is never noted as the end
                 // of the first request's time in flight (`note_sent` sees rmcp's only).
-                self.owed = Some(Owed::Message(ServerJsonRpcMessage::error(
+                Err(Owed::Message(ServerJsonRpcMessage::error(
                     ErrorData::invalid_request(
                         format!(
                             "Invalid request: id {} is already used by a request in flight",
@@ -359,8 +227,7 @@ where
                         None,
                     ),
                     Some(r.id.clone()),
-                )));
-                None
+                )))
             }
             JsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification
@@ -368,15 +235,15 @@ where
                 {
                     self.in_flight.remove(id);
                 }
-                Some(msg)
+                Ok(msg)
             }
-            _ => Some(msg),
+            _ => Ok(msg),
         }
     }
 
     /// Follows rmcp's answers: they end a request's time in flight, and during the handshake
     /// they tell where rmcp stands (see [`Lifecycle::Handshake`]).
-    fn note_sent(&mut self, msg: &ServerJsonRpcMessage) {
+    pub fn note_sent(&mut self, msg: &ServerJsonRpcMessage) {
         match msg {
             JsonRpcMessage::Response(r) => {
                 self.in_flight.remove(&r.id);
@@ -404,13 +271,54 @@ where
     }
 }
 
-enum LineRead {
-    /// A whole line (with its `\n`) is in `line`.
-    Line,
-    /// The line exceeded [`MAX_LINE_BYTES`] and was dropped; the id its start names, if any.
-    TooLong(Option<SentId>),
-    Eof,
-    Io(io::Error),
+/// The answer to a message longer than a transport takes: `-32600`, to the id its start
+/// names (`id` from [`peek_id`] on the bytes read before the limit).
+pub(crate) fn too_long(id: Option<SentId>, limit: &str) -> Owed {
+    Owed::error(
+        ErrorData::invalid_request(
+            format!("Invalid request: a message is at most {limit}"),
+            None,
+        ),
+        id,
+    )
+}
+
+/// Writes `msg` as JSON into `buf` (cleared first). JSON-RPC 2.0 wants `"id": null` on an
+/// error whose request id could not be read (parse error, invalid request); rmcp's type
+/// leaves the key out instead, so such an error is written by hand.
+pub(crate) fn encode(msg: &ServerJsonRpcMessage, buf: &mut Vec<u8>) -> serde_json::Result<()> {
+    buf.clear();
+    match msg {
+        JsonRpcMessage::Error(e) if e.id.is_none() => encode_raw(None, &e.error, buf),
+        _ => serde_json::to_writer(buf, msg),
+    }
+}
+
+/// Writes an error answer to `id` (`null` when `None`) into `buf` (cleared first).
+fn encode_raw(
+    id: Option<&serde_json::Number>,
+    error: &ErrorData,
+    buf: &mut Vec<u8>,
+) -> serde_json::Result<()> {
+    buf.clear();
+    serde_json::to_writer(
+        buf,
+        &RawError {
+            jsonrpc: "2.0",
+            id,
+            error,
+        },
+    )
+}
+
+impl Owed {
+    /// Writes the answer as JSON into `buf` (cleared first).
+    pub fn encode(&self, buf: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            Owed::Message(msg) => encode(msg, buf),
+            Owed::ToNumber(id, error) => encode_raw(Some(id), error, buf),
+        }
+    }
 }
 
 /// An id as JSON, for messages that name it.
@@ -418,8 +326,8 @@ fn id_json(id: &RequestId) -> String {
     serde_json::to_string(id).unwrap_or_else(|_| id.to_string())
 }
 
-/// What a line turned out to be.
-enum Verdict {
+/// What a message turned out to be.
+pub(crate) enum Verdict {
     // Neither variant is boxed: a verdict is moved once, and a box would cost every message
     // an allocation.
     Message(ClientJsonRpcMessage),
@@ -485,7 +393,7 @@ fn not_a_message(line: &[u8], e: &serde_json::Error) -> Verdict {
 /// The request id of a line that does not parse, when its top-level object names one before
 /// the damage: a scan that skips every other value without parsing or recursing, so it costs
 /// one pass over the bytes whatever they hold. Only a number or a string id counts.
-fn peek_id(line: &[u8]) -> Option<SentId> {
+pub(crate) fn peek_id(line: &[u8]) -> Option<SentId> {
     let mut s = Scan { b: line, i: 0 };
     s.space();
     s.eat(b'{')?;
@@ -619,88 +527,6 @@ fn set_level_reason(params: &Value) -> Option<String> {
     reason::<rmcp::model::SetLevelRequestParams>(params)
 }
 
-impl<R, W> Transport<RoleServer> for LineTransport<R, W>
-where
-    R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    type Error = io::Error;
-
-    fn send(
-        &mut self,
-        item: ServerJsonRpcMessage,
-    ) -> impl Future<Output = io::Result<()>> + Send + 'static {
-        self.note_sent(&item);
-        let out = Arc::clone(&self.out);
-        async move {
-            let mut guard = out.lock().await;
-            let out = guard.as_mut().ok_or(io::ErrorKind::NotConnected)?;
-            out.write_message(&item).await
-        }
-    }
-
-    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        if let Lifecycle::Handshake { asked: Some(_) } = self.lifecycle {
-            self.lifecycle = Lifecycle::Open;
-        }
-        loop {
-            if self.owed.is_some() && self.pay().await.is_err() {
-                self.input_ended();
-                return None;
-            }
-            match self.read_line().await {
-                LineRead::Line => {}
-                LineRead::TooLong(id) => {
-                    self.owed = Some(Owed::error(
-                        ErrorData::invalid_request(
-                            format!(
-                                "Invalid request: a message is at most {MAX_LINE_BYTES} bytes (16 MiB)"
-                            ),
-                            None,
-                        ),
-                        id,
-                    ));
-                    continue;
-                }
-                LineRead::Eof => {
-                    self.input_ended();
-                    return None;
-                }
-                LineRead::Io(e) => {
-                    let _ = std::io::Write::write_all(
-                        &mut std::io::stderr(),
-                        format!("satori: reading the client failed: {e}\n").as_bytes(),
-                    );
-                    self.input_ended();
-                    return None;
-                }
-            }
-            let verdict = classify(self.line.strip_suffix(b"\n").unwrap_or(&self.line));
-            self.line.clear();
-            match verdict {
-                Verdict::Message(msg) => {
-                    if let Some(msg) = self.admit(msg) {
-                        if let JsonRpcMessage::Request(r) = &msg {
-                            self.in_flight.insert(r.id.clone());
-                        }
-                        return Some(msg);
-                    }
-                }
-                Verdict::Answer(answer) => self.owed = Some(answer),
-                Verdict::Skip => {}
-            }
-        }
-    }
-
-    async fn close(&mut self) -> io::Result<()> {
-        let mut guard = self.out.lock().await;
-        if let Some(mut out) = guard.take() {
-            out.settle().await?;
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -711,17 +537,10 @@ mod tests {
             Verdict::Message(m) => panic!("parsed as a message: {m:?}"),
             Verdict::Skip => panic!("skipped"),
         };
-        // The bytes the transport would write, read back.
-        let mut out = Out {
-            w: tokio::io::sink(),
-            buf: Vec::new(),
-            done: 0,
-        };
-        match owed {
-            Owed::Message(msg) => out.stage(&msg).unwrap(),
-            Owed::ToNumber(id, error) => out.stage_raw(Some(&id), &error).unwrap(),
-        }
-        serde_json::from_slice(&out.buf).unwrap()
+        // The bytes a transport would write, read back.
+        let mut buf = Vec::new();
+        owed.encode(&mut buf).unwrap();
+        serde_json::from_slice(&buf).unwrap()
     }
 
     #[test]
@@ -811,61 +630,6 @@ mod tests {
         check(br#"[{"id":1}]"#, None);
         check(b"hello", None);
         check(b"", None);
-    }
-
-    /// The transport between a pipe's two ends, with rmcp's place taken by the test: what
-    /// `receive` hands over is what rmcp would run.
-    #[tokio::test]
-    async fn a_reused_id_in_flight_is_refused_until_answered_or_cancelled() {
-        use tokio::io::AsyncBufReadExt;
-        let (client, server) = tokio::io::duplex(1 << 16);
-        let (sr, sw) = tokio::io::split(server);
-        let mut t = LineTransport::new(sr, sw);
-        t.lifecycle = Lifecycle::Open;
-        let (cr, mut cw) = tokio::io::split(client);
-        let mut answers = BufReader::new(cr).lines();
-        let ping = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
-        let handed = |m: Option<ClientJsonRpcMessage>| match m {
-            Some(JsonRpcMessage::Request(r)) => r.id,
-            other => panic!("expected a request, got {other:?}"),
-        };
-        let n = RequestId::Number;
-
-        cw.write_all(ping(1).as_bytes()).await.unwrap();
-        assert_eq!(handed(t.receive().await), n(1));
-        cw.write_all((ping(1) + &ping(2)).as_bytes()).await.unwrap();
-        assert_eq!(handed(t.receive().await), n(2));
-        let refusal: Value =
-            serde_json::from_str(&answers.next_line().await.unwrap().unwrap()).unwrap();
-        assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
-        assert_eq!(refusal["id"], 1, "{refusal}");
-        assert_eq!(
-            refusal["error"]["message"],
-            "Invalid request: id 1 is already used by a request in flight"
-        );
-
-        // Once answered, the id may be used again.
-        t.send(ServerJsonRpcMessage::response(
-            ServerResult::empty(()),
-            n(1),
-        ))
-        .await
-        .unwrap();
-        let answer = answers.next_line().await.unwrap().unwrap();
-        assert!(answer.contains("\"id\":1"), "{answer}");
-        cw.write_all(ping(1).as_bytes()).await.unwrap();
-        assert_eq!(handed(t.receive().await), n(1));
-
-        // A cancelled request is never answered (rmcp drops the answer): its id is free.
-        let cancel = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2}}\n";
-        cw.write_all((cancel.to_string() + &ping(2)).as_bytes())
-            .await
-            .unwrap();
-        assert!(matches!(
-            t.receive().await,
-            Some(JsonRpcMessage::Notification(_))
-        ));
-        assert_eq!(handed(t.receive().await), n(2));
     }
 
     #[test]
