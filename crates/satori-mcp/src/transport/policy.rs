@@ -27,11 +27,11 @@
 //! the id in the message and carrying it as `id`, as JSON-RPC wants of every answer whose
 //! request id could be read: the client learns at once which of its requests was refused.
 //!
-//! A line that cannot be parsed (not JSON, invalid UTF-8, nested deeper than serde_json's
-//! 128 levels, longer than a transport takes as one message) is answered with its request id when a cheap
-//! scan of the top-level object finds one, so the caller stops waiting at once. An id rmcp's
-//! type cannot hold (a number with a fraction or beyond 64-bit signed integers) is refused
-//! with `-32600` and echoed as it was sent; `"id": null` is left for ids that cannot be read.
+//! A message that cannot be parsed (not JSON, invalid UTF-8, nested deeper than serde_json's
+//! 128 levels, longer than a transport takes as one message) is answered with its request id
+//! when a cheap scan of the top-level object finds one, so the caller stops waiting at once.
+//! An id rmcp's type cannot hold (a number with a fraction or beyond 64-bit signed integers)
+//! is refused with `-32600` and echoed as it was sent; `"id": null` is left for ids that cannot be read.
 //!
 //! The happy path costs what rmcp's did: one parse per message into rmcp's message type.
 
@@ -44,7 +44,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-/// Where rmcp's session stands, as far as the transport must know.
+/// Where rmcp's session stands, as far as the policy must know.
 #[derive(Debug)]
 enum Lifecycle {
     /// rmcp is in its handshake loop. `asked` is the last request handed to it while rmcp
@@ -87,7 +87,7 @@ impl SentId {
     }
 }
 
-/// An answer the transport itself owes the client.
+/// An answer the server's edge owes the client itself (rmcp never sees its message).
 // Not boxed: an owed answer is moved once, and a box would cost every answer an allocation.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
