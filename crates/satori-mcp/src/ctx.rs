@@ -1,52 +1,30 @@
-//! The shared state every request reaches: the engine, the configuration, background jobs,
-//! syncs in flight, diagnostics, the changed-files cache and the client's roots. Its own
-//! module so that the router (`server`) and the handlers (`tools`) both depend on it and not
-//! on each other.
+//! What a handler is given: one session's client roots and log over the process's
+//! [`Service`]. Its own module so that the session (`session`) and the handlers (`tools`)
+//! both depend on it and not on each other.
 
-use std::path::Path;
+use std::ops::Deref;
 use std::sync::Arc;
 
-use satori_core::Engine;
-
-use crate::changed::ChangedCache;
-use crate::config::Config;
-use crate::jobs::Jobs;
-use crate::logging::Log;
+use crate::logging::SessionLog;
 use crate::roots::ClientRoots;
-use crate::syncs::Syncs;
+use crate::service::Service;
 
-/// Shared state of every request.
+/// One session's state, over the service every session shares (reached through `Deref`:
+/// `ctx.engine`, `ctx.config`, ...). What is here must never leak to another session.
 pub(crate) struct Ctx {
-    pub engine: Arc<Engine>,
-    pub config: Config,
-    pub jobs: Jobs,
-    /// Diagnostics: stderr, and the client once it sets a level.
-    pub log: Log,
-    /// Recent `git diff` answers per codebase root (see `changed`).
-    pub changed_cache: ChangedCache,
-    /// The syncs in flight in this process, and the roots the watcher saw edits in.
-    pub syncs: Arc<Syncs>,
-    /// Signalled when the set of indexed codebases may have changed (a build ended, an
-    /// index was cleared), so the watcher revisits what it watches.
-    pub roots_changed: Arc<tokio::sync::Notify>,
-    /// The directories the client allows, when it declares the `roots` capability.
+    pub service: Arc<Service>,
+    /// Diagnostics raised by this session's requests: stderr, and this session's client
+    /// once it sets a level.
+    pub log: SessionLog,
+    /// The directories this session's client allows, when it declares the `roots`
+    /// capability.
     pub client_roots: ClientRoots,
 }
 
-impl Ctx {
-    /// The limits every read is held to (`READ_FILE_MAX_BYTES`, `SATORI_READ_ANY_FILE`).
-    pub fn read_limits(&self) -> satori_core::ReadLimits {
-        satori_core::ReadLimits {
-            max_bytes: self.config.read_max_bytes,
-            outside_codebases: self.config.read_any_file,
-        }
-    }
+impl Deref for Ctx {
+    type Target = Service;
 
-    /// How far the build of `root` has got: the live job's figure when this process runs it,
-    /// else `recorded`, the figure in `state.json` (another process may be building).
-    pub fn indexing_percentage(&self, root: &Path, recorded: f32) -> f32 {
-        self.jobs
-            .view(root)
-            .map_or(recorded, |v| v.progress.percentage)
+    fn deref(&self) -> &Service {
+        &self.service
     }
 }

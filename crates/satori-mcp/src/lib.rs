@@ -17,7 +17,8 @@ mod handoff;
 mod jobs;
 mod logging;
 mod roots;
-pub mod server;
+mod service;
+mod session;
 mod syncs;
 mod to_proto;
 mod tools;
@@ -28,7 +29,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 pub use config::{Config, RunMode};
-pub use server::SatoriServer;
+pub use service::{Attendance, LastToLeave, Service};
+pub use session::Session;
 pub use watch::Background;
 
 /// How long a sync may go on after the client closed its input: a client that wrote its
@@ -94,22 +96,23 @@ pub fn run_main() -> ExitCode {
 /// Serves MCP on stdin and the guarded protocol output until the client disconnects or a
 /// signal asks the server to stop.
 async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<()> {
-    let mut server = SatoriServer::new(config).map_err(anyhow::Error::msg)?;
+    let service = Service::new(config).map_err(anyhow::Error::msg)?;
     // Builds still running when the client leaves are finished by a detached process.
     if let Ok(exe) = std::env::current_exe() {
-        server = server.handing_off_builds_to(exe);
+        service.hand_off_builds_to(exe);
     }
     // Stray stdout bytes are reported to this session's client too, once it sets a level.
-    server.log().install_for_process();
+    service.log().install_for_process();
     // The process ends with the session: freeing the open indexes (a large codebase's chunk
     // table is hundreds of thousands of small allocations) would only delay the exit that a
     // `satori-cli` call waits for, so the engine is kept until the process is gone.
-    std::mem::forget(server.engine());
+    std::mem::forget(service.engine());
+    let session = service.session();
     let stdin = tokio::io::stdin();
     match out {
         guard::ProtocolOut::Guarded(file) => {
             serve_session(
-                server,
+                session,
                 stdin,
                 tokio::fs::File::from_std(file),
                 shutdown_signal(),
@@ -118,20 +121,21 @@ async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<
         }
         #[allow(clippy::disallowed_methods)] // The guard chose plain stdout for the protocol.
         guard::ProtocolOut::Stdout => {
-            serve_session(server, stdin, tokio::io::stdout(), shutdown_signal()).await
+            serve_session(session, stdin, tokio::io::stdout(), shutdown_signal()).await
         }
     }
 }
 
-/// One MCP session on the line framing over `read`/`write`, with the server's background
-/// work (watcher, periodic re-check) running alongside, until the client disconnects or
-/// `stop` resolves. When the client closes its input, syncs in flight get
-/// [`EOF_SYNC_GRACE`] to finish; at the end every sync still running is cancelled and given
-/// [`SHUTDOWN_GRACE`] to stop at a safe point, so the published index stays consistent, and
+/// One MCP session on the line framing over `read`/`write`, until the client disconnects or
+/// `stop` resolves, with the service's background work (watcher, periodic re-check) running
+/// while any of its sessions is open. When the client closes its input and no other session
+/// is open, syncs in flight get [`EOF_SYNC_GRACE`] to finish. When the last session ends,
 /// index builds still running are handed to detached processes that finish them (when the
-/// server was made with [`SatoriServer::handing_off_builds_to`]).
+/// service was told to with [`Service::hand_off_builds_to`]), the background work stops, and
+/// every sync still running is cancelled and given [`SHUTDOWN_GRACE`] to stop at a safe
+/// point, so the published index stays consistent.
 pub async fn serve_session<R, W>(
-    server: SatoriServer,
+    session: Session,
     read: R,
     write: W,
     stop: impl Future<Output = ()>,
@@ -141,38 +145,50 @@ where
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     use rmcp::ServiceExt;
-    let background = server.start_background();
+    let service = std::sync::Arc::clone(session.service());
+    let attendance = service.attend();
     let eof = std::sync::Arc::new(tokio::sync::Notify::new());
     let seen_eof = std::sync::Arc::clone(&eof);
     let transport =
         transport::LineTransport::new(read, write).on_eof(move || seen_eof.notify_one());
-    let grace = server.cancel_syncs_after(EOF_SYNC_GRACE);
     tokio::pin!(stop);
     // A stop during the handshake ends the session too.
     let running = tokio::select! {
-        r = server.clone().serve(transport) => r?,
+        r = session.serve(transport) => r?,
         _ = &mut stop => {
-            drop(background);
+            if let Some(last) = attendance.leave() {
+                drop(last.background);
+            }
             return Ok(());
         }
     };
-    let after_eof = tokio::spawn(async move {
-        eof.notified().await;
-        grace.await;
-    });
+    let after_eof = {
+        let service = std::sync::Arc::clone(&service);
+        tokio::spawn(async move {
+            eof.notified().await;
+            tokio::time::sleep(EOF_SYNC_GRACE).await;
+            // Syncs another session waits for are not this client's to end.
+            if service.sessions() <= 1 {
+                service.cancel_syncs();
+            }
+        })
+    };
     let result = tokio::select! {
         r = running.waiting() => r.map(|_| ()).map_err(anyhow::Error::from),
         _ = &mut stop => Ok(()),
     };
     after_eof.abort();
+    let Some(last) = attendance.leave() else {
+        return result;
+    };
     // First, while the client may still be waiting for the process to exit before it
     // signals or kills it.
-    let handed_off = server.hand_off_builds();
-    drop(background);
-    server.shutdown(SHUTDOWN_GRACE).await;
+    let handed_off = service.hand_off_builds();
+    drop(last.background);
+    service.shutdown(SHUTDOWN_GRACE).await;
     if handed_off {
         // The stopped builds remove their unfinished generations.
-        server.settle_builds(SHUTDOWN_GRACE).await;
+        service.settle_builds(SHUTDOWN_GRACE).await;
     }
     result
 }

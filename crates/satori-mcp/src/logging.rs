@@ -1,6 +1,10 @@
-//! The server's diagnostics: every line still goes to stderr exactly as before, and once the
+//! The server's diagnostics: every line still goes to stderr exactly as before, and once a
 //! client has chosen a level with `logging/setLevel` the same event also reaches it as an
 //! MCP `notifications/message` when its level is at or above the chosen one.
+//!
+//! Each session has its own level and client ([`SessionLog`]): what a session's requests
+//! raise goes to that session only. What the process raises on its own (builds ending, the
+//! watcher's syncs, stray stdout bytes) goes through [`Log`] to every session that asked.
 //!
 //! A request may also carry its own level (`_meta["io.modelcontextprotocol/logLevel"]`, the
 //! 2026-07-28 way, where `logging/setLevel` is gone): the events raised while that request
@@ -18,7 +22,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
@@ -26,9 +30,16 @@ use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-/// Where a server's diagnostics go. Cheap to clone; clones share the level and the client.
+/// Where the process's diagnostics go: stderr, and every session whose client asked for
+/// them (each at its own level). Events raised by a session's own requests go through its
+/// [`SessionLog`] instead, so one client never receives another's. Cheap to clone.
 #[derive(Clone, Default)]
-pub struct Log(Arc<Inner>);
+pub struct Log(Arc<Mutex<Vec<Weak<Inner>>>>);
+
+/// One session's diagnostics: stderr, and its own client once it sets a level. Cheap to
+/// clone; clones share the level and the client.
+#[derive(Clone)]
+pub struct SessionLog(Arc<Inner>);
 
 #[derive(Default)]
 struct Inner {
@@ -82,6 +93,52 @@ fn rank(level: LoggingLevel) -> u8 {
 }
 
 impl Log {
+    /// The log of a new session, which process-wide events reach too.
+    pub fn session(&self) -> SessionLog {
+        let inner = Arc::new(Inner::default());
+        let mut sessions = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(&inner));
+        SessionLog(inner)
+    }
+
+    /// Writes `line` to stderr and sends the event (`data`, built only when some client
+    /// wants it) from `logger` to every session that asked for `level`.
+    pub fn emit(
+        &self,
+        level: Level,
+        logger: &'static str,
+        line: fmt::Arguments<'_>,
+        data: impl FnOnce() -> Value,
+    ) {
+        write_line(line);
+        self.notify(level, logger, data);
+    }
+
+    /// Sends the event as [`Log::emit`] does, without the stderr line.
+    pub fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
+        let level = level.to_mcp();
+        let mut data = Lazy::new(data);
+        if for_request(level, logger, &mut data) {
+            return;
+        }
+        let sessions: Vec<Arc<Inner>> = {
+            let sessions = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            sessions.iter().filter_map(Weak::upgrade).collect()
+        };
+        for session in sessions {
+            session.send(level, logger, &mut data);
+        }
+    }
+
+    /// Makes this the log of the process, for diagnostics raised outside any request
+    /// (the stdout guard's drain thread). The first call wins.
+    pub fn install_for_process(&self) {
+        let _ = PROCESS.set(self.clone());
+    }
+}
+
+impl SessionLog {
     /// Sends events at `level` or above to the client behind `peer` from now on.
     /// Must run inside the runtime (it starts the sending task once).
     pub fn set_level(&self, level: LoggingLevel, peer: &Peer<RoleServer>) {
@@ -102,8 +159,7 @@ impl Log {
         self.0.threshold.0.store(rank(level), Ordering::Relaxed);
     }
 
-    /// Writes `line` to stderr and, when the client asked for `level`, sends the event
-    /// (`data`, built only then) as a `notifications/message` from `logger`.
+    /// Writes `line` to stderr and sends the event as [`SessionLog::notify`] does.
     pub fn emit(
         &self,
         level: Level,
@@ -115,39 +171,78 @@ impl Log {
         self.notify(level, logger, data);
     }
 
-    /// Sends the event as [`Log::emit`] does, without the stderr line: for an event whose
-    /// line the configuration turned off.
+    /// Sends the event (`data`, built only when wanted) from `logger` to this session's
+    /// client when it asked for `level` (or to the request running on this thread, when
+    /// that request asked for a level of its own). Nothing goes to stderr.
     pub fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
         let level = level.to_mcp();
-        let event =
-            |data: Value| LoggingMessageNotificationParam::new(level, data).with_logger(logger);
-        // A request that asked for a level of its own decides for the events it raises.
-        let for_request =
-            REQUEST.with_borrow(|r| r.as_ref().map(|r| r.wants(level).then(|| r.target())));
-        match for_request {
-            Some(Some((peer, runtime))) => {
-                let event = event(data());
-                runtime.spawn(async move {
-                    let _ = peer.notify_logging_message(event).await;
-                });
-            }
-            Some(None) => {}
-            None => {
-                if rank(level) < self.0.threshold.0.load(Ordering::Relaxed) {
-                    return;
-                }
-                let to_client = self.0.to_client.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(tx) = to_client.as_ref() {
-                    let _ = tx.send(event(data()));
-                }
-            }
+        let mut data = Lazy::new(data);
+        if !for_request(level, logger, &mut data) {
+            self.0.send(level, logger, &mut data);
+        }
+    }
+}
+
+impl Inner {
+    /// Queues the event for this session's client, if it asked for `level`.
+    fn send(
+        &self,
+        level: LoggingLevel,
+        logger: &'static str,
+        data: &mut Lazy<impl FnOnce() -> Value>,
+    ) {
+        if rank(level) < self.threshold.0.load(Ordering::Relaxed) {
+            return;
+        }
+        let to_client = self.to_client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = to_client.as_ref() {
+            let _ = tx
+                .send(LoggingMessageNotificationParam::new(level, data.get()).with_logger(logger));
+        }
+    }
+}
+
+/// An event's data, built the first time some client wants it and cloned for the next.
+struct Lazy<F> {
+    build: Option<F>,
+    value: Option<Value>,
+}
+
+impl<F: FnOnce() -> Value> Lazy<F> {
+    fn new(build: F) -> Self {
+        Lazy {
+            build: Some(build),
+            value: None,
         }
     }
 
-    /// Makes this the log of the process, for diagnostics raised outside any request
-    /// (the stdout guard's drain thread). The first call wins.
-    pub fn install_for_process(&self) {
-        let _ = PROCESS.set(self.clone());
+    fn get(&mut self) -> Value {
+        if let Some(build) = self.build.take() {
+            self.value = Some(build());
+        }
+        self.value.clone().unwrap_or(Value::Null)
+    }
+}
+
+/// A request that asked for a level of its own decides for the events raised while it runs
+/// on this thread: true when one is running (the event went to its client or was below its
+/// level), false when the session's or the process's level decides.
+fn for_request(
+    level: LoggingLevel,
+    logger: &'static str,
+    data: &mut Lazy<impl FnOnce() -> Value>,
+) -> bool {
+    let target = REQUEST.with_borrow(|r| r.as_ref().map(|r| r.wants(level).then(|| r.target())));
+    match target {
+        Some(Some((peer, runtime))) => {
+            let event = LoggingMessageNotificationParam::new(level, data.get()).with_logger(logger);
+            runtime.spawn(async move {
+                let _ = peer.notify_logging_message(event).await;
+            });
+            true
+        }
+        Some(None) => true,
+        None => false,
     }
 }
 

@@ -33,8 +33,8 @@ use satori_core::{IndexState, PathFilter};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::Instant;
 
-use crate::ctx::Ctx;
 use crate::logging::Level;
+use crate::service::Service;
 
 /// A burst of changes delays its sync by at most this many debounce periods.
 const MAX_DEBOUNCES: u32 = 4;
@@ -101,11 +101,11 @@ fn identity(root: &Path) -> Option<(u64, u64)> {
     }
 }
 
-/// Starts the watcher and the periodic re-check configured in `ctx`; `None` when neither
+/// Starts the watcher and the periodic re-check configured in `service`; `None` when neither
 /// is on (always in `cli` mode).
-pub(crate) fn start(ctx: Arc<Ctx>) -> Option<Background> {
-    let debounce = ctx.config.watch;
-    let every = ctx.config.reconcile_every;
+pub(crate) fn start(service: Arc<Service>) -> Option<Background> {
+    let debounce = service.config.watch;
+    let every = service.config.reconcile_every;
     if debounce.is_none() && every.is_none() {
         return None;
     }
@@ -121,7 +121,7 @@ pub(crate) fn start(ctx: Arc<Ctx>) -> Option<Background> {
             match made {
                 Ok(w) => Some(Arc::new(Mutex::new(w))),
                 Err(e) => {
-                    ctx.log.emit(
+                    service.log.emit(
                         Level::Warning,
                         "watcher",
                         format_args!("satori: file watching is unavailable ({e}); codebases are re-checked periodically and before searches"),
@@ -132,7 +132,7 @@ pub(crate) fn start(ctx: Arc<Ctx>) -> Option<Background> {
             }
         }
     };
-    let task = tokio::spawn(run(ctx, watcher, rx, debounce, every));
+    let task = tokio::spawn(run(service, watcher, rx, debounce, every));
     Some(Background { task })
 }
 
@@ -150,14 +150,14 @@ fn changes_content(kind: &EventKind) -> bool {
 type SharedWatcher = Arc<Mutex<notify::RecommendedWatcher>>;
 
 async fn run(
-    ctx: Arc<Ctx>,
+    service: Arc<Service>,
     watcher: Option<SharedWatcher>,
     mut events: UnboundedReceiver<Notice>,
     debounce: Option<Duration>,
     every: Option<Duration>,
 ) {
     let mut roots: HashMap<PathBuf, Root> = HashMap::new();
-    refresh(&ctx, watcher.as_ref(), &mut roots).await;
+    refresh(&service, watcher.as_ref(), &mut roots).await;
     // Without a watcher nothing sends events: the channel is closed from the start.
     let mut listening = watcher.is_some();
     let mut recheck_at = every.map(|d| Instant::now() + d);
@@ -182,27 +182,27 @@ async fn run(
                     // a directory is already back in its place (with the same inode, maybe).
                     if let Some(entry) = roots.get_mut(&path) {
                         entry.lost = true;
-                        check_roots(&ctx, watcher.as_ref(), &mut roots, debounce).await;
+                        check_roots(&service, watcher.as_ref(), &mut roots, debounce).await;
                     }
-                    on_change(&ctx, &mut roots, &path, debounce);
+                    on_change(&service, &mut roots, &path, debounce);
                 }
                 (Some(Notice::Rescan), Some(debounce)) => {
-                    ctx.log.emit(
+                    service.log.emit(
                         Level::Warning,
                         "watcher",
                         format_args!("satori: the file watcher lost events; every watched codebase is synced"),
                         || serde_json::json!({"event": "watcher_rescan"}),
                     );
                     for (root, entry) in roots.iter_mut() {
-                        ctx.syncs.mark_dirty(root, None);
+                        service.syncs.mark_dirty(root, None);
                         arm(entry, debounce);
                     }
                 }
                 (Some(_), None) => {}
                 (None, _) => listening = false,
             },
-            _ = ctx.roots_changed.notified() => {
-                refresh(&ctx, watcher.as_ref(), &mut roots).await;
+            _ = service.roots_changed.notified() => {
+                refresh(&service, watcher.as_ref(), &mut roots).await;
             }
             _ = tokio::time::sleep_until(wake) => {
                 let now = Instant::now();
@@ -215,20 +215,20 @@ async fn run(
                     })
                     .collect();
                 for root in due {
-                    sync_if_searchable(&ctx, &root);
+                    sync_if_searchable(&service, &root);
                 }
                 if let (Some(debounce), true) = (debounce, roots.values().any(|r| r.lost)) {
-                    check_roots(&ctx, watcher.as_ref(), &mut roots, debounce).await;
+                    check_roots(&service, watcher.as_ref(), &mut roots, debounce).await;
                 }
                 if let (Some(at), Some(every)) = (recheck_at, every)
                     && at <= now
                 {
-                    refresh(&ctx, watcher.as_ref(), &mut roots).await;
+                    refresh(&service, watcher.as_ref(), &mut roots).await;
                     if let Some(debounce) = debounce {
-                        check_roots(&ctx, watcher.as_ref(), &mut roots, debounce).await;
+                        check_roots(&service, watcher.as_ref(), &mut roots, debounce).await;
                     }
                     for root in roots.keys() {
-                        sync_if_searchable(&ctx, root);
+                        sync_if_searchable(&service, root);
                     }
                     recheck_at = Some(now + every);
                 }
@@ -238,15 +238,20 @@ async fn run(
 }
 
 /// Routes one changed path to every codebase whose root holds it (codebases can nest).
-fn on_change(ctx: &Ctx, roots: &mut HashMap<PathBuf, Root>, path: &Path, debounce: Duration) {
+fn on_change(
+    service: &Service,
+    roots: &mut HashMap<PathBuf, Root>,
+    path: &Path,
+    debounce: Duration,
+) {
     for (root, entry) in roots.iter_mut().filter(|(root, _)| path.starts_with(root)) {
-        on_change_in(ctx, root, entry, path, debounce);
+        on_change_in(service, root, entry, path, debounce);
     }
 }
 
 /// Notes a change at `path` under `root`: marks it dirty and (re)arms its burst, unless the
 /// codebase's rules ignore the path.
-fn on_change_in(ctx: &Ctx, root: &Path, entry: &mut Root, path: &Path, debounce: Duration) {
+fn on_change_in(service: &Service, root: &Path, entry: &mut Root, path: &Path, debounce: Duration) {
     let control = entry
         .filter
         .as_ref()
@@ -258,10 +263,10 @@ fn on_change_in(ctx: &Ctx, root: &Path, entry: &mut Root, path: &Path, debounce:
     }
     if control {
         // New ignore rules decide which later changes matter.
-        entry.filter = ctx.engine.path_filter(root).ok();
+        entry.filter = service.engine.path_filter(root).ok();
     }
     // A change of the rules is applied by a walk; any other can be layered by path.
-    ctx.syncs.mark_dirty(root, (!control).then_some(path));
+    service.syncs.mark_dirty(root, (!control).then_some(path));
     arm(entry, debounce);
 }
 
@@ -274,31 +279,31 @@ fn arm(entry: &mut Root, debounce: Duration) {
 }
 
 /// Starts a background sync of `root` when it is searchable in this process's view.
-fn sync_if_searchable(ctx: &Ctx, root: &Path) {
-    if ctx.jobs.is_running(root) {
+fn sync_if_searchable(service: &Service, root: &Path) {
+    if service.jobs.is_running(root) {
         return;
     }
     let searchable = matches!(
-        ctx.engine.state(root),
+        service.engine.state(root),
         Ok(Some(st)) if matches!(st.state, IndexState::Indexed | IndexState::SyncCompleted)
     );
     if !searchable || !root.is_dir() {
         return;
     }
-    if !matches!(ctx.engine.check_fingerprint(root), Ok(None)) {
+    if !matches!(service.engine.check_fingerprint(root), Ok(None)) {
         return;
     }
-    ctx.syncs.sync_in_background(root);
+    service.syncs.sync_in_background(root);
 }
 
 /// Brings the set of watched roots in line with the indexed codebases: new ones are
 /// watched, cleared ones dropped.
 async fn refresh(
-    ctx: &Arc<Ctx>,
+    service: &Arc<Service>,
     watcher: Option<&SharedWatcher>,
     roots: &mut HashMap<PathBuf, Root>,
 ) {
-    let wanted: Vec<PathBuf> = match ctx.engine.states() {
+    let wanted: Vec<PathBuf> = match service.engine.states() {
         Ok(states) => states
             .into_iter()
             // A watched root that went away stays, to be watched again once it is back
@@ -327,7 +332,7 @@ async fn refresh(
         roots.insert(
             root.clone(),
             Root {
-                filter: ctx.engine.path_filter(root).ok(),
+                filter: service.engine.path_filter(root).ok(),
                 burst: None,
                 identity: identity(root),
                 lost: false,
@@ -340,7 +345,7 @@ async fn refresh(
     }
     // Adding a recursive watch walks the tree: keep it off the async workers.
     let watcher = Arc::clone(watcher);
-    let log_ctx = Arc::clone(ctx);
+    let log_service = Arc::clone(service);
     let _ = tokio::task::spawn_blocking(move || {
         let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
         for root in gone {
@@ -348,7 +353,7 @@ async fn refresh(
         }
         for root in new {
             if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
-                log_ctx.log.emit(
+                log_service.log.emit(
                     Level::Warning,
                     "watcher",
                     format_args!(
@@ -367,7 +372,7 @@ async fn refresh(
 /// were replaced by another directory: those are watched again and synced by a walk, since
 /// nothing reported what changed meanwhile.
 async fn check_roots(
-    ctx: &Arc<Ctx>,
+    service: &Arc<Service>,
     watcher: Option<&SharedWatcher>,
     roots: &mut HashMap<PathBuf, Root>,
     debounce: Duration,
@@ -379,8 +384,8 @@ async fn check_roots(
             Some(now) if entry.lost || entry.identity != Some(now) => {
                 entry.lost = false;
                 entry.identity = Some(now);
-                entry.filter = ctx.engine.path_filter(root).ok();
-                ctx.syncs.mark_dirty(root, None);
+                entry.filter = service.engine.path_filter(root).ok();
+                service.syncs.mark_dirty(root, None);
                 arm(entry, debounce);
                 back.push(root.clone());
             }
@@ -392,14 +397,14 @@ async fn check_roots(
         return;
     }
     let watcher = Arc::clone(watcher);
-    let log_ctx = Arc::clone(ctx);
+    let log_service = Arc::clone(service);
     let _ = tokio::task::spawn_blocking(move || {
         let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
         for root in back {
             // The old watch may linger (a directory moved away keeps its inode watched).
             let _ = w.unwatch(&root);
             if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
-                log_ctx.log.emit(
+                log_service.log.emit(
                     Level::Warning,
                     "watcher",
                     format_args!(

@@ -14,7 +14,7 @@ use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use satori_core::embed::ModelSource;
 use satori_core::search::SearchTuning;
-use satori_mcp::SatoriServer;
+use satori_mcp::Service;
 use satori_mcp::config::{Config, RunMode};
 use satori_mcp::guard::GuardMode;
 use serde_json::{Value, json};
@@ -47,8 +47,9 @@ pub fn config(home: &Path) -> Config {
 pub async fn connect<C: ClientHandler>(config: Config, client: C) -> RunningService<RoleClient, C> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
-        let running = SatoriServer::new(config)
+        let running = Service::new(config)
             .unwrap()
+            .session()
             .serve(server_io)
             .await
             .unwrap();
@@ -73,7 +74,7 @@ pub async fn call<C: ClientHandler>(
 }
 
 /// Waits until the build of `path` is over (polling `manage_index status`, for 30 s at
-/// most); it must have left the index `indexed`.
+/// most); it must have left the index searchable.
 pub async fn wait_built<C: ClientHandler>(client: &RunningService<RoleClient, C>, path: &Path) {
     for _ in 0..1200 {
         let r = call(
@@ -91,14 +92,15 @@ pub async fn wait_built<C: ClientHandler>(client: &RunningService<RoleClient, C>
 }
 
 /// Whether the build a `manage_index status` result reports is over; a build that is over
-/// must have left the index `indexed`.
+/// must have left the index searchable: `indexed`, or `sync_completed` when the server's
+/// background work synced it right after the build.
 #[track_caller]
 pub fn build_over(status: &Value) -> bool {
     let state = &status["structuredContent"]["state"];
     if state == "indexing" {
         return false;
     }
-    assert_eq!(state, "indexed", "{status}");
+    assert!(state == "indexed" || state == "sync_completed", "{status}");
     true
 }
 

@@ -1,5 +1,7 @@
-//! The MCP face of the server: advertises the tools of `satori-protocol`, validates each call
-//! against its published schema, and routes it to a handler in `tools`.
+//! One client's MCP session: advertises the tools of `satori-protocol`, validates each call
+//! against its published schema, and routes it to a handler in `tools`, with this session's
+//! client roots and log over the process's [`Service`]. A process serves one session per
+//! stdio connection; a transport that serves many clients makes one per client.
 //!
 //! Error channels follow MCP's rule: a call the server understood but could not satisfy (bad
 //! arguments, missing index, unreadable file) is a tool result the caller reads; only an
@@ -7,7 +9,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -18,80 +19,34 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use satori_core::Progress;
 
-use crate::changed::ChangedCache;
-use crate::config::Config;
 use crate::ctx::Ctx;
-use crate::jobs::Jobs;
-use crate::logging::{Log, RequestLog};
+use crate::logging::RequestLog;
 use crate::roots;
-use crate::syncs::{Caller, Syncs};
+use crate::service::Service;
+use crate::syncs::Caller;
 use crate::tools;
-use crate::watch::{self, Background};
 
-/// The Satori MCP server.
+/// One client's session: what `ServerHandler` is implemented on.
 #[derive(Clone)]
-pub struct SatoriServer {
+pub struct Session {
     ctx: Arc<Ctx>,
-    tools: Arc<Vec<Tool>>,
-    /// The `satori` executable that finishes builds still running when the session ends
-    /// (see `handoff`); without it they end with the session.
-    handoff: Option<Arc<std::path::PathBuf>>,
 }
 
-impl SatoriServer {
-    /// A server over the engine configured by `config`. Fails when the embedding model
-    /// cannot be identified (an unreadable model directory, a hub model that cannot be
-    /// downloaded or verified).
-    pub fn new(config: Config) -> Result<SatoriServer, String> {
-        let engine = config.engine()?;
-        // Leftovers of killed builds and interrupted clears go now, not at the next publish.
-        engine.tidy();
-        let log = Log::default();
-        let home = engine.home().clone();
-        let roots_changed = Arc::new(tokio::sync::Notify::new());
-        let server = SatoriServer {
+impl Session {
+    pub(crate) fn new(service: Arc<Service>) -> Session {
+        let log = service.log.session();
+        Session {
             ctx: Arc::new(Ctx {
-                syncs: Arc::new(Syncs::new(Arc::clone(&engine))),
-                engine,
-                config,
-                jobs: Jobs::new(log.clone(), Arc::clone(&roots_changed)),
+                service,
                 log,
-                changed_cache: ChangedCache::with_store(move |root| {
-                    Some(home.codebase(root).git_changed_file())
-                }),
-                roots_changed,
                 client_roots: Default::default(),
             }),
-            tools: Arc::new(advertised_tools()),
-            handoff: None,
-        };
-        server.prepare_search();
-        Ok(server)
+        }
     }
 
-    /// With `SATORI_PREOPEN` (a `satori-cli` search), opens that codebase's index and asks
-    /// git for its changed files on background threads, so that both are ready when the
-    /// search arrives after the handshake instead of being paid after it. A search that
-    /// comes first waits for the same open and reuses the same git answer.
-    fn prepare_search(&self) {
-        let Some(path) = self.ctx.config.preopen.clone() else {
-            return;
-        };
-        let ctx = Arc::clone(&self.ctx);
-        let _ = std::thread::Builder::new()
-            .name("satori-preopen".into())
-            .spawn(move || {
-                let Some(root) = ctx.engine.searchable_root(&path) else {
-                    return;
-                };
-                ctx.changed_cache.get(&root, std::time::Duration::ZERO);
-                let _ = ctx.engine.generation(&root);
-            });
-    }
-
-    /// The engine this server searches with.
-    pub(crate) fn engine(&self) -> Arc<satori_core::Engine> {
-        Arc::clone(&self.ctx.engine)
+    /// The service this session is part of.
+    pub fn service(&self) -> &Arc<Service> {
+        &self.ctx.service
     }
 
     /// Asks the client for its roots when it declared the capability: once (`again` false),
@@ -111,11 +66,6 @@ impl SatoriServer {
         tokio::spawn(async move { roots::refresh(&ctx.client_roots, &peer).await });
     }
 
-    /// The server's diagnostics sink.
-    pub(crate) fn log(&self) -> &Log {
-        &self.ctx.log
-    }
-
     /// Runs one tool call (the body of `tools/call`), for in-process callers and tests.
     pub async fn call(
         &self,
@@ -123,51 +73,6 @@ impl SatoriServer {
         args: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
         self.call_logged(name, args, None, Caller::default()).await
-    }
-
-    /// Starts the work a long-running server does between requests (in `mcp` mode: the
-    /// watcher and the periodic reconciliation); it stops when the returned guard drops.
-    /// In `cli` mode nothing starts.
-    pub fn start_background(&self) -> Option<Background> {
-        watch::start(Arc::clone(&self.ctx))
-    }
-
-    /// Cancels the syncs in flight once the client has closed its input and `grace` has
-    /// passed, so a sync never holds a finished session for long (a client that wrote its
-    /// requests and closed stdin still gets answers that arrive within the grace).
-    pub fn cancel_syncs_after(&self, grace: Duration) -> impl Future<Output = ()> + use<> {
-        let syncs = Arc::clone(&self.ctx.syncs);
-        async move {
-            tokio::time::sleep(grace).await;
-            syncs.cancel_all();
-        }
-    }
-
-    /// The same server, handing the builds still running when its session ends to detached
-    /// processes started from `exe` (the `satori` binary).
-    pub fn handing_off_builds_to(mut self, exe: std::path::PathBuf) -> SatoriServer {
-        self.handoff = Some(Arc::new(exe));
-        self
-    }
-
-    /// Hands the builds still running to detached processes, when this server does (see
-    /// [`Self::handing_off_builds_to`]); true when there were any.
-    pub(crate) fn hand_off_builds(&self) -> bool {
-        self.handoff
-            .as_ref()
-            .is_some_and(|exe| !self.ctx.jobs.hand_off(exe).is_empty())
-    }
-
-    /// Waits up to `grace` for the builds of this process to end.
-    pub(crate) async fn settle_builds(&self, grace: Duration) {
-        self.ctx.jobs.settle(grace).await;
-    }
-
-    /// Cancels every sync in flight, refuses new ones, and waits up to `grace` for the
-    /// running ones to stop at a safe point.
-    pub async fn shutdown(&self, grace: Duration) {
-        let syncs = Arc::clone(&self.ctx.syncs);
-        let _ = tokio::task::spawn_blocking(move || syncs.shutdown(grace)).await;
     }
 
     /// [`Self::call`], with the diagnostics of the call sent at the level its request asked
@@ -180,11 +85,12 @@ impl SatoriServer {
         caller: Caller,
     ) -> Result<CallToolResult, McpError> {
         crate::guard::stray_write_for_tests();
-        if !self.tools.iter().any(|t| t.name == name) {
+        let tools = &self.ctx.tools;
+        if !tools.iter().any(|t| t.name == name) {
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool '{name}'; available: {}",
-                    self.tools
+                    tools
                         .iter()
                         .map(|t| t.name.as_ref())
                         .collect::<Vec<_>>()
@@ -209,7 +115,7 @@ impl SatoriServer {
 
 /// The tools of `satori-protocol` as rmcp values. Input and output schemas both come from the
 /// contract's types, so what is advertised is what the handlers parse and answer.
-fn advertised_tools() -> Vec<Tool> {
+pub(crate) fn advertised_tools() -> Vec<Tool> {
     let object = |schema: &serde_json::Value| match schema {
         serde_json::Value::Object(m) => m.clone(),
         _ => JsonObject::new(),
@@ -233,7 +139,7 @@ fn advertised_tools() -> Vec<Tool> {
         .collect()
 }
 
-impl ServerHandler for SatoriServer {
+impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         // rmcp marks logging deprecated (SEP-2577); every revision we speak still has it.
         #[allow(deprecated)]
@@ -256,7 +162,9 @@ impl ServerHandler for SatoriServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.ctx.tools.as_ref().clone(),
+        ))
     }
 
     #[allow(deprecated)] // rmcp's logging types (SEP-2577); see `logging`.
@@ -270,7 +178,7 @@ impl ServerHandler for SatoriServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.ctx.tools.iter().find(|t| t.name == name).cloned()
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
