@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
-use super::langs::{self, Ctx};
+use super::label;
 use super::split::{Outline, Unit};
 use super::{RawSymbol, SymbolKind};
-use crate::lang::Language;
+use crate::lang::{self, Ctx, Language};
 
 /// A parse that takes longer than this is abandoned and the file is chunked by lines: a
 /// pathological file must not stall indexing.
@@ -68,13 +68,17 @@ const MACRO_UNWRAP_PASSES: usize = 3;
 /// returns `text` with the call's head (`cfg_server! {`) and closing brace blanked out, byte
 /// for byte, so the items parse as if written directly. Offsets, lines and every other byte
 /// stay the same. Returns the new text and its tree; `None` when there is nothing to unwrap.
-pub(crate) fn unwrap_item_macros(root: Node, text: &str) -> Option<(String, Tree)> {
+pub(crate) fn unwrap_item_macros(
+    language: Language,
+    root: Node,
+    text: &str,
+) -> Option<(String, Tree)> {
     let mut out: Option<Vec<u8>> = None;
     let mut tree: Option<Tree> = None;
     for _ in 0..MACRO_UNWRAP_PASSES {
         let current = out.as_deref().unwrap_or(text.as_bytes());
         let node = tree.as_ref().map(|t| t.root_node()).unwrap_or(root);
-        let spans = item_macro_spans(node, current);
+        let spans = item_macro_spans(language, node, current);
         if spans.is_empty() {
             break;
         }
@@ -89,7 +93,7 @@ pub(crate) fn unwrap_item_macros(root: Node, text: &str) -> Option<(String, Tree
         }
         // Only whole characters were replaced (ASCII heads and braces, or a whole name).
         let s = std::str::from_utf8(buf).ok()?;
-        tree = Some(parse(Language::Rust, s)?);
+        tree = Some(parse(language, s)?);
     }
     let text = String::from_utf8(out?).ok()?;
     Some((text, tree?))
@@ -97,7 +101,11 @@ pub(crate) fn unwrap_item_macros(root: Node, text: &str) -> Option<(String, Tree
 
 /// The (head byte range, closing-brace byte) of every item-level macro call under `root`
 /// whose braces hold nothing but items.
-fn item_macro_spans(root: Node, text: &[u8]) -> Vec<(std::ops::Range<usize>, usize)> {
+fn item_macro_spans(
+    language: Language,
+    root: Node,
+    text: &[u8],
+) -> Vec<(std::ops::Range<usize>, usize)> {
     let mut out = Vec::new();
     let mut stack = vec![root];
     let mut cursor = root.walk();
@@ -121,7 +129,7 @@ fn item_macro_spans(root: Node, text: &[u8]) -> Vec<(std::ops::Range<usize>, usi
                     continue;
                 }
                 let inner = std::str::from_utf8(&text[open + 1..close]).unwrap_or("");
-                if holds_only_items(inner) {
+                if holds_only_items(language, inner) {
                     out.push((node.start_byte()..open + 1, close));
                 }
             }
@@ -132,8 +140,8 @@ fn item_macro_spans(root: Node, text: &[u8]) -> Vec<(std::ops::Range<usize>, usi
 }
 
 /// The text parses as Rust without errors and defines something.
-fn holds_only_items(inner: &str) -> bool {
-    let Some(tree) = parse(Language::Rust, inner) else {
+fn holds_only_items(language: Language, inner: &str) -> bool {
+    let Some(tree) = parse(language, inner) else {
         return false;
     };
     let root = tree.root_node();
@@ -302,9 +310,15 @@ pub(crate) struct Definitions {
 /// Walks the tree and returns every definition, parents before children, in file order, down
 /// to [`MAX_DEFINITION_DEPTH`] levels of definitions. The walk keeps its own stack, so a
 /// deeply nested tree costs no call stack.
-pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Definitions {
+pub(crate) fn symbols(language: Language, root: Node, text: &str) -> Definitions {
     let mut out: Vec<RawSymbol> = Vec::new();
     let mut too_deep = false;
+    let lang::Outline::Syntax(rules) = language.spec().outline else {
+        return Definitions {
+            symbols: out,
+            too_deep,
+        };
+    };
     // (node, index of the enclosing symbol, its depth in definitions, inside a function body)
     let mut stack: Vec<(Node, Option<usize>, usize, bool)> = vec![(root, None, 0, false)];
     let mut cursor = root.walk();
@@ -319,7 +333,7 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Definitions {
         let mut child_parent = parent;
         let mut child_depth = depth;
         let mut child_in_function = in_function;
-        if let Some(def) = langs::classify(lang, node, text, &ctx) {
+        if let Some(def) = (rules.classify)(node, text, &ctx) {
             if depth >= MAX_DEFINITION_DEPTH {
                 too_deep = true;
                 continue;
@@ -344,7 +358,7 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Definitions {
                 SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
             );
             out.push(RawSymbol {
-                label: langs::label(lang, text, def.decl, def.body),
+                label: label::label(rules.bracket_attributes, text, def.decl, def.body),
                 name: def.name,
                 kind: def.kind,
                 start: leading_start(outer),
