@@ -8,7 +8,9 @@ use super::syntax::{
     Ctx, Def, bare_type, bodiless, collapse, def, field_text, function_or_method, module_level,
     text,
 };
-use super::{CallRules, Callee, Calls, Kind, Language, Outline, Resolution, Spec, SyntaxRules};
+use super::{
+    CallRules, Callee, Calls, CategoryHints, Kind, Language, Outline, Resolution, Spec, SyntaxRules,
+};
 use crate::symbol::SymbolKind;
 
 pub(super) const SPEC: Spec = Spec {
@@ -25,6 +27,11 @@ pub(super) const SPEC: Spec = Spec {
         ..INCLUDES
     }),
     resolution: RESOLUTION,
+    category: CategoryHints {
+        // A header of protocol buffers' C++ output, before its text says it is C++.
+        generated_suffixes: &[".pb.h"],
+        ..CategoryHints::NONE
+    },
     ..Spec::DETECTED
 };
 

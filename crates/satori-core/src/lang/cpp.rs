@@ -1,7 +1,7 @@
 //! C++: detection, grammar and calls (with `new`); its definitions, includes and resolution
 //! are C's (`c.rs`), whose definitions it calls.
 
-use super::{CallRules, Callee, Calls, Kind, Language, Spec, c};
+use super::{CallRules, Callee, Calls, CategoryHints, Kind, Language, Spec, c};
 
 pub(super) const SPEC: Spec = Spec {
     language: Language::Cpp,
@@ -22,5 +22,11 @@ pub(super) const SPEC: Spec = Spec {
         ..c::INCLUDES
     }),
     resolution: c::RESOLUTION,
+    category: CategoryHints {
+        // Protocol buffers' C++ output; its `.pb.h` headers are C++ (and detected as C
+        // until their text is read).
+        generated_suffixes: &[".pb.cc", ".pb.h"],
+        ..CategoryHints::NONE
+    },
     ..Spec::DETECTED
 };

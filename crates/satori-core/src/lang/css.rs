@@ -1,6 +1,7 @@
-//! CSS (and Sass, Less): detection only (no grammar: its files are chunked by size).
+//! CSS (and Sass, Less): detection (no grammar: its files are chunked by size), and its
+//! minified files as generated.
 
-use super::{Kind, Language, Spec};
+use super::{CategoryHints, Kind, Language, Spec};
 
 pub(super) const SPEC: Spec = Spec {
     language: Language::Css,
@@ -8,5 +9,9 @@ pub(super) const SPEC: Spec = Spec {
     aliases: &["scss", "less"],
     extensions: &["css", "scss", "sass", "less"],
     kind: Kind::Data,
+    category: CategoryHints {
+        generated_suffixes: &[".min.css"],
+        ..CategoryHints::NONE
+    },
     ..Spec::DETECTED
 };

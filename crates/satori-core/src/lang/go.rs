@@ -39,6 +39,7 @@ pub(super) const SPEC: Spec = Spec {
         // A Go directory is a package, and `doc` is a package name like any other (`go/doc`,
         // cobra's `doc`): its sources are code, not documentation.
         doc_dirs_hold_code: true,
+        generated_suffixes: &[".pb.go", "_generated.go"],
         ..CategoryHints::NONE
     },
     ..Spec::DETECTED

@@ -8,7 +8,8 @@ use super::syntax::{
     Ctx, Def, bodiless, collapse, def, field_text, module_level, single_spec_parent, text,
 };
 use super::{
-    CallRules, Callee, Calls, ImportCalls, Kind, Language, Outline, Resolution, Spec, SyntaxRules,
+    CallRules, Callee, Calls, CategoryHints, ImportCalls, Kind, Language, Outline, Resolution,
+    Spec, SyntaxRules,
 };
 use crate::symbol::SymbolKind;
 
@@ -19,6 +20,10 @@ pub(super) const SPEC: Spec = Spec {
     extensions: &["js", "jsx", "mjs", "cjs"],
     interpreters: &["node", "nodejs", "deno", "bun"],
     grammar: Some(|| tree_sitter_javascript::LANGUAGE.into()),
+    category: CategoryHints {
+        generated_suffixes: &[".min.js"],
+        ..CategoryHints::NONE
+    },
     ..FAMILY
 };
 

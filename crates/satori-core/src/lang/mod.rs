@@ -381,8 +381,13 @@ pub struct ImportReach<'a> {
 /// Language-specific cases of search's path categories (`search/category.rs`).
 #[derive(Clone, Copy)]
 pub struct CategoryHints {
-    /// File name endings of its test scripts (Perl's `.t`).
+    /// File name endings (lower case) of its test scripts (Perl's `.t`).
     pub test_suffixes: &'static [&'static str],
+    /// File name endings (lower case) of its generated files (`_pb2.py`, `.min.js`).
+    pub generated_suffixes: &'static [&'static str],
+    /// File name endings (lower case) of its type declarations without implementation
+    /// (`.d.ts`, `.pyi`).
+    pub declaration_suffixes: &'static [&'static str],
     /// A `doc/` directory of this language holds code (Go, where `doc` is a package name).
     pub doc_dirs_hold_code: bool,
     /// For a prose language: which files, by lower-case name, are prose; the others are
@@ -397,6 +402,8 @@ pub struct CategoryHints {
 impl CategoryHints {
     pub const NONE: CategoryHints = CategoryHints {
         test_suffixes: &[],
+        generated_suffixes: &[],
+        declaration_suffixes: &[],
         doc_dirs_hold_code: false,
         is_prose: None,
         test_modules: &[],

@@ -4,7 +4,9 @@
 use tree_sitter::Node;
 
 use super::syntax::{Ctx, Def, bodiless, def, field_text, module_level, text};
-use super::{CallRules, Callee, Calls, Kind, Language, Outline, Resolution, Spec, SyntaxRules};
+use super::{
+    CallRules, Callee, Calls, CategoryHints, Kind, Language, Outline, Resolution, Spec, SyntaxRules,
+};
 use crate::symbol::SymbolKind;
 
 pub(super) const SPEC: Spec = Spec {
@@ -25,6 +27,11 @@ pub(super) const SPEC: Spec = Spec {
     resolution: Resolution {
         bare_calls_are_functions: true,
         ..Resolution::PLAIN
+    },
+    category: CategoryHints {
+        generated_suffixes: &["_pb2.py", "_pb2_grpc.py"],
+        declaration_suffixes: &[".pyi"],
+        ..CategoryHints::NONE
     },
     ..Spec::DETECTED
 };

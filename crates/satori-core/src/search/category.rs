@@ -135,7 +135,8 @@ pub fn categorize(path: &str, language: Language) -> Category {
     let stem = name.split('.').next().unwrap_or(name);
     let hints = &language.spec().category;
 
-    if in_dir(GENERATED_DIRS) || is_generated_name(&lower) {
+    let ends_with = |suffixes: &[&str]| suffixes.iter().any(|s| lower.ends_with(s));
+    if in_dir(GENERATED_DIRS) || is_generated_name(&lower) || ends_with(hints.generated_suffixes) {
         Category::Generated
     } else if in_dir(VENDORED_DIRS) {
         Category::Vendored
@@ -144,7 +145,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
     } else if in_dir(TEST_DIRS)
         || in_dir_word(TEST_WORDS)
         || is_test_name(&lower, stem)
-        || hints.test_suffixes.iter().any(|s| lower.ends_with(s))
+        || ends_with(hints.test_suffixes)
     {
         Category::Tests
     } else if (language.is_docs() && hints.is_prose.is_none_or(|is_prose| is_prose(&lower)))
@@ -158,7 +159,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
         Category::Examples
     } else if in_dir_word(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
         Category::Bench
-    } else if lower.ends_with(".d.ts") || lower.ends_with(".d.mts") || lower.ends_with(".pyi") {
+    } else if ends_with(hints.declaration_suffixes) {
         Category::Declarations
     } else if in_dir(COMPAT_DIRS) {
         Category::Compat
@@ -167,17 +168,10 @@ pub fn categorize(path: &str, language: Language) -> Category {
     }
 }
 
+/// Generated files by name, in any language (the languages' own conventions, `_pb2.py` or
+/// `.pb.go`, are their category hints).
 fn is_generated_name(lower: &str) -> bool {
-    lower.contains(".generated.")
-        || lower.contains(".gen.")
-        || lower.ends_with("_pb2.py")
-        || lower.ends_with("_pb2_grpc.py")
-        || lower.ends_with(".pb.go")
-        || lower.ends_with(".pb.cc")
-        || lower.ends_with(".pb.h")
-        || lower.ends_with("_generated.go")
-        || lower.ends_with(".min.js")
-        || lower.ends_with(".min.css")
+    lower.contains(".generated.") || lower.contains(".gen.")
 }
 
 fn is_test_name(lower: &str, stem: &str) -> bool {
@@ -273,6 +267,13 @@ mod tests {
         check("code-samples/auth.py", Examples);
         check("api/user.pb.go", Generated);
         check("proto/user_pb2.py", Generated);
+        check("proto/user_pb2_grpc.py", Generated);
+        check("proto/user.pb.cc", Generated);
+        check("proto/user.pb.h", Generated);
+        check("pkg/zz_generated.go", Generated);
+        check("static/app.min.js", Generated);
+        check("static/site.min.css", Generated);
+        check("static/app.js", Runtime);
         check("src/schema.generated.ts", Generated);
         check("gen/client.ts", Generated);
         check("coverage/lcov-report/index.js", Generated);
@@ -284,6 +285,9 @@ mod tests {
         check("benches/search.rs", Bench);
         check("types/instance.d.ts", Declarations);
         check("src/attr/__init__.pyi", Declarations);
+        check("types/index.d.mts", Declarations);
+        // A `.pb.h` header whose text made it C++ is generated too.
+        assert_eq!(categorize("proto/user.pb.h", Language::Cpp), Generated);
         check("src/index.ts", Runtime);
         check("t/Plack-Request/upload.t", Tests);
         check("xt/author/pod.t", Tests);
