@@ -134,12 +134,7 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
             None => (&tree, text),
         };
         let root = tree.root_node();
-        let pieces = split::split_file(
-            &lines,
-            &opts,
-            &ts::TsOutline(std::marker::PhantomData),
-            root,
-        );
+        let pieces = split::split_file(&lines, &opts, &ts::TsOutline::new(language), root);
         let defs = ts::symbols(language, root, text);
         let mut chunked = assemble(file, language, &lines, &pieces, defs.symbols);
         chunked.refs = extract::refs(language, root, text);

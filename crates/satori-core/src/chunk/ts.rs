@@ -14,7 +14,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 use super::label;
 use super::split::{Outline, Unit};
 use super::{RawSymbol, SymbolKind};
-use crate::lang::{self, Ctx, Language};
+use crate::lang::{self, Ctx, Language, SyntaxRules};
 
 /// A parse that takes longer than this is abandoned and the file is chunked by lines: a
 /// pathological file must not stall indexing.
@@ -182,24 +182,40 @@ pub(crate) fn last_line(n: Node) -> usize {
     }
 }
 
-/// Nodes that document or annotate the node after them.
-fn is_leading(kind: &str) -> bool {
-    matches!(
-        kind,
-        "comment"
-            | "line_comment"
-            | "block_comment"
-            | "attribute_item"
-            | "decorator"
-            // Haskell: documentation comments, and type signatures above their equations.
-            | "haddock"
-            | "signature"
-    )
+/// Comments, as the grammars name them.
+const COMMENTS: &[&str] = &["comment", "line_comment", "block_comment"];
+
+/// Nodes that document or annotate the node after them: comments, and the kinds the
+/// language's syntax rules add (`leading`: attributes, decorators, ...).
+fn is_leading(leading: &[&str], kind: &str) -> bool {
+    COMMENTS.contains(&kind) || leading.contains(&kind)
+}
+
+/// The syntax rules of `language` (those of no language when it has none).
+fn rules_of(language: Language) -> SyntaxRules {
+    match language.spec().outline {
+        lang::Outline::Syntax(rules) => rules,
+        _ => SyntaxRules::new(|_, _, _| None),
+    }
 }
 
 /// The outline of a syntax tree: a node's units are its named children, where a run of
 /// comments/attributes directly above a child (no blank line between) joins that child.
-pub(crate) struct TsOutline<'t>(pub PhantomData<Node<'t>>);
+pub(crate) struct TsOutline<'t> {
+    /// The language's node kinds that join the node after them, besides comments.
+    leading: &'static [&'static str],
+    node: PhantomData<Node<'t>>,
+}
+
+impl TsOutline<'_> {
+    /// The outline of trees of `language`.
+    pub(crate) fn new(language: Language) -> Self {
+        TsOutline {
+            leading: rules_of(language).leading,
+            node: PhantomData,
+        }
+    }
+}
 
 impl<'t> Outline for TsOutline<'t> {
     type Src = Node<'t>;
@@ -213,7 +229,7 @@ impl<'t> Outline for TsOutline<'t> {
         let signature_end = body.map(|b| b.start_byte()).unwrap_or(0);
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
-            if child.end_byte() <= signature_end && !is_leading(child.kind()) {
+            if child.end_byte() <= signature_end && !is_leading(self.leading, child.kind()) {
                 continue;
             }
             let (start, end) = (first_line(child), last_line(child));
@@ -221,7 +237,7 @@ impl<'t> Outline for TsOutline<'t> {
                 Some(b) if b.id() == child.id() => start.min(first_line(node)),
                 _ => start,
             };
-            let leading = is_leading(child.kind());
+            let leading = is_leading(self.leading, child.kind());
             match raw.last_mut() {
                 // Children sharing a line form one unit: a line goes to one chunk only.
                 Some((prev, prev_leading, widest)) if start <= prev.end => {
@@ -261,11 +277,11 @@ impl<'t> Outline for TsOutline<'t> {
 
 /// The first line of a definition including the comments, attributes and decorators directly
 /// above it (stopping at a blank line, or at a comment that trails the previous statement).
-fn leading_start(node: Node) -> usize {
+fn leading_start(leading: &[&str], node: Node) -> usize {
     let mut start = first_line(node);
     let mut cur = node;
     while let Some(prev) = cur.prev_named_sibling() {
-        if !is_leading(prev.kind()) || last_line(prev) + 1 < start {
+        if !is_leading(leading, prev.kind()) || last_line(prev) + 1 < start {
             break;
         }
         if let Some(before) = prev.prev_named_sibling()
@@ -277,18 +293,6 @@ fn leading_start(node: Node) -> usize {
         cur = prev;
     }
     start
-}
-
-/// Nodes that only wrap a definition (`export`, decorators, `template<...>`): the symbol's span
-/// starts at the wrapper.
-fn is_wrapper(kind: &str) -> bool {
-    matches!(
-        kind,
-        "export_statement"
-            | "decorated_definition"
-            | "template_declaration"
-            | "ambient_declaration"
-    )
 }
 
 /// Definitions nested deeper than this are not symbols, and the walk does not descend into
@@ -313,12 +317,7 @@ pub(crate) struct Definitions {
 pub(crate) fn symbols(language: Language, root: Node, text: &str) -> Definitions {
     let mut out: Vec<RawSymbol> = Vec::new();
     let mut too_deep = false;
-    let lang::Outline::Syntax(rules) = language.spec().outline else {
-        return Definitions {
-            symbols: out,
-            too_deep,
-        };
-    };
+    let rules = rules_of(language);
     // (node, index of the enclosing symbol, its depth in definitions, inside a function body)
     let mut stack: Vec<(Node, Option<usize>, usize, bool)> = vec![(root, None, 0, false)];
     let mut cursor = root.walk();
@@ -339,7 +338,12 @@ pub(crate) fn symbols(language: Language, root: Node, text: &str) -> Definitions
                 continue;
             }
             let mut outer = def.decl;
-            while let Some(p) = outer.parent().filter(|p| is_wrapper(p.kind())) {
+            // A wrapper of the definition (`export`, decorators, `template<...>`): the
+            // symbol's span starts at the wrapper.
+            while let Some(p) = outer
+                .parent()
+                .filter(|p| rules.wrappers.contains(&p.kind()))
+            {
                 outer = p;
             }
             let scope = match def.scope {
@@ -361,7 +365,7 @@ pub(crate) fn symbols(language: Language, root: Node, text: &str) -> Definitions
                 label: label::label(rules.bracket_attributes, text, def.decl, def.body),
                 name: def.name,
                 kind: def.kind,
-                start: leading_start(outer),
+                start: leading_start(rules.leading, outer),
                 end: last_line(def.last.unwrap_or(def.decl)).max(last_line(node)),
                 scope,
                 parent,

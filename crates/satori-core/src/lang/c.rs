@@ -36,7 +36,11 @@ pub(super) const SPEC: Spec = Spec {
 };
 
 /// The definitions of C and C++.
-pub(super) const OUTLINE: Outline = Outline::Syntax(SyntaxRules::new(classify));
+pub(super) const OUTLINE: Outline = Outline::Syntax(SyntaxRules {
+    // C++'s `template<...>` before a definition.
+    wrappers: &["template_declaration"],
+    ..SyntaxRules::new(classify)
+});
 
 /// The imports of C and C++.
 pub(super) const INCLUDES: CallRules = CallRules {

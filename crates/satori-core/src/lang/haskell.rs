@@ -15,7 +15,11 @@ pub(super) const SPEC: Spec = Spec {
     interpreters: &["runghc", "runhaskell"],
     kind: Kind::Code,
     grammar: Some(|| tree_sitter_haskell::LANGUAGE.into()),
-    outline: Outline::Syntax(SyntaxRules::new(classify)),
+    outline: Outline::Syntax(SyntaxRules {
+        // Documentation comments, and type signatures above their equations.
+        leading: &["haddock", "signature"],
+        ..SyntaxRules::new(classify)
+    }),
     calls: Calls::Rules(&CallRules {
         calls: &[("apply", Callee::Field("function"))],
         imports: &["import"],

@@ -31,7 +31,12 @@ pub(super) const SPEC: Spec = Spec {
 /// definitions, calls and resolution. Their specs start from it.
 pub(super) const FAMILY: Spec = Spec {
     kind: Kind::Code,
-    outline: Outline::Syntax(SyntaxRules::new(classify)),
+    outline: Outline::Syntax(SyntaxRules {
+        leading: &["decorator"],
+        // `ambient_declaration` is TypeScript's `declare ...`.
+        wrappers: &["export_statement", "ambient_declaration"],
+        ..SyntaxRules::new(classify)
+    }),
     calls: Calls::Rules(&CALLS),
     resolution: RESOLUTION,
     ..Spec::DETECTED

@@ -176,15 +176,24 @@ pub struct SyntaxRules {
     /// Whether items inside item-level macro calls (`cfg_x! { ... }`) are parsed as items
     /// (Rust; the unwrapping is `chunk/ts.rs`'s).
     pub item_macros: bool,
+    /// Node kinds besides comments that document or annotate the node after them and stay
+    /// with it (attributes, decorators, documentation).
+    pub leading: &'static [&'static str],
+    /// Node kinds that only wrap a definition (`export`, a decorated definition, a
+    /// template): the symbol's span starts at the wrapper.
+    pub wrappers: &'static [&'static str],
 }
 
 impl SyntaxRules {
-    /// `classify`, with no attributes in brackets and no macros to unwrap.
+    /// `classify`, with no attributes in brackets, no macros to unwrap, no leading node
+    /// but comments and no wrappers.
     pub const fn new(classify: Classify) -> SyntaxRules {
         SyntaxRules {
             classify,
             bracket_attributes: false,
             item_macros: false,
+            leading: &[],
+            wrappers: &[],
         }
     }
 }

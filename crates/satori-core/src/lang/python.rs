@@ -17,7 +17,11 @@ pub(super) const SPEC: Spec = Spec {
     interpreters: &["python", "pypy"],
     kind: Kind::Code,
     grammar: Some(|| tree_sitter_python::LANGUAGE.into()),
-    outline: Outline::Syntax(SyntaxRules::new(classify)),
+    outline: Outline::Syntax(SyntaxRules {
+        leading: &["decorator"],
+        wrappers: &["decorated_definition"],
+        ..SyntaxRules::new(classify)
+    }),
     calls: Calls::Rules(&CallRules {
         calls: &[("call", Callee::Field("function"))],
         imports: &["import_statement", "import_from_statement"],

@@ -20,6 +20,7 @@ pub(super) const SPEC: Spec = Spec {
     grammar: Some(|| tree_sitter_rust::LANGUAGE.into()),
     outline: Outline::Syntax(SyntaxRules {
         item_macros: true,
+        leading: &["attribute_item"],
         ..SyntaxRules::new(classify)
     }),
     calls: Calls::Rules(&CallRules {
