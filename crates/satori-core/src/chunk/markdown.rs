@@ -4,9 +4,10 @@
 
 use super::RawSymbol;
 use super::SymbolKind;
-use super::langs::{collapse, truncate_label};
+use super::label::truncate_label;
 use super::lines::Lines;
 use super::split::{Outline, Unit};
+use crate::lang::collapse;
 
 struct Section {
     level: usize,

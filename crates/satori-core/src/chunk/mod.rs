@@ -12,11 +12,11 @@ use tree_sitter::Tree;
 
 use crate::graph::FileRefs;
 use crate::graph::extract;
-use crate::lang::Language;
+use crate::lang::{Language, LineReader, Outline};
 use crate::symbol::{Symbol, SymbolKind};
 use crate::util::{hash_parts, hash16};
 
-mod langs;
+mod label;
 mod lines;
 mod markdown;
 mod perl;
@@ -112,15 +112,20 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
             .fallback_overlap
             .min(opts.fallback_lines.saturating_sub(1)),
     };
-    if language == Language::Markdown {
-        let outline = markdown::MdOutline::new(&lines);
-        let pieces = split::split_file(&lines, &opts, &outline, None);
-        return assemble(file, language, &lines, &pieces, outline.symbols(&lines));
-    }
-    if language == Language::Perl {
-        let outline = perl::PerlOutline::new(&lines);
-        let pieces = split::split_file(&lines, &opts, &outline, None);
-        return assemble(file, language, &lines, &pieces, outline.symbols(&lines));
+    if let Outline::Lines { reader, .. } = language.spec().outline {
+        let (pieces, symbols) = match reader {
+            LineReader::Markdown => {
+                let outline = markdown::MdOutline::new(&lines);
+                let pieces = split::split_file(&lines, &opts, &outline, None);
+                (pieces, outline.symbols(&lines))
+            }
+            LineReader::Perl => {
+                let outline = perl::PerlOutline::new(&lines);
+                let pieces = split::split_file(&lines, &opts, &outline, None);
+                (pieces, outline.symbols(&lines))
+            }
+        };
+        return assemble(file, language, &lines, &pieces, symbols);
     }
     if let Some(tree) = ts::parse(language, text) {
         let unwrapped = unwrap_macros(language, &tree, text);
@@ -129,12 +134,7 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
             None => (&tree, text),
         };
         let root = tree.root_node();
-        let pieces = split::split_file(
-            &lines,
-            &opts,
-            &ts::TsOutline(std::marker::PhantomData),
-            root,
-        );
+        let pieces = split::split_file(&lines, &opts, &ts::TsOutline::new(language), root);
         let defs = ts::symbols(language, root, text);
         let mut chunked = assemble(file, language, &lines, &pieces, defs.symbols);
         chunked.refs = extract::refs(language, root, text);
@@ -148,12 +148,12 @@ pub fn chunk_file(file: &str, language: Language, text: &str, opts: &ChunkOption
 /// The outline of one file: the symbols [`chunk_file`] finds in it (same ids, same order),
 /// without cutting chunks or reading references, which an outline does not need.
 pub fn outline_file(file: &str, language: Language, text: &str) -> Vec<Symbol> {
-    let raw = if language == Language::Markdown {
+    let raw = if let Outline::Lines { reader, .. } = language.spec().outline {
         let lines = Lines::new(text);
-        markdown::MdOutline::new(&lines).symbols(&lines)
-    } else if language == Language::Perl {
-        let lines = Lines::new(text);
-        perl::PerlOutline::new(&lines).symbols(&lines)
+        match reader {
+            LineReader::Markdown => markdown::MdOutline::new(&lines).symbols(&lines),
+            LineReader::Perl => perl::PerlOutline::new(&lines).symbols(&lines),
+        }
     } else if let Some(tree) = ts::parse(language, text) {
         let unwrapped = unwrap_macros(language, &tree, text);
         let (tree, text) = match &unwrapped {
@@ -169,11 +169,16 @@ pub fn outline_file(file: &str, language: Language, text: &str) -> Vec<Symbol> {
     symbols
 }
 
-/// Items inside `cfg_x! { ... }` calls are parsed as items; the chunks still carry the
-/// original lines, and labels come from the unchanged bytes of the items themselves.
+/// Items inside `cfg_x! { ... }` calls are parsed as items, where the language's syntax
+/// rules ask for it (Rust); the chunks still carry the original lines, and labels come from
+/// the unchanged bytes of the items themselves.
 fn unwrap_macros(language: Language, tree: &Tree, text: &str) -> Option<(String, Tree)> {
-    (language == Language::Rust)
-        .then(|| ts::unwrap_item_macros(tree.root_node(), text))
+    let Outline::Syntax(rules) = language.spec().outline else {
+        return None;
+    };
+    rules
+        .item_macros
+        .then(|| ts::unwrap_item_macros(language, tree.root_node(), text))
         .flatten()
 }
 

@@ -12,9 +12,10 @@
 
 use super::RawSymbol;
 use super::SymbolKind;
-use super::langs::{collapse, truncate_label};
+use super::label::truncate_label;
 use super::lines::Lines;
 use super::split::{Outline, Unit};
+use crate::lang::collapse;
 
 /// What a line is, for the brace count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
-use super::langs::{self, Ctx};
+use super::label;
 use super::split::{Outline, Unit};
 use super::{RawSymbol, SymbolKind};
-use crate::lang::Language;
+use crate::lang::{self, Ctx, Language, SyntaxRules};
 
 /// A parse that takes longer than this is abandoned and the file is chunked by lines: a
 /// pathological file must not stall indexing.
@@ -68,13 +68,17 @@ const MACRO_UNWRAP_PASSES: usize = 3;
 /// returns `text` with the call's head (`cfg_server! {`) and closing brace blanked out, byte
 /// for byte, so the items parse as if written directly. Offsets, lines and every other byte
 /// stay the same. Returns the new text and its tree; `None` when there is nothing to unwrap.
-pub(crate) fn unwrap_item_macros(root: Node, text: &str) -> Option<(String, Tree)> {
+pub(crate) fn unwrap_item_macros(
+    language: Language,
+    root: Node,
+    text: &str,
+) -> Option<(String, Tree)> {
     let mut out: Option<Vec<u8>> = None;
     let mut tree: Option<Tree> = None;
     for _ in 0..MACRO_UNWRAP_PASSES {
         let current = out.as_deref().unwrap_or(text.as_bytes());
         let node = tree.as_ref().map(|t| t.root_node()).unwrap_or(root);
-        let spans = item_macro_spans(node, current);
+        let spans = item_macro_spans(language, node, current);
         if spans.is_empty() {
             break;
         }
@@ -89,7 +93,7 @@ pub(crate) fn unwrap_item_macros(root: Node, text: &str) -> Option<(String, Tree
         }
         // Only whole characters were replaced (ASCII heads and braces, or a whole name).
         let s = std::str::from_utf8(buf).ok()?;
-        tree = Some(parse(Language::Rust, s)?);
+        tree = Some(parse(language, s)?);
     }
     let text = String::from_utf8(out?).ok()?;
     Some((text, tree?))
@@ -97,7 +101,11 @@ pub(crate) fn unwrap_item_macros(root: Node, text: &str) -> Option<(String, Tree
 
 /// The (head byte range, closing-brace byte) of every item-level macro call under `root`
 /// whose braces hold nothing but items.
-fn item_macro_spans(root: Node, text: &[u8]) -> Vec<(std::ops::Range<usize>, usize)> {
+fn item_macro_spans(
+    language: Language,
+    root: Node,
+    text: &[u8],
+) -> Vec<(std::ops::Range<usize>, usize)> {
     let mut out = Vec::new();
     let mut stack = vec![root];
     let mut cursor = root.walk();
@@ -121,7 +129,7 @@ fn item_macro_spans(root: Node, text: &[u8]) -> Vec<(std::ops::Range<usize>, usi
                     continue;
                 }
                 let inner = std::str::from_utf8(&text[open + 1..close]).unwrap_or("");
-                if holds_only_items(inner) {
+                if holds_only_items(language, inner) {
                     out.push((node.start_byte()..open + 1, close));
                 }
             }
@@ -132,8 +140,8 @@ fn item_macro_spans(root: Node, text: &[u8]) -> Vec<(std::ops::Range<usize>, usi
 }
 
 /// The text parses as Rust without errors and defines something.
-fn holds_only_items(inner: &str) -> bool {
-    let Some(tree) = parse(Language::Rust, inner) else {
+fn holds_only_items(language: Language, inner: &str) -> bool {
+    let Some(tree) = parse(language, inner) else {
         return false;
     };
     let root = tree.root_node();
@@ -174,24 +182,40 @@ pub(crate) fn last_line(n: Node) -> usize {
     }
 }
 
-/// Nodes that document or annotate the node after them.
-fn is_leading(kind: &str) -> bool {
-    matches!(
-        kind,
-        "comment"
-            | "line_comment"
-            | "block_comment"
-            | "attribute_item"
-            | "decorator"
-            // Haskell: documentation comments, and type signatures above their equations.
-            | "haddock"
-            | "signature"
-    )
+/// Comments, as the grammars name them.
+const COMMENTS: &[&str] = &["comment", "line_comment", "block_comment"];
+
+/// Nodes that document or annotate the node after them: comments, and the kinds the
+/// language's syntax rules add (`leading`: attributes, decorators, ...).
+fn is_leading(leading: &[&str], kind: &str) -> bool {
+    COMMENTS.contains(&kind) || leading.contains(&kind)
+}
+
+/// The syntax rules of `language` (those of no language when it has none).
+fn rules_of(language: Language) -> SyntaxRules {
+    match language.spec().outline {
+        lang::Outline::Syntax(rules) => rules,
+        _ => SyntaxRules::new(|_, _, _| None),
+    }
 }
 
 /// The outline of a syntax tree: a node's units are its named children, where a run of
 /// comments/attributes directly above a child (no blank line between) joins that child.
-pub(crate) struct TsOutline<'t>(pub PhantomData<Node<'t>>);
+pub(crate) struct TsOutline<'t> {
+    /// The language's node kinds that join the node after them, besides comments.
+    leading: &'static [&'static str],
+    node: PhantomData<Node<'t>>,
+}
+
+impl TsOutline<'_> {
+    /// The outline of trees of `language`.
+    pub(crate) fn new(language: Language) -> Self {
+        TsOutline {
+            leading: rules_of(language).leading,
+            node: PhantomData,
+        }
+    }
+}
 
 impl<'t> Outline for TsOutline<'t> {
     type Src = Node<'t>;
@@ -205,7 +229,7 @@ impl<'t> Outline for TsOutline<'t> {
         let signature_end = body.map(|b| b.start_byte()).unwrap_or(0);
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
-            if child.end_byte() <= signature_end && !is_leading(child.kind()) {
+            if child.end_byte() <= signature_end && !is_leading(self.leading, child.kind()) {
                 continue;
             }
             let (start, end) = (first_line(child), last_line(child));
@@ -213,7 +237,7 @@ impl<'t> Outline for TsOutline<'t> {
                 Some(b) if b.id() == child.id() => start.min(first_line(node)),
                 _ => start,
             };
-            let leading = is_leading(child.kind());
+            let leading = is_leading(self.leading, child.kind());
             match raw.last_mut() {
                 // Children sharing a line form one unit: a line goes to one chunk only.
                 Some((prev, prev_leading, widest)) if start <= prev.end => {
@@ -253,11 +277,11 @@ impl<'t> Outline for TsOutline<'t> {
 
 /// The first line of a definition including the comments, attributes and decorators directly
 /// above it (stopping at a blank line, or at a comment that trails the previous statement).
-fn leading_start(node: Node) -> usize {
+fn leading_start(leading: &[&str], node: Node) -> usize {
     let mut start = first_line(node);
     let mut cur = node;
     while let Some(prev) = cur.prev_named_sibling() {
-        if !is_leading(prev.kind()) || last_line(prev) + 1 < start {
+        if !is_leading(leading, prev.kind()) || last_line(prev) + 1 < start {
             break;
         }
         if let Some(before) = prev.prev_named_sibling()
@@ -269,18 +293,6 @@ fn leading_start(node: Node) -> usize {
         cur = prev;
     }
     start
-}
-
-/// Nodes that only wrap a definition (`export`, decorators, `template<...>`): the symbol's span
-/// starts at the wrapper.
-fn is_wrapper(kind: &str) -> bool {
-    matches!(
-        kind,
-        "export_statement"
-            | "decorated_definition"
-            | "template_declaration"
-            | "ambient_declaration"
-    )
 }
 
 /// Definitions nested deeper than this are not symbols, and the walk does not descend into
@@ -302,9 +314,10 @@ pub(crate) struct Definitions {
 /// Walks the tree and returns every definition, parents before children, in file order, down
 /// to [`MAX_DEFINITION_DEPTH`] levels of definitions. The walk keeps its own stack, so a
 /// deeply nested tree costs no call stack.
-pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Definitions {
+pub(crate) fn symbols(language: Language, root: Node, text: &str) -> Definitions {
     let mut out: Vec<RawSymbol> = Vec::new();
     let mut too_deep = false;
+    let rules = rules_of(language);
     // (node, index of the enclosing symbol, its depth in definitions, inside a function body)
     let mut stack: Vec<(Node, Option<usize>, usize, bool)> = vec![(root, None, 0, false)];
     let mut cursor = root.walk();
@@ -319,13 +332,18 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Definitions {
         let mut child_parent = parent;
         let mut child_depth = depth;
         let mut child_in_function = in_function;
-        if let Some(def) = langs::classify(lang, node, text, &ctx) {
+        if let Some(def) = (rules.classify)(node, text, &ctx) {
             if depth >= MAX_DEFINITION_DEPTH {
                 too_deep = true;
                 continue;
             }
             let mut outer = def.decl;
-            while let Some(p) = outer.parent().filter(|p| is_wrapper(p.kind())) {
+            // A wrapper of the definition (`export`, decorators, `template<...>`): the
+            // symbol's span starts at the wrapper.
+            while let Some(p) = outer
+                .parent()
+                .filter(|p| rules.wrappers.contains(&p.kind()))
+            {
                 outer = p;
             }
             let scope = match def.scope {
@@ -344,10 +362,10 @@ pub(crate) fn symbols(lang: Language, root: Node, text: &str) -> Definitions {
                 SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
             );
             out.push(RawSymbol {
-                label: langs::label(lang, text, def.decl, def.body),
+                label: label::label(rules.bracket_attributes, text, def.decl, def.body),
                 name: def.name,
                 kind: def.kind,
-                start: leading_start(outer),
+                start: leading_start(rules.leading, outer),
                 end: last_line(def.last.unwrap_or(def.decl)).max(last_line(node)),
                 scope,
                 parent,

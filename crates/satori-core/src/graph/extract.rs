@@ -1,232 +1,21 @@
 //! What a syntax tree says about references between definitions: every call site (the name
 //! called, what it was called on, its line) and every import (the module path written and
-//! the names it brings in). Languages differ only in the node kinds and fields listed here;
-//! the walk is shared.
+//! the names it brings in). Languages differ only in the node kinds, fields and names of
+//! their call rules (`lang::CallRules`, in each language's file); the walk is shared.
 
 use tree_sitter::Node;
 
 use super::{CallSite, FileRefs, Import, Receiver, UNKNOWN_ARGS};
-use crate::lang::Language;
+use crate::lang::{CallRules, Callee, Language};
 
-/// Where a call node keeps what it calls.
-#[derive(Clone, Copy)]
-enum Callee {
-    /// An expression in this field (`f`, `obj.f`, `pkg::f`) holds the name.
-    Field(&'static str),
-    /// The name and the receiver are fields of the call itself (Java's `obj.f()`).
-    Split {
-        name: &'static str,
-        receiver: &'static str,
-    },
-    /// The first named child is the called expression (grammars without fields).
-    First,
-}
-
-/// Call node kinds of a language.
-fn call_rules(lang: Language) -> &'static [(&'static str, Callee)] {
-    use Callee::*;
-    match lang {
-        Language::Python => &[("call", Field("function"))],
-        Language::TypeScript | Language::Tsx | Language::JavaScript => &[
-            ("call_expression", Field("function")),
-            ("new_expression", Field("constructor")),
-        ],
-        Language::Rust => &[
-            ("call_expression", Field("function")),
-            ("macro_invocation", Field("macro")),
-        ],
-        Language::Go | Language::C => &[("call_expression", Field("function"))],
-        // Builtins (`@import("x.zig")`, `@intCast(n)`) are a node of their own.
-        Language::Zig => &[
-            ("call_expression", Field("function")),
-            ("builtin_function", First),
-        ],
-        Language::Scala => &[
-            ("call_expression", Field("function")),
-            ("instance_expression", First),
-        ],
-        Language::Cpp => &[
-            ("call_expression", Field("function")),
-            ("new_expression", Field("type")),
-        ],
-        Language::Java => &[
-            (
-                "method_invocation",
-                Split {
-                    name: "name",
-                    receiver: "object",
-                },
-            ),
-            ("object_creation_expression", Field("type")),
-        ],
-        Language::CSharp => &[
-            ("invocation_expression", Field("function")),
-            ("object_creation_expression", Field("type")),
-        ],
-        Language::Ruby => &[(
-            "call",
-            Split {
-                name: "method",
-                receiver: "receiver",
-            },
-        )],
-        Language::Php => &[
-            ("function_call_expression", Field("function")),
-            (
-                "member_call_expression",
-                Split {
-                    name: "name",
-                    receiver: "object",
-                },
-            ),
-            (
-                "nullsafe_member_call_expression",
-                Split {
-                    name: "name",
-                    receiver: "object",
-                },
-            ),
-            (
-                "scoped_call_expression",
-                Split {
-                    name: "name",
-                    receiver: "scope",
-                },
-            ),
-            ("object_creation_expression", First),
-        ],
-        Language::Kotlin | Language::Swift => &[("call_expression", First)],
-        Language::Elixir => &[("call", Field("target"))],
-        Language::Haskell => &[("apply", Field("function"))],
-        Language::Lua => &[("function_call", Field("name"))],
-        Language::Shell => &[("command", Field("name"))],
-        _ => &[],
-    }
-}
-
-/// Whether `lang` has call rules at all.
+/// Whether the call graph reads `lang`'s files: it has call rules.
 pub(crate) fn has_call_rules(lang: Language) -> bool {
-    !call_rules(lang).is_empty()
+    lang.call_rules().is_some()
 }
 
-/// Import statement kinds of a language.
-fn import_kinds(lang: Language) -> &'static [&'static str] {
-    match lang {
-        Language::Python => &["import_statement", "import_from_statement"],
-        Language::TypeScript | Language::Tsx | Language::JavaScript => &["import_statement"],
-        Language::Rust => &["use_declaration", "mod_item"],
-        // One spec per imported package: a grouped `import ( ... )` names several.
-        Language::Go => &["import_spec"],
-        Language::Java | Language::Scala => &["import_declaration"],
-        Language::Kotlin => &["import"],
-        Language::C | Language::Cpp => &["preproc_include"],
-        Language::CSharp => &["using_directive"],
-        Language::Php => &["namespace_use_declaration"],
-        Language::Haskell => &["import"],
-        Language::Swift => &["import_declaration"],
-        _ => &[],
-    }
-}
-
-/// Calls that are themselves imports: `require_relative 'x'`, `require("x")`, `@import("x")`,
-/// Elixir's `alias`/`import`, PHP's `require_once` (an expression there).
-fn import_call(lang: Language, name: &str) -> bool {
-    match lang {
-        Language::Ruby => matches!(name, "require" | "require_relative" | "load"),
-        Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Lua => {
-            name == "require"
-        }
-        Language::Zig => name == "@import",
-        Language::Elixir => matches!(name, "alias" | "import" | "require" | "use"),
-        Language::Shell => matches!(name, "source" | "."),
-        _ => false,
-    }
-}
-
-/// Names that the grammar parses as calls but that are syntax: Elixir's definitions and
-/// control flow are calls, so are a few Ruby and shell keywords.
-fn is_keyword_call(lang: Language, name: &str) -> bool {
-    match lang {
-        Language::Elixir => matches!(
-            name,
-            "def"
-                | "defp"
-                | "defmacro"
-                | "defmacrop"
-                | "defmodule"
-                | "defstruct"
-                | "defimpl"
-                | "defprotocol"
-                | "defdelegate"
-                | "defguard"
-                | "defguardp"
-                | "defexception"
-                | "defoverridable"
-                | "if"
-                | "unless"
-                | "case"
-                | "cond"
-                | "with"
-                | "for"
-                | "fn"
-                | "quote"
-                | "unquote"
-                | "receive"
-                | "try"
-                | "raise"
-                | "describe"
-                | "test"
-        ),
-        Language::Ruby => matches!(
-            name,
-            "attr_reader"
-                | "attr_writer"
-                | "attr_accessor"
-                | "private"
-                | "protected"
-                | "public"
-                | "include"
-                | "extend"
-                | "raise"
-                | "puts"
-        ),
-        _ => false,
-    }
-}
-
-/// Ruby constructs with `Ledger.new(...)`: a call of the class's name, as `new Ledger()` is
-/// elsewhere (the method that runs is `initialize`, which nothing calls by name). A
-/// namespace before the class (`Formats::Text.new`) stays the receiver.
-fn constructed(lang: Language, name: String, receiver: Receiver) -> (String, Receiver) {
-    if lang != Language::Ruby || name != "new" {
-        return (name, receiver);
-    }
-    match &receiver {
-        Receiver::Named(r)
-            if r.rsplit("::").next().is_some_and(|c| {
-                c.starts_with(|ch: char| ch.is_ascii_uppercase()) && !c.contains('.')
-            }) =>
-        {
-            match r.rsplit_once("::") {
-                Some((outer, class)) => (class.to_owned(), Receiver::Named(outer.to_owned())),
-                None => (r.clone(), Receiver::None),
-            }
-        }
-        _ => (name, receiver),
-    }
-}
-
-/// Elixir's calls that define a function or macro, whose first argument is its head.
-fn is_elixir_definition(name: &str) -> bool {
-    matches!(
-        name,
-        "def" | "defp" | "defmacro" | "defmacrop" | "defguard" | "defguardp" | "defdelegate"
-    )
-}
-
-/// The head call of an Elixir definition: `name(args)` in `def name(args)`, also before a
-/// guard (`def name(x) when x > 0`).
-fn elixir_head(def: Node) -> Option<Node> {
+/// The head call of a definition written as a call (Elixir's `name(args)` in `def
+/// name(args)`, also before a guard: `def name(x) when x > 0`): it names what is defined.
+fn definition_head(def: Node) -> Option<Node> {
     let mut cursor = def.walk();
     let args = def
         .named_children(&mut cursor)
@@ -236,6 +25,18 @@ fn elixir_head(def: Node) -> Option<Node> {
         head = head.child_by_field_name("left")?;
     }
     (head.kind() == "call").then_some(head)
+}
+
+/// A call that constructs, read as a call of the class (Ruby's `Ledger.new`, see
+/// [`CallRules::constructor`]).
+fn constructed(rules: &CallRules, name: String, receiver: Receiver) -> (String, Receiver) {
+    let (Some(constructor), Receiver::Named(written)) = (rules.constructor, &receiver) else {
+        return (name, receiver);
+    };
+    match constructor(&name, written) {
+        Some((class, outer)) => (class, outer.map_or(Receiver::None, Receiver::Named)),
+        None => (name, receiver),
+    }
 }
 
 /// Fields that hold the name part of a member expression, most specific first.
@@ -466,16 +267,15 @@ fn identifiers_in(src: &str, n: Node, out: &mut Vec<String>) {
 /// The module path an import statement names, in the writing of its language (`a.b.c`,
 /// `crate::a::b`, `./a/b`, `a/b.h`): the statement's text without the keyword and the
 /// imported list, which is enough to compare it with file paths.
-fn import_path(lang: Language, src: &str, n: Node) -> String {
+fn import_path(rules: &CallRules, src: &str, n: Node) -> String {
     if let Some(s) = first_string_in(src, n) {
         return s;
     }
-    let field = match lang {
-        Language::Python if n.kind() == "import_from_statement" => "module_name",
-        Language::Rust if n.kind() == "mod_item" => "name",
-        Language::Rust => "argument",
-        _ => "",
-    };
+    let field = rules
+        .import_path_fields
+        .iter()
+        .find(|(kind, _)| *kind == n.kind())
+        .map_or("", |(_, field)| field);
     let node = n.child_by_field_name(field).unwrap_or(n);
     let t = text(src, node);
     let t = t
@@ -491,22 +291,17 @@ fn import_path(lang: Language, src: &str, n: Node) -> String {
     t.to_owned()
 }
 
-/// Rust keywords that can stand before a parenthesis inside a macro's tokens.
-const RUST_KEYWORDS: &[&str] = &[
-    "if", "while", "match", "return", "in", "for", "move", "fn", "let", "as", "else", "loop",
-    "break", "mut", "ref", "where", "impl", "dyn", "async", "await",
-];
-
-/// A call written inside a Rust macro's arguments (`println!("{}", ledger.balance())`): the
-/// grammar leaves them as a flat token tree, so a name followed by a parenthesised token tree
-/// is read back as a call, with the `a.b` / `A::b` chain before the name as its receiver.
-fn token_tree_call(src: &str, tree: Node) -> Option<CallSite> {
+/// A call written inside a macro's arguments (Rust's `println!("{}", ledger.balance())`):
+/// the grammar leaves them as a flat token tree, so a name followed by a parenthesised token
+/// tree is read back as a call, with the `a.b` / `A::b` chain before the name as its
+/// receiver. `keywords` stand before a parenthesis without being called.
+fn token_tree_call(src: &str, tree: Node, keywords: &[&str]) -> Option<CallSite> {
     if !text(src, tree).starts_with('(') {
         return None;
     }
     let name_node = tree.prev_sibling().filter(|n| n.kind() == "identifier")?;
     let name = text(src, name_node);
-    if RUST_KEYWORDS.contains(&name) {
+    if keywords.contains(&name) {
         return None;
     }
     // Walk back over `part.` / `part::` pairs; a chain that starts with a call's or an
@@ -598,24 +393,21 @@ fn kind_ids(root: Node, kinds: &[&str]) -> Vec<(u16, usize)> {
 
 /// Every call site and import of a parsed file. `text` is the text `root` was parsed from.
 pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
-    let rules = call_rules(lang);
-    let imports = import_kinds(lang);
     let mut out = FileRefs::default();
-    if rules.is_empty() && imports.is_empty() {
+    let Some(rules) = lang.call_rules() else {
         return out;
-    }
-    let call_names: Vec<&str> = rules.iter().map(|(k, _)| *k).collect();
+    };
+    let call_names: Vec<&str> = rules.calls.iter().map(|(k, _)| *k).collect();
     let call_ids = kind_ids(root, &call_names);
-    let import_ids = kind_ids(root, imports);
-    let token_tree_ids: Vec<u16> = if lang == Language::Rust {
-        kind_ids(root, &["token_tree"])
+    let import_ids = kind_ids(root, rules.imports);
+    let token_tree_ids: Vec<u16> = match &rules.macro_tokens {
+        Some(tokens) => kind_ids(root, &[tokens.kind])
             .iter()
             .map(|(i, _)| *i)
-            .collect()
-    } else {
-        Vec::new()
+            .collect(),
+        None => Vec::new(),
     };
-    // Elixir definition heads (`def name(args)`) still to skip: they are parsed as calls.
+    // Definition heads (`def name(args)`) still to skip: they are parsed as calls.
     let mut heads: Vec<usize> = Vec::new();
     // A cursor walk: indexing a large codebase visits millions of nodes here.
     let mut cursor = root.walk();
@@ -624,45 +416,31 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
         let id = node.kind_id();
         let mut descend = true;
         if import_ids.iter().any(|(i, _)| *i == id) {
-            // `mod x;` imports a file; `mod x { ... }` only holds code.
-            let inline_module =
-                node.kind() == "mod_item" && node.child_by_field_name("body").is_some();
-            if !inline_module {
+            let holds_code = rules.code_when_bodied.contains(&node.kind())
+                && node.child_by_field_name("body").is_some();
+            if !holds_code {
                 let mut names = Vec::new();
                 identifiers_in(src, node, &mut names);
                 out.imports.push(Import {
-                    path: import_path(lang, src, node),
+                    path: import_path(rules, src, node),
                     names,
                     line: node.start_position().row as u32 + 1,
                 });
                 descend = false;
             }
         } else if let Some(&(_, rule)) = call_ids.iter().find(|(i, _)| *i == id)
-            && let Some((name, receiver)) = call_target(src, node, rules[rule].1)
+            && let Some((name, receiver)) = call_target(src, node, rules.calls[rule].1)
         {
             let line = node.start_position().row as u32 + 1;
-            if import_call(lang, &name) {
-                let mut path = first_string_in(src, node);
-                let mut names = Vec::new();
-                if lang == Language::Elixir {
-                    identifiers_in(src, node, &mut names);
-                    names.retain(|n| *n != name);
-                }
-                // `. lib/x.sh`: a shell path is most often a bare word, not a string.
-                if lang == Language::Shell && path.is_none() {
-                    path = node
-                        .child_by_field_name("argument")
-                        .map(|a| text(src, a).to_owned());
-                }
-                let path = path.unwrap_or_else(|| names.join("."));
-                out.imports.push(Import { path, names, line });
-            } else if lang == Language::Elixir && is_elixir_definition(&name) {
-                heads.extend(elixir_head(node).map(|h| h.id()));
+            if rules.import_calls.names.contains(&name.as_str()) {
+                out.imports.push(import_call(rules, src, node, &name, line));
+            } else if rules.definition_calls.contains(&name.as_str()) {
+                heads.extend(definition_head(node).map(|h| h.id()));
             } else if heads.last() == Some(&node.id()) {
                 // The head of the definition just seen names what it defines.
                 heads.pop();
-            } else if !is_keyword_call(lang, &name) {
-                let (name, receiver) = constructed(lang, name, receiver);
+            } else if !rules.keyword_calls.contains(&name.as_str()) {
+                let (name, receiver) = constructed(rules, name, receiver);
                 out.calls.push(CallSite {
                     name,
                     receiver,
@@ -672,7 +450,8 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
             }
         }
         if token_tree_ids.contains(&id)
-            && let Some(site) = token_tree_call(src, node)
+            && let Some(tokens) = &rules.macro_tokens
+            && let Some(site) = token_tree_call(src, node, tokens.keywords)
         {
             out.calls.push(site);
         }
@@ -685,4 +464,24 @@ pub(crate) fn refs(lang: Language, root: Node, src: &str) -> FileRefs {
             }
         }
     }
+}
+
+/// The import a call of `name` makes (`require("x")`, `alias Acme.Ledger`, `. lib/x.sh`).
+fn import_call(rules: &CallRules, src: &str, node: Node, name: &str, line: u32) -> Import {
+    let how = &rules.import_calls;
+    let mut path = first_string_in(src, node);
+    let mut names = Vec::new();
+    if how.binds_names {
+        identifiers_in(src, node, &mut names);
+        names.retain(|n| n != name);
+    }
+    if path.is_none()
+        && let Some(field) = how.bare_path_field
+    {
+        path = node
+            .child_by_field_name(field)
+            .map(|a| text(src, a).to_owned());
+    }
+    let path = path.unwrap_or_else(|| names.join("."));
+    Import { path, names, line }
 }

@@ -10,6 +10,7 @@
 //! carries how sure it is, and every site it could not pin down becomes a note.
 
 pub(crate) mod extract;
+mod query;
 mod resolve;
 
 use std::path::Path;
@@ -20,9 +21,8 @@ use crate::lang::Language;
 use crate::symbol::{Symbol, SymbolKind};
 use crate::{Error, Result};
 
-pub use resolve::{
-    CallGraph, Direction, EdgeKind, GraphEdge, GraphNode, GraphQuery, GraphStatus, GraphView,
-};
+pub use query::{Direction, GraphEdge, GraphNode, GraphQuery, GraphStatus, GraphView};
+pub use resolve::{CallGraph, EdgeKind};
 
 /// The file of a generation that holds every file's definitions and references.
 pub const GRAPH_FILE: &str = "graph.json";

@@ -2,10 +2,11 @@
 //! compat/legacy, benchmarks, type declarations). How much each one counts under a search
 //! scope is in `weights.rs`.
 //!
-//! A category comes from the path alone (plus the language, for prose formats and Go
-//! packages), so it is computed once per file when a generation is opened. One exception is
-//! made per chunk: Rust keeps unit tests inside source files (`#[cfg(test)] mod tests`), and
-//! those chunks are tests wherever they live.
+//! A category comes from the path alone (plus the language's category hints, in its file
+//! under `lang/`: Perl's `.t` test scripts, Go's `doc` packages, which plain-text files are
+//! prose), so it is computed once per file when a generation is opened. Exceptions are made
+//! per chunk: Rust keeps unit tests inside source files (`#[cfg(test)] mod tests`), and
+//! those chunks are tests wherever they live; Perl's POD sections are documentation.
 
 use crate::lang::Language;
 use crate::store::table::ChunkEntry;
@@ -132,8 +133,10 @@ pub fn categorize(path: &str, language: Language) -> Category {
     };
     let lower = name.to_ascii_lowercase();
     let stem = name.split('.').next().unwrap_or(name);
+    let hints = &language.spec().category;
 
-    if in_dir(GENERATED_DIRS) || is_generated_name(&lower) {
+    let ends_with = |suffixes: &[&str]| suffixes.iter().any(|s| lower.ends_with(s));
+    if in_dir(GENERATED_DIRS) || is_generated_name(&lower) || ends_with(hints.generated_suffixes) {
         Category::Generated
     } else if in_dir(VENDORED_DIRS) {
         Category::Vendored
@@ -142,14 +145,11 @@ pub fn categorize(path: &str, language: Language) -> Category {
     } else if in_dir(TEST_DIRS)
         || in_dir_word(TEST_WORDS)
         || is_test_name(&lower, stem)
-        // Perl's test scripts are `.t` files, by convention under `t/`.
-        || (language == Language::Perl && lower.ends_with(".t"))
+        || ends_with(hints.test_suffixes)
     {
         Category::Tests
-    } else if (language.is_docs() && !is_unknown_code(language, &lower))
-        // A Go directory is a package, and `doc` is a package name like any other
-        // (`go/doc`, cobra's `doc`): its sources are code, not documentation.
-        || (in_dir(DOC_DIRS) && language != Language::Go)
+    } else if (language.is_docs() && hints.is_prose.is_none_or(|is_prose| is_prose(&lower)))
+        || (in_dir(DOC_DIRS) && !hints.doc_dirs_hold_code)
         || ["readme", "changelog", "contributing", "license"]
             .iter()
             .any(|p| lower.starts_with(p))
@@ -159,7 +159,7 @@ pub fn categorize(path: &str, language: Language) -> Category {
         Category::Examples
     } else if in_dir_word(BENCH_DIRS) || lower.starts_with("bench_") || lower.contains("_bench.") {
         Category::Bench
-    } else if lower.ends_with(".d.ts") || lower.ends_with(".d.mts") || lower.ends_with(".pyi") {
+    } else if ends_with(hints.declaration_suffixes) {
         Category::Declarations
     } else if in_dir(COMPAT_DIRS) {
         Category::Compat
@@ -168,38 +168,10 @@ pub fn categorize(path: &str, language: Language) -> Category {
     }
 }
 
-/// A file detected as plain text only because Satori has no grammar for it (an OCaml module,
-/// a Perl script, a `.proto` schema, a script without an extension): it is code, and must
-/// be found in the runtime scope like any other. Only `.txt` files are prose.
-/// Files named like `AUTHORS` or `NEWS` are prose too.
-fn is_unknown_code(language: Language, lower_name: &str) -> bool {
-    const PROSE_NAMES: &[&str] = &[
-        "authors",
-        "changes",
-        "copying",
-        "credits",
-        "history",
-        "maintainers",
-        "news",
-        "notice",
-        "thanks",
-        "todo",
-    ];
-    let stem = lower_name.split('.').next().unwrap_or(lower_name);
-    language == Language::Text && !lower_name.ends_with(".txt") && !PROSE_NAMES.contains(&stem)
-}
-
+/// Generated files by name, in any language (the languages' own conventions, `_pb2.py` or
+/// `.pb.go`, are their category hints).
 fn is_generated_name(lower: &str) -> bool {
-    lower.contains(".generated.")
-        || lower.contains(".gen.")
-        || lower.ends_with("_pb2.py")
-        || lower.ends_with("_pb2_grpc.py")
-        || lower.ends_with(".pb.go")
-        || lower.ends_with(".pb.cc")
-        || lower.ends_with(".pb.h")
-        || lower.ends_with("_generated.go")
-        || lower.ends_with(".min.js")
-        || lower.ends_with(".min.css")
+    lower.contains(".generated.") || lower.contains(".gen.")
 }
 
 fn is_test_name(lower: &str, stem: &str) -> bool {
@@ -215,26 +187,22 @@ fn is_test_name(lower: &str, stem: &str) -> bool {
         || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
 }
 
-/// The category of one chunk of a file of category `file`: the file's, except for Rust
-/// chunks in a module named `test` or `tests` (by convention the `#[cfg(test)]` one), and
-/// for the POD sections of a Perl file, which are its documentation.
+/// The category of one chunk of a file of category `file`: the file's, except where the
+/// language's category hints say otherwise for a runtime file: chunks in a test module
+/// (Rust's `mod tests`, by convention the `#[cfg(test)]` one) are tests, and outline sections
+/// (Perl's POD) are documentation.
 pub fn of_chunk(file: Category, language: Language, chunk: &ChunkEntry) -> Category {
-    if language == Language::Perl
-        && file == Category::Runtime
-        && chunk
-            .symbol
-            .as_ref()
-            .is_some_and(|s| s.kind == SymbolKind::Section)
-    {
-        return Category::Docs;
-    }
-    if language != Language::Rust || file != Category::Runtime {
+    if file != Category::Runtime {
         return file;
     }
     let Some(sym) = &chunk.symbol else {
         return file;
     };
-    let is_test_mod = |name: &str| matches!(name, "test" | "tests");
+    let hints = &language.spec().category;
+    if hints.sections_are_docs && sym.kind == SymbolKind::Section {
+        return Category::Docs;
+    }
+    let is_test_mod = |name: &str| hints.test_modules.contains(&name);
     if (sym.kind == SymbolKind::Module && is_test_mod(&sym.name))
         || sym.scope.iter().any(|s| is_test_mod(s))
     {
@@ -299,6 +267,13 @@ mod tests {
         check("code-samples/auth.py", Examples);
         check("api/user.pb.go", Generated);
         check("proto/user_pb2.py", Generated);
+        check("proto/user_pb2_grpc.py", Generated);
+        check("proto/user.pb.cc", Generated);
+        check("proto/user.pb.h", Generated);
+        check("pkg/zz_generated.go", Generated);
+        check("static/app.min.js", Generated);
+        check("static/site.min.css", Generated);
+        check("static/app.js", Runtime);
         check("src/schema.generated.ts", Generated);
         check("gen/client.ts", Generated);
         check("coverage/lcov-report/index.js", Generated);
@@ -310,6 +285,9 @@ mod tests {
         check("benches/search.rs", Bench);
         check("types/instance.d.ts", Declarations);
         check("src/attr/__init__.pyi", Declarations);
+        check("types/index.d.mts", Declarations);
+        // A `.pb.h` header whose text made it C++ is generated too.
+        assert_eq!(categorize("proto/user.pb.h", Language::Cpp), Generated);
         check("src/index.ts", Runtime);
         check("t/Plack-Request/upload.t", Tests);
         check("xt/author/pod.t", Tests);

@@ -219,7 +219,7 @@ impl<'w> Filters<'w> {
         let category = ix.facts(file_id).category;
         let admits = |c: Category| self.weights.category(self.scope, c).is_some();
         // A Rust runtime file may hold tests (decided per chunk), which the docs scope wants.
-        let may_hold_tests = file.language == Language::Rust
+        let may_hold_tests = !file.language.spec().category.test_modules.is_empty()
             && category == Category::Runtime
             && admits(Category::Tests);
         if !admits(category) && !may_hold_tests {
