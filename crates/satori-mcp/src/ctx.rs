@@ -1,5 +1,5 @@
 //! What a handler is given: one session's client roots and log over the process's
-//! [`Service`]. Its own module so that the session (`session`) and the handlers (`tools`)
+//! [`Shared`] state. Its own module so that the session (`session`) and the handlers (`tools`)
 //! both depend on it and not on each other.
 
 use std::ops::Deref;
@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use crate::logging::SessionLog;
 use crate::roots::ClientRoots;
-use crate::service::Service;
+use crate::shared::Shared;
 
 /// One session's state, over the service every session shares (reached through `Deref`:
 /// `ctx.engine`, `ctx.config`, ...). What is here must never leak to another session.
 pub(crate) struct Ctx {
-    pub service: Arc<Service>,
+    pub shared: Arc<Shared>,
     /// Diagnostics raised by this session's requests: stderr, and this session's client
     /// once it sets a level.
     pub log: SessionLog,
@@ -22,9 +22,9 @@ pub(crate) struct Ctx {
 }
 
 impl Deref for Ctx {
-    type Target = Service;
+    type Target = Shared;
 
-    fn deref(&self) -> &Service {
-        &self.service
+    fn deref(&self) -> &Shared {
+        &self.shared
     }
 }

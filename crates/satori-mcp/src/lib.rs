@@ -19,6 +19,7 @@ mod logging;
 mod roots;
 mod service;
 mod session;
+mod shared;
 mod syncs;
 mod to_proto;
 mod tools;
@@ -107,7 +108,7 @@ async fn serve_stdio(config: Config, out: guard::ProtocolOut) -> anyhow::Result<
     // table is hundreds of thousands of small allocations) would only delay the exit that a
     // `satori-cli` call waits for, so the engine is kept until the process is gone.
     std::mem::forget(service.engine());
-    let session = service.session();
+    let session = Session::new(&service);
     let stdin = tokio::io::stdin();
     match out {
         guard::ProtocolOut::Guarded(file) => {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -30,23 +30,26 @@ use crate::tools;
 #[derive(Clone)]
 pub struct Session {
     ctx: Arc<Ctx>,
+    service: Arc<Service>,
 }
 
 impl Session {
-    pub(crate) fn new(service: Arc<Service>) -> Session {
-        let log = service.log.session();
+    /// A new session of `service`: its own client roots and its own log.
+    pub fn new(service: &Arc<Service>) -> Session {
+        let shared = Arc::clone(service.shared());
         Session {
             ctx: Arc::new(Ctx {
-                service,
-                log,
+                log: shared.log.session(),
+                shared,
                 client_roots: Default::default(),
             }),
+            service: Arc::clone(service),
         }
     }
 
     /// The service this session is part of.
     pub fn service(&self) -> &Arc<Service> {
-        &self.ctx.service
+        &self.service
     }
 
     /// Asks the client for its roots when it declared the capability: once (`again` false),
@@ -111,32 +114,6 @@ impl Session {
         .await
         .map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))
     }
-}
-
-/// The tools of `satori-protocol` as rmcp values. Input and output schemas both come from the
-/// contract's types, so what is advertised is what the handlers parse and answer.
-pub(crate) fn advertised_tools() -> Vec<Tool> {
-    let object = |schema: &serde_json::Value| match schema {
-        serde_json::Value::Object(m) => m.clone(),
-        _ => JsonObject::new(),
-    };
-    satori_protocol::tools()
-        .iter()
-        .map(|d| {
-            let tool = Tool::new(d.name, d.description, Arc::new(object(&d.input_schema)));
-            let tool = match &d.output_schema {
-                Some(schema) => tool.with_raw_output_schema(Arc::new(object(schema))),
-                None => tool,
-            };
-            tool.with_title(d.title).with_annotations(
-                ToolAnnotations::with_title(d.title)
-                    .read_only(d.read_only)
-                    .destructive(d.name == satori_protocol::MANAGE_INDEX)
-                    .idempotent(d.idempotent)
-                    .open_world(false),
-            )
-        })
-        .collect()
 }
 
 impl ServerHandler for Session {

@@ -34,7 +34,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::Instant;
 
 use crate::logging::Level;
-use crate::service::Service;
+use crate::shared::Shared;
 
 /// A burst of changes delays its sync by at most this many debounce periods.
 const MAX_DEBOUNCES: u32 = 4;
@@ -103,7 +103,7 @@ fn identity(root: &Path) -> Option<(u64, u64)> {
 
 /// Starts the watcher and the periodic re-check configured in `service`; `None` when neither
 /// is on (always in `cli` mode).
-pub(crate) fn start(service: Arc<Service>) -> Option<Background> {
+pub(crate) fn start(service: Arc<Shared>) -> Option<Background> {
     let debounce = service.config.watch;
     let every = service.config.reconcile_every;
     if debounce.is_none() && every.is_none() {
@@ -150,7 +150,7 @@ fn changes_content(kind: &EventKind) -> bool {
 type SharedWatcher = Arc<Mutex<notify::RecommendedWatcher>>;
 
 async fn run(
-    service: Arc<Service>,
+    service: Arc<Shared>,
     watcher: Option<SharedWatcher>,
     mut events: UnboundedReceiver<Notice>,
     debounce: Option<Duration>,
@@ -239,7 +239,7 @@ async fn run(
 
 /// Routes one changed path to every codebase whose root holds it (codebases can nest).
 fn on_change(
-    service: &Service,
+    service: &Shared,
     roots: &mut HashMap<PathBuf, Root>,
     path: &Path,
     debounce: Duration,
@@ -251,7 +251,7 @@ fn on_change(
 
 /// Notes a change at `path` under `root`: marks it dirty and (re)arms its burst, unless the
 /// codebase's rules ignore the path.
-fn on_change_in(service: &Service, root: &Path, entry: &mut Root, path: &Path, debounce: Duration) {
+fn on_change_in(service: &Shared, root: &Path, entry: &mut Root, path: &Path, debounce: Duration) {
     let control = entry
         .filter
         .as_ref()
@@ -279,7 +279,7 @@ fn arm(entry: &mut Root, debounce: Duration) {
 }
 
 /// Starts a background sync of `root` when it is searchable in this process's view.
-fn sync_if_searchable(service: &Service, root: &Path) {
+fn sync_if_searchable(service: &Shared, root: &Path) {
     if service.jobs.is_running(root) {
         return;
     }
@@ -299,7 +299,7 @@ fn sync_if_searchable(service: &Service, root: &Path) {
 /// Brings the set of watched roots in line with the indexed codebases: new ones are
 /// watched, cleared ones dropped.
 async fn refresh(
-    service: &Arc<Service>,
+    service: &Arc<Shared>,
     watcher: Option<&SharedWatcher>,
     roots: &mut HashMap<PathBuf, Root>,
 ) {
@@ -372,7 +372,7 @@ async fn refresh(
 /// were replaced by another directory: those are watched again and synced by a walk, since
 /// nothing reported what changed meanwhile.
 async fn check_roots(
-    service: &Arc<Service>,
+    service: &Arc<Shared>,
     watcher: Option<&SharedWatcher>,
     roots: &mut HashMap<PathBuf, Root>,
     debounce: Duration,

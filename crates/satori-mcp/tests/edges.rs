@@ -12,8 +12,8 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::{RoleClient, ServiceExt};
-use satori_mcp::Service;
 use satori_mcp::transport::LineTransport;
+use satori_mcp::{Service, Session};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
@@ -24,7 +24,7 @@ const WAIT: Duration = Duration::from_secs(60);
 /// A server in this process on its stdio framing, reached through the other end of a pipe.
 fn in_memory(home: &Path) -> tokio::io::DuplexStream {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = Service::new(support::config(home)).unwrap().session();
+    let server = Session::new(&Service::new(support::config(home)).unwrap());
     tokio::spawn(async move {
         let (r, w) = tokio::io::split(server_io);
         if let Ok(running) = server.serve(LineTransport::new(r, w)).await {

@@ -94,7 +94,7 @@ impl Session {
         let mut config = support::config(&home.path().canonicalize().unwrap());
         config.run_mode = satori_mcp::RunMode::Mcp;
         tweak(&mut config);
-        let server = Service::new(config).unwrap().session();
+        let server = satori_mcp::Session::new(&Service::new(config).unwrap());
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
         let served = tokio::spawn(async move {
             let (r, w) = tokio::io::split(server_io);
@@ -293,7 +293,7 @@ async fn a_syncing_search_reports_progress_only_when_asked() {
     let root = repo.path().canonicalize().unwrap();
     let mut config = support::config(&home.path().canonicalize().unwrap());
     config.sync_threshold_ms = 0;
-    let server = Service::new(config).unwrap().session();
+    let server = satori_mcp::Session::new(&Service::new(config).unwrap());
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         let (r, w) = tokio::io::split(server_io);

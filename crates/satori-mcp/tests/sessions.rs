@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
 use satori_core::{Home, StateStore};
-use satori_mcp::Service;
+use satori_mcp::{Service, Session};
 use serde_json::{Value, json};
 
 mod support;
@@ -65,7 +65,7 @@ struct Connected {
 }
 
 async fn connect(service: &Arc<Service>, root: &Path) -> Connected {
-    let session = service.session();
+    let session = Session::new(service);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let served = tokio::spawn(async move {
         let (r, w) = tokio::io::split(server_io);

@@ -14,9 +14,9 @@ use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use satori_core::embed::ModelSource;
 use satori_core::search::SearchTuning;
-use satori_mcp::Service;
 use satori_mcp::config::{Config, RunMode};
 use satori_mcp::guard::GuardMode;
+use satori_mcp::{Service, Session};
 use serde_json::{Value, json};
 
 /// A server over `home` with the bundled model, short reads and the default tuning: what
@@ -47,9 +47,7 @@ pub fn config(home: &Path) -> Config {
 pub async fn connect<C: ClientHandler>(config: Config, client: C) -> RunningService<RoleClient, C> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
-        let running = Service::new(config)
-            .unwrap()
-            .session()
+        let running = Session::new(&Service::new(config).unwrap())
             .serve(server_io)
             .await
             .unwrap();
