@@ -260,11 +260,7 @@ impl IndexJob {
                             IndexStatus::Completed
                         });
                         self.engine.store.set(&self.root, st)?;
-                        self.engine
-                            .own_checks
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .insert(self.root.clone(), began);
+                        self.engine.saw_whole_tree(&self.root, began);
                         Ok(summary)
                     }
                     Err(e) => {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::build::FileIndexer;
+use super::codebase::lock;
 use crate::search;
 use crate::store::GenerationWriter;
 use crate::walk::{SourceFile, to_slash};
@@ -66,11 +67,8 @@ impl Engine {
             )));
         }
         let (gen_dir, stored) = self.open_current(root)?;
-        if let Some(l) = self
-            .layers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(root)
+        let codebase = self.codebases.of(root);
+        if let Some(l) = lock(&codebase.layer).as_ref()
             && l.gen_dir == gen_dir
             && l.version == version
         {
@@ -141,35 +139,27 @@ impl Engine {
         let index = stored.layered(delta, &|path| {
             replaced.contains(path) || dirs_gone.iter().any(|d| path.starts_with(d.as_str()))
         });
-        self.layers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(
-                root.to_path_buf(),
-                Layer {
-                    gen_dir,
-                    version,
-                    index: Arc::new(index),
-                    summary,
-                },
-            );
+        *lock(&codebase.layer) = Some(Layer {
+            gen_dir,
+            version,
+            index: Arc::new(index),
+            summary,
+        });
         Ok(summary)
     }
 
     /// The layered index of `root` when it lies over the generation in `gen_dir`.
     pub(super) fn layer_over(&self, root: &Path, gen_dir: &Path) -> Option<Arc<search::Index>> {
-        let layers = self.layers.lock().unwrap_or_else(|p| p.into_inner());
-        layers
-            .get(root)
+        let codebase = self.codebases.of(root);
+        let layer = lock(&codebase.layer);
+        layer
+            .as_ref()
             .filter(|l| l.gen_dir == gen_dir)
             .map(|l| Arc::clone(&l.index))
     }
 
     /// Drops the layer of `root` (a new generation was published, or the index went away).
     pub(super) fn drop_layer(&self, root: &Path) {
-        self.layers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(root);
+        *lock(&self.codebases.of(root).layer) = None;
     }
 }

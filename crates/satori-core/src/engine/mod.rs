@@ -8,6 +8,7 @@
 //! panics, damage reports); this module holds the [`Engine`] itself and its small queries.
 
 mod build;
+mod codebase;
 mod layer;
 mod read;
 mod status;
@@ -15,9 +16,8 @@ mod sync;
 mod target;
 mod verify;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use self::build::{HandOff, IndexJob, IndexOptions, IndexSummary, Progress};
@@ -38,6 +38,8 @@ use crate::symbol::Symbol;
 use crate::util::now_ms;
 use crate::{Error, Result};
 
+use self::codebase::lock;
+
 /// Attempts at opening the published generation when it is replaced (and the one read
 /// removed) between reading `CURRENT` and opening it.
 const OPEN_ATTEMPTS: usize = 5;
@@ -55,20 +57,9 @@ pub struct Engine {
     fingerprint: Fingerprint,
     embeddings: Arc<Embeddings>,
     tuning: SearchTuning,
-    open: Mutex<HashMap<PathBuf, Arc<search::Index>>>,
-    /// Resolved call graphs by generation directory (built on first use, dropped with the
-    /// generation's other cached state).
-    graphs: Mutex<HashMap<PathBuf, Arc<CallGraph>>>,
-    /// Per codebase, the changes layered in memory over its published generation.
-    layers: Mutex<HashMap<PathBuf, layer::Layer>>,
-    /// Per codebase, what the last sync that found nothing to do saw (see `sync`).
-    stamps: Mutex<HashMap<PathBuf, Arc<sync::Stamped>>>,
-    /// Per codebase, when a sync of this process last found nothing to do (newer than the
-    /// state file's `last_sync_ms` when the check was not worth a durable write).
-    checked: Mutex<HashMap<PathBuf, u64>>,
-    /// Per codebase, when this process last saw the whole tree (see
-    /// [`Engine::checked_here`]).
-    own_checks: Mutex<HashMap<PathBuf, u64>>,
+    /// What this process keeps of each codebase: open generations, call graphs, layered
+    /// changes, what its syncs saw (see `codebase`).
+    codebases: codebase::Codebases,
     chunk_options: ChunkOptions,
     policy: Policy,
 }
@@ -82,12 +73,7 @@ impl Engine {
             fingerprint: Fingerprint::of(embeddings.info()),
             embeddings,
             tuning,
-            open: Mutex::new(HashMap::new()),
-            graphs: Mutex::new(HashMap::new()),
-            layers: Mutex::new(HashMap::new()),
-            stamps: Mutex::new(HashMap::new()),
-            checked: Mutex::new(HashMap::new()),
-            own_checks: Mutex::new(HashMap::new()),
+            codebases: codebase::Codebases::default(),
             chunk_options: ChunkOptions::default(),
             policy: Policy::default().with_state_dir(home.root()),
             home,
@@ -188,17 +174,20 @@ impl Engine {
     /// [`Engine::generation`] with the directory of the generation opened.
     fn open_current(&self, root: &Path) -> Result<(PathBuf, Arc<search::Index>)> {
         let dir = self.home.codebase(root);
+        let codebase = self.codebases.of(root);
         let mut attempt = 1;
         loop {
             let gen_dir = self.published_dir(root)?;
-            let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            // This codebase's lock only: verifying a large generation takes seconds, and
+            // searches of other codebases go on meanwhile.
+            let mut open = lock(&codebase.open);
             if let Some(g) = open.get(&gen_dir) {
                 return Ok((gen_dir, Arc::clone(g)));
             }
             match verify::open(&gen_dir) {
                 Ok(index) => {
                     let g = Arc::new(index);
-                    open.retain(|k, _| !k.starts_with(dir.path()));
+                    open.clear();
                     open.insert(gen_dir.clone(), Arc::clone(&g));
                     return Ok((gen_dir, g));
                 }
@@ -223,24 +212,22 @@ impl Engine {
     /// generation until `CURRENT` names the new one, and then find it open. Call
     /// [`Engine::settle_open`] once it is published (or not). On failure the first search
     /// after the publish opens it from disk as usual.
-    fn adopt(&self, gen_dir: &Path, table: crate::store::table::ChunkTable) {
+    fn adopt(&self, root: &Path, gen_dir: &Path, table: crate::store::table::ChunkTable) {
         let opened = verify::guarded(gen_dir, || {
             crate::store::Generation::open_with(gen_dir, table).map(search::Index::new)
         });
         if let Ok(index) = opened {
-            let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-            open.insert(gen_dir.to_path_buf(), Arc::new(index));
+            let codebase = self.codebases.of(root);
+            lock(&codebase.open).insert(gen_dir.to_path_buf(), Arc::new(index));
         }
     }
 
     /// Keeps only the open generation of `root` that is published now (dropping the others
     /// and the changes layered over them).
     fn settle_open(&self, root: &Path) {
-        let dir = self.home.codebase(root);
-        let current = dir.current_dir();
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.retain(|k, _| !k.starts_with(dir.path()) || Some(k) == current.as_ref());
-        drop(open);
+        let current = self.home.codebase(root).current_dir();
+        let codebase = self.codebases.of(root);
+        lock(&codebase.open).retain(|k, _| Some(k) == current.as_ref());
         self.drop_layer(root);
     }
 
@@ -265,13 +252,9 @@ impl Engine {
 
     /// Drops the open generations of a codebase (its index changed or went away).
     fn forget_open(&self, root: &Path) {
-        let dir = self.home.codebase(root);
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.retain(|k, _| !k.starts_with(dir.path()));
-        drop(open);
-        let mut graphs = self.graphs.lock().unwrap_or_else(|p| p.into_inner());
-        graphs.retain(|k, _| !k.starts_with(dir.path()));
-        drop(graphs);
+        let codebase = self.codebases.of(root);
+        lock(&codebase.open).clear();
+        lock(&codebase.graphs).clear();
         self.drop_layer(root);
     }
 
@@ -319,11 +302,11 @@ impl Engine {
     /// reindex records it); a graph that a sync could only partly carry over answers as
     /// well, with [`GraphStatus::Partial`].
     pub fn call_graph(&self, root: &Path) -> Result<Option<(Arc<CallGraph>, GraphStatus)>> {
-        let dir = self.home.codebase(root);
         let gen_dir = self.published_dir(root)?;
-        let mut graphs = self.graphs.lock().unwrap_or_else(|p| p.into_inner());
+        let codebase = self.codebases.of(root);
+        let mut graphs = lock(&codebase.graphs);
         // One codebase's generations replace each other: older entries are dead weight.
-        graphs.retain(|k, _| k == &gen_dir || !k.starts_with(dir.path()));
+        graphs.retain(|k, _| k == &gen_dir);
         if let Some(g) = graphs.get(&gen_dir) {
             let status = g.status();
             return Ok(Some((Arc::clone(g), status)));
@@ -362,10 +345,7 @@ impl Engine {
             }
         };
         self.forget_open(root);
-        self.own_checks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(root);
+        *lock(&self.codebases.of(root).own_check) = None;
         let tracked = self.store.remove(root)?;
         let existed = dir.path().exists();
         dir.remove()?;

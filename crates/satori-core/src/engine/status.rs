@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Engine;
+use super::codebase::lock;
 use crate::layout::Manifest;
 use crate::state::{CodebaseState, IndexState, ReindexReason};
 use crate::{Error, Result};
@@ -24,8 +25,8 @@ impl Engine {
 
     /// `st` with the time of this process's last idle sync of `root`, when that is newer.
     fn with_last_check(&self, root: &Path, mut st: CodebaseState) -> CodebaseState {
-        let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&t) = checked.get(root)
+        let checked = *lock(&self.codebases.of(root).checked);
+        if let Some(t) = checked
             && st.last_sync_ms.is_some_and(|last| last < t)
         {
             st.last_sync_ms = Some(t);

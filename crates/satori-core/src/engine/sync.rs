@@ -20,6 +20,7 @@ use super::Engine;
 use super::build::{
     BATCH_FILES, CHUNK_LIMIT, FileIndexer, IndexOptions, Progress, ignore_signature, walk_options,
 };
+use super::codebase::lock;
 use super::status::published_state;
 use crate::chunk::chunking_signature;
 use crate::layout::{CodebaseDir, Manifest, ManifestFile};
@@ -183,10 +184,7 @@ impl Engine {
         if let Ok(s) = &outcome
             && !s.layered
         {
-            self.own_checks
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(root.to_path_buf(), began);
+            self.saw_whole_tree(root, began);
         }
         // A `clear` that removed the index while the sync read it leaves io errors about
         // vanished files: what happened is that there is no index any more.
@@ -336,10 +334,7 @@ impl Engine {
                 // `satori-cli` call is one) sees the last written time, which is rewritten
                 // once it is [`RECORD_CHECK_EVERY_MS`] old, so that their searches do not
                 // all check the tree again.
-                self.checked
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(root.to_path_buf(), now);
+                *lock(&self.codebases.of(root).checked) = Some(now);
                 return Ok(summary);
             }
         }
@@ -364,12 +359,9 @@ impl Engine {
         opts: &IndexOptions,
     ) -> Option<u64> {
         let current = dir.current_dir()?;
-        let kept = self
-            .stamps
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(root)
-            .cloned()
+        let codebase = self.codebases.of(root);
+        let kept = lock(&codebase.stamp)
+            .clone()
             .filter(|s| s.gen_dir == current);
         // Another process may have left one for this generation.
         let stamped = match kept {
@@ -380,10 +372,7 @@ impl Engine {
                 if s.gen_dir != current {
                     return None;
                 }
-                self.stamps
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(root.to_path_buf(), Arc::clone(&s));
+                *lock(&codebase.stamp) = Some(Arc::clone(&s));
                 s
             }
         };
@@ -438,16 +427,18 @@ impl Engine {
         })
     }
 
+    /// Records that this process saw the whole tree of `root` at `at` (a sync or build that
+    /// succeeded, started then).
+    pub(super) fn saw_whole_tree(&self, root: &Path, at: u64) {
+        *lock(&self.codebases.of(root).own_check) = Some(at);
+    }
+
     /// When this process last saw the whole tree of `root` itself: the start of its latest
     /// sync or build that succeeded. The state file's `last_sync_ms` may come from another
     /// process, which cannot vouch for edits made since while no watcher of this one saw
     /// them.
     pub fn checked_here(&self, root: &Path) -> Option<u64> {
-        self.own_checks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(root)
-            .copied()
+        *lock(&self.codebases.of(root).own_check)
     }
 
     /// The stamp in `bytes` (read from [`STAMP_FILE`]) when it was taken under this
@@ -532,16 +523,10 @@ impl Engine {
                     unreadable: 0,
                 });
                 self.store_stamp(&dir, &stamped);
-                self.stamps
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(root.to_path_buf(), stamped);
+                *lock(&self.codebases.of(root).stamp) = Some(stamped);
             }
             _ => {
-                self.stamps
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(root);
+                *lock(&self.codebases.of(root).stamp) = None;
                 let _ = std::fs::remove_file(dir.path().join(STAMP_FILE));
             }
         }
@@ -626,7 +611,7 @@ impl Engine {
         match result {
             Ok(Some((manifest, mut derived))) => {
                 if let Some(table) = derived.table.take() {
-                    self.adopt(&gen_dir, table);
+                    self.adopt(root, &gen_dir, table);
                 }
                 let published = dir.publish(&gen_dir, &manifest);
                 self.settle_open(root);
