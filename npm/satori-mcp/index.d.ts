@@ -72,6 +72,8 @@ export interface ToolList {
 }
 
 /** The tokens `satori-cli` prints; a rejected call's `error.code` is one of them. */
+// Generated from satori-client's error-code table (crates/satori-client/src/codes.rs);
+// `cargo test -p satori-client --test error_codes` fails when this type differs from it.
 export type ErrorCode =
   | "E_USAGE"
   | "E_SCHEMA_UNSUPPORTED"

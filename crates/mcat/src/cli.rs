@@ -178,7 +178,7 @@ pub struct SessionArg {
 pub struct TimeoutArg {
     /// Seconds to wait for each answer from the server before failing (and cancelling the
     /// request); 0 waits as long as the server takes.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::mcp::DEFAULT_TIMEOUT_S)]
+    #[arg(long, value_name = "SECONDS", default_value_t = mcp_client::http::DEFAULT_TIMEOUT_S)]
     pub timeout: u64,
 }
 

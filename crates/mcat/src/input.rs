@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use mcp_client::{Error, Result};
 
 /// Parses ARGS into a JSON object (tool arguments and prompt arguments are objects).
 pub fn parse_object(arg: &str, stdin: &mut dyn Read) -> Result<Map<String, Value>> {

@@ -1,23 +1,9 @@
 //! mcat: drive any MCP server from a shell.
 //!
-//! Every command prints one JSON object on stdout (`output`) and exits 0, 1 or 2. State
-//! lives only in files the command line names: the session file (`session`), token
-//! destinations (`keyref`), the proxy's control file (`proxy`). One request per command
-//! (`mcp`), over Streamable HTTP on TCP or on the Unix socket of a proxy that keeps a stdio
-//! server running between commands (`proxy`).
-
-mod auth;
-mod cli;
-mod error;
-mod files;
-mod input;
-mod keyref;
-mod log;
-mod mcp;
-mod output;
-mod proxy;
-mod random;
-mod session;
+//! A thin command line over the `mcp-client` library: this crate parses arguments (`cli`,
+//! `input`), runs one command through the library, and prints one JSON object on stdout
+//! (`output`) with exit code 0, 1 or 2. State lives only in files the command line names:
+//! the session file, token destinations, the proxy's control file (all the library's).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -25,19 +11,21 @@ use std::time::Duration;
 
 use base64::Engine;
 use clap::Parser;
+use mcp_client::client::cursor_params;
+use mcp_client::{Client, ClientInfo, Endpoint, KeyRef, auth, files, log, proxy};
 use serde_json::{Value, json};
 
-pub use error::{Error, Result};
+pub use mcp_client::{Error, Result};
 pub use output::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Outcome};
 
 use cli::{
     AuthCommand, Cli, Command, PromptCommand, ProxyCommand, ResourceCommand, SessionArg,
     ToolCommand,
 };
-use keyref::KeyRef;
-use log::{Domain, Level};
-use mcp::{Conn, Elicit, Endpoint};
-use session::{SESSION_VERSION, Session};
+
+mod cli;
+mod input;
+mod output;
 
 /// Text for a person, on stderr (stdout carries JSON only).
 fn to_stderr(text: &str) {
@@ -87,7 +75,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     if let Command::Serve { socket, command } = &cli.command {
-        return proxy::serve(socket, command);
+        return match proxy::serve(socket, command) {
+            Ok(code) => code,
+            Err(e) => output::emit(Err(e)),
+        };
     }
     if let Err(e) = log::init(
         &cli.log.log,
@@ -233,19 +224,9 @@ fn proxy_command(p: ProxyCommand) -> Result<Outcome> {
     Ok(Outcome::Result(result))
 }
 
-/// Whether two paths name the same file (the second may not exist yet).
-fn same_file(a: &Path, b: &Path) -> bool {
-    let abs = |p: &Path| {
-        let p = files::absolute(p);
-        match (
-            p.parent().and_then(|d| d.canonicalize().ok()),
-            p.file_name(),
-        ) {
-            (Some(d), Some(n)) => d.join(n),
-            _ => p,
-        }
-    };
-    abs(a) == abs(b)
+/// Who mcat is, in `initialize`.
+fn client_info() -> ClientInfo {
+    ClientInfo::new("mcat", env!("CARGO_PKG_VERSION"))
 }
 
 async fn init(
@@ -255,71 +236,12 @@ async fn init(
     elicit: Option<&str>,
     timeout: Option<Duration>,
 ) -> Result<Outcome> {
-    let ep = Endpoint::parse(endpoint)?;
-    let key_ref = key_ref.map(KeyRef::parse).transpose()?;
-    let elicit = elicit.map(Elicit::parse).transpose()?;
-    if let (Endpoint::Unix(_), Some(_)) = (&ep, elicit) {
-        return Err(Error::Usage(
-            "--elicit is for HTTP endpoints: a proxy's server was initialized by the proxy, which declares no elicitation".into(),
-        ));
-    }
-    if let (Endpoint::Unix(_), Some(_)) = (&ep, &key_ref) {
-        return Err(Error::Usage(
-            "-k/--key-ref is for HTTP endpoints; a unix:// proxy takes no token".into(),
-        ));
-    }
-    if let Endpoint::Unix(socket) = &ep {
-        let control = proxy::control_path(socket);
-        if same_file(out, socket)
-            || same_file(out, &control)
-            || same_file(out, &proxy::log_path(socket))
-        {
-            return Err(Error::Usage(format!(
-                "{} is the proxy's own file: write the session file elsewhere",
-                out.display()
-            )));
-        }
-        proxy::require(socket)?;
-    }
-    let token = match &key_ref {
-        Some(k) => auth::fresh_token(k, false).await?,
-        None => None,
+    let options = mcp_client::Options {
+        client: client_info(),
+        timeout,
+        reinit: false,
     };
-    let mut conn = Conn::new(&ep, token)?.elicit(elicit).timeout(timeout);
-    let started = std::time::Instant::now();
-    let hs = conn.initialize().await.map_err(|e| match e {
-        Error::Server { code: -32601, .. } => Error::Transport(format!(
-            "{} does not know initialize: it speaks the sessionless MCP revision ({} or later), which mcat detects but does not drive yet",
-            ep.shown(),
-            mcp::SESSIONLESS_VERSION
-        )),
-        other => other,
-    })?;
-    log::log(Domain::Mcp, Level::Info, || {
-        format!(
-            "initialize {} in {} ms",
-            ep.shown(),
-            started.elapsed().as_millis()
-        )
-    });
-    let mut session = Session {
-        version: SESSION_VERSION,
-        transport: ep.transport().into(),
-        endpoint: ep.shown(),
-        key_ref: key_ref.as_ref().map(KeyRef::canonical),
-        session_id: None,
-        session_mode: String::new(),
-        protocol_version: String::new(),
-        server_capabilities: Value::Null,
-        server_info: Value::Null,
-        proxy_control_file: match &ep {
-            Endpoint::Unix(s) => Some(proxy::control_path(s).display().to_string()),
-            Endpoint::Http(_) => None,
-        },
-        elicit,
-    };
-    session.apply(&hs);
-    session.save(out)?;
+    let session = mcp_client::init(endpoint, out, key_ref, elicit, &options).await?;
     Ok(Outcome::Result(json!({
         "session_file": out.display().to_string(),
         "session_id": session.session_id,
@@ -329,162 +251,30 @@ async fn init(
     })))
 }
 
-/// A session's connection: requests that refresh the token once when the server refuses it.
-struct Client {
-    session: Session,
-    path: PathBuf,
-    endpoint: Endpoint,
-    key_ref: Option<KeyRef>,
-    conn: Conn,
-    token: Option<String>,
-    reinit: bool,
-    timeout: Option<Duration>,
-}
-
-impl Client {
-    async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value> {
-        let (value, session) = match self.authorized(method, &params).await {
-            Err(Error::SessionExpired(_)) if self.reinit => {
-                self.initialize_again().await?;
-                self.authorized(method, &params).await
-            }
-            other => other,
-        }?;
-        self.keep_rotated(session)?;
-        Ok(value)
-    }
-
-    /// A stateful server that answers with another session id has rotated it: the session
-    /// file follows, so the next command uses the new one.
-    fn keep_rotated(&mut self, session: Option<String>) -> Result<()> {
-        let Some(id) = session else {
-            return Ok(());
-        };
-        if self
-            .session
-            .session_id
-            .as_deref()
-            .is_none_or(|old| old == id)
-        {
-            return Ok(());
-        }
-        log::log(Domain::Mcp, Level::Info, || {
-            format!(
-                "the server rotated the session id; {} follows",
-                self.path.display()
-            )
-        });
-        self.session.session_id = Some(id);
-        self.session.save(&self.path)
-    }
-
-    /// A new session in place of the expired one, written to the session file.
-    async fn initialize_again(&mut self) -> Result<()> {
-        let mut conn = Conn::new(&self.endpoint, self.token.clone())?
-            .elicit(self.session.elicit)
-            .timeout(self.timeout);
-        let hs = conn.initialize().await?;
-        self.session.apply(&hs);
-        self.session.save(&self.path)?;
-        log::log(Domain::App, Level::Info, || {
-            format!("initialized a new session for {}", self.path.display())
-        });
-        self.conn = conn;
-        Ok(())
-    }
-
-    async fn authorized(
-        &mut self,
-        method: &str,
-        params: &Option<Value>,
-    ) -> Result<(Value, Option<String>)> {
-        match self.conn.request(method, params.clone()).await {
-            Err(Error::Unauthorized(why)) => {
-                let Some(k) = &self.key_ref else {
-                    return Err(Error::Unauthorized(why));
-                };
-                let token = auth::fresh_token(k, true).await?;
-                self.token.clone_from(&token);
-                self.conn = resumed(&self.endpoint, &self.session, token, self.timeout)?;
-                self.conn.request(method, params.clone()).await
-            }
-            other => other,
-        }
-    }
-}
-
-/// A connection that resumes session `s` with `token`.
-fn resumed(
-    ep: &Endpoint,
-    s: &Session,
-    token: Option<String>,
-    timeout: Option<Duration>,
-) -> Result<Conn> {
-    Ok(Conn::new(ep, token)?
-        .elicit(s.elicit)
-        .timeout(timeout)
-        .resume(s.session_id.clone(), Some(s.protocol_version.clone())))
-}
-
-/// The session of the session file and a connection resuming it.
-async fn connect(arg: &SessionArg, reinit: bool) -> Result<Client> {
-    let path = arg.session.as_path();
-    let timeout = arg.timeout.limit();
-    let s = Session::load(path)?;
-    let ep = Endpoint::parse(&s.endpoint).map_err(|e| Error::corrupt(path, "session file", e))?;
-    if let Endpoint::Unix(socket) = &ep {
-        proxy::require(socket)?;
-    }
-    let key_ref = s
-        .key_ref
-        .as_deref()
-        .map(KeyRef::parse)
-        .transpose()
-        .map_err(|e| Error::corrupt(path, "session file", e))?;
-    let token = match &key_ref {
-        Some(k) => auth::fresh_token(k, false).await?,
-        None => None,
-    };
-    let conn = resumed(&ep, &s, token.clone(), timeout)?;
-    Ok(Client {
-        session: s,
-        path: path.to_owned(),
-        endpoint: ep,
-        key_ref,
-        conn,
-        token,
+/// The session of the session file and a connection resuming it, once the server is known
+/// to advertise `capability`.
+async fn connect(arg: &SessionArg, reinit: bool, capability: &'static str) -> Result<Client> {
+    let options = mcp_client::Options {
+        client: client_info(),
+        timeout: arg.timeout.limit(),
         reinit,
-        timeout,
-    })
-}
-
-fn cursor_params(cursor: Option<String>) -> Option<Value> {
-    cursor.map(|c| json!({"cursor": c}))
+    };
+    let c = Client::open(arg.session.as_path(), options).await?;
+    c.session().require(capability)?;
+    Ok(c)
 }
 
 async fn tool(t: ToolCommand, reinit: bool) -> Result<Outcome> {
     match t {
         ToolCommand::List { session, cursor } => {
-            let mut c = connect(&session, reinit).await?;
-            c.session.require("tools")?;
+            let mut c = connect(&session, reinit, "tools").await?;
             if cursor.is_some() {
                 return Ok(Outcome::Result(
                     c.request("tools/list", cursor_params(cursor)).await?,
                 ));
             }
             // Every page, as one list.
-            let mut tools = Vec::new();
-            let mut next: Option<String> = None;
-            for _ in 0..10_000 {
-                let page = c.request("tools/list", cursor_params(next.take())).await?;
-                if let Some(items) = page.get("tools").and_then(Value::as_array) {
-                    tools.extend(items.iter().cloned());
-                }
-                match page.get("nextCursor").and_then(Value::as_str) {
-                    Some(c) if !c.is_empty() => next = Some(c.to_owned()),
-                    _ => break,
-                }
-            }
+            let tools = c.list_all("tools/list", "tools").await?;
             Ok(Outcome::Result(json!({"tools": tools})))
         }
         ToolCommand::Call {
@@ -496,8 +286,7 @@ async fn tool(t: ToolCommand, reinit: bool) -> Result<Outcome> {
                 Some(i) => input::parse_object(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let mut c = connect(&session, reinit).await?;
-            c.session.require("tools")?;
+            let mut c = connect(&session, reinit, "tools").await?;
             let result = c
                 .request(
                     "tools/call",
@@ -512,15 +301,13 @@ async fn tool(t: ToolCommand, reinit: bool) -> Result<Outcome> {
 async fn resource(r: ResourceCommand, reinit: bool) -> Result<Outcome> {
     match r {
         ResourceCommand::List { session, cursor } => {
-            let mut c = connect(&session, reinit).await?;
-            c.session.require("resources")?;
+            let mut c = connect(&session, reinit, "resources").await?;
             Ok(Outcome::Result(
                 c.request("resources/list", cursor_params(cursor)).await?,
             ))
         }
         ResourceCommand::ListTemplate { session, cursor } => {
-            let mut c = connect(&session, reinit).await?;
-            c.session.require("resources")?;
+            let mut c = connect(&session, reinit, "resources").await?;
             Ok(Outcome::Result(
                 c.request("resources/templates/list", cursor_params(cursor))
                     .await?,
@@ -531,8 +318,7 @@ async fn resource(r: ResourceCommand, reinit: bool) -> Result<Outcome> {
             session,
             output,
         } => {
-            let mut c = connect(&session, reinit).await?;
-            c.session.require("resources")?;
+            let mut c = connect(&session, reinit, "resources").await?;
             let result = c
                 .request("resources/read", Some(json!({"uri": uri})))
                 .await?;
@@ -584,8 +370,7 @@ fn decode(item: &Value, uri: &str) -> Result<Vec<u8>> {
 async fn prompt(p: PromptCommand, reinit: bool) -> Result<Outcome> {
     match p {
         PromptCommand::List { session, cursor } => {
-            let mut c = connect(&session, reinit).await?;
-            c.session.require("prompts")?;
+            let mut c = connect(&session, reinit, "prompts").await?;
             Ok(Outcome::Result(
                 c.request("prompts/list", cursor_params(cursor)).await?,
             ))
@@ -599,8 +384,7 @@ async fn prompt(p: PromptCommand, reinit: bool) -> Result<Outcome> {
                 Some(i) => input::parse_prompt_args(&i, &mut std::io::stdin())?,
                 None => Default::default(),
             };
-            let mut c = connect(&session, reinit).await?;
-            c.session.require("prompts")?;
+            let mut c = connect(&session, reinit, "prompts").await?;
             let mut result = c
                 .request(
                     "prompts/get",
@@ -608,7 +392,7 @@ async fn prompt(p: PromptCommand, reinit: bool) -> Result<Outcome> {
                 )
                 .await?;
             if let Value::Object(m) = &mut result {
-                m.insert("session_id".into(), json!(c.session.session_id));
+                m.insert("session_id".into(), json!(c.session().session_id));
             }
             Ok(Outcome::Result(result))
         }

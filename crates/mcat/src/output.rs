@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use crate::error::Error;
+use mcp_client::Error;
 
 /// Exit code of a success.
 pub const EXIT_OK: i32 = 0;

@@ -7,7 +7,7 @@
 //! server without resources or prompts; a fake HTTP server (`fixtures/unruly_server.py`)
 //! answers out of order, with other requests' ids, or never.
 //!
-//! Most of them drive the proxy, which exists on Unix only (see `src/proxy/mod.rs`).
+//! Most of them drive the proxy, which exists on Unix only (see `crates/mcp-client/src/proxy/mod.rs`).
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,12 +1,11 @@
 //! Exit statuses and stable error tokens: the only place they are mapped.
 //!
 //! Scripts branch on the exit status and grep stderr for the tokens, so both
-//! are a contract. Every failure in the CLI is expressed as an [`ErrorCode`];
-//! this module alone decides which exit status and which token it gets.
+//! are a contract. Every failure in the CLI is expressed as an [`ErrorCode`]
+//! (`satori-client` says which token a client error gets); this module alone
+//! decides which exit status each token gets.
 
 use std::process::ExitCode;
-
-use satori_client::ClientError;
 
 /// The process exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,32 +35,17 @@ impl From<ExitStatus> for ExitCode {
 }
 
 /// A stable error token, printed at the start of a stderr line and used as
-/// `error.code` in the JSON error object on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
-    Usage,
-    SchemaUnsupported,
-    ProtocolFailure,
-    StartupTimeout,
-    CallTimeout,
-    ToolError,
-    Interrupted,
+/// `error.code` in the JSON error object on stdout (the table is
+/// `satori-client`'s, shared with the Node addon and the npm package's types).
+pub use satori_client::ErrorCode;
+
+/// The exit status of each error token.
+pub trait Exit {
+    fn exit_status(self) -> ExitStatus;
 }
 
-impl ErrorCode {
-    pub fn token(self) -> &'static str {
-        match self {
-            ErrorCode::Usage => "E_USAGE",
-            ErrorCode::SchemaUnsupported => "E_SCHEMA_UNSUPPORTED",
-            ErrorCode::ProtocolFailure => "E_PROTOCOL_FAILURE",
-            ErrorCode::StartupTimeout => "E_STARTUP_TIMEOUT",
-            ErrorCode::CallTimeout => "E_CALL_TIMEOUT",
-            ErrorCode::ToolError => "E_TOOL_ERROR",
-            ErrorCode::Interrupted => "E_INTERRUPTED",
-        }
-    }
-
-    pub fn exit_status(self) -> ExitStatus {
+impl Exit for ErrorCode {
+    fn exit_status(self) -> ExitStatus {
         match self {
             ErrorCode::Usage | ErrorCode::SchemaUnsupported => ExitStatus::Usage,
             ErrorCode::ProtocolFailure | ErrorCode::StartupTimeout | ErrorCode::CallTimeout => {
@@ -71,29 +55,12 @@ impl ErrorCode {
             ErrorCode::Interrupted => ExitStatus::Interrupted,
         }
     }
-
-    /// Which token a client-library error is reported under.
-    pub fn of_client_error(error: &ClientError) -> ErrorCode {
-        match error.decisive() {
-            // Not finding the server is a configuration problem the user fixes
-            // by installing it or setting SATORI_SERVER_BIN, like a bad flag.
-            ClientError::ServerNotFound(_) | ClientError::InvalidFlags(_) => ErrorCode::Usage,
-            ClientError::SchemaUnsupported(_) => ErrorCode::SchemaUnsupported,
-            ClientError::StartupTimeout(_) => ErrorCode::StartupTimeout,
-            ClientError::CallTimeout { .. } => ErrorCode::CallTimeout,
-            ClientError::Spawn { .. }
-            | ClientError::Protocol(_)
-            | ClientError::Closed
-            // `decisive` never returns this variant; listed so the match stays exhaustive.
-            | ClientError::RecoveryFailed { .. } => ErrorCode::ProtocolFailure,
-            ClientError::Rpc { .. } => ErrorCode::ToolError,
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use satori_client::ClientError;
     use std::time::Duration;
 
     #[test]

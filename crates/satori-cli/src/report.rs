@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::exit::{ErrorCode, ExitStatus};
+use crate::exit::{ErrorCode, Exit, ExitStatus};
 use satori_client::{Attempts, ClientError, RECOVERY_GUARD_MODE, ToolError};
 
 /// The `_meta` key under which results carry the guard-recovery record.

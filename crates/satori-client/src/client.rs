@@ -1,49 +1,32 @@
 //! A connection to one `satori` server child process.
 //!
-//! We spawn the child ourselves and hand rmcp only its pipes. Owning the
-//! process handle is what lets every failure path end the same way: kill the
-//! child, reap it, and drain what it wrote to stderr. rmcp's own child-process
-//! transport would kill it from a spawned task, which may never run when the
-//! runtime is shutting down.
-//!
-//! The live parts (process, rmcp service, stderr pump) sit in a `Connection`
-//! that is separate from the caller-facing [`Client`], because guard recovery
-//! (see `recovery`) replaces the connection with one started in a different
-//! environment while the caller keeps the same `Client`.
+//! The process and the MCP session over its pipes are `mcp-client`'s
+//! [`StdioClient`] (it owns the child, kills and reaps it on every failure
+//! path, and names what broke the stream). This module adds Satori's part:
+//! how the server is started (`SATORI_RUN_MODE=cli`, the stdout guard's mode),
+//! the tools list kept for the client's life, and guard recovery (see
+//! `recovery`), which replaces the connection with one started in a different
+//! environment while the caller keeps the same [`Client`].
 
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-};
-use rmcp::service::{RoleClient, RunningService, ServiceError};
-use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
-use rmcp::{ClientHandler, ServiceExt};
+use mcp_client::{ClientInfo, Spawn, StdioClient};
 use serde_json::{Map, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, Command};
-use tokio::task::JoinHandle;
 
 use crate::ClientError;
 use crate::guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 use crate::recovery::{Attempts, GuardRecovery, Stage, should_retry};
-use crate::stdout_guard::{StrictStdout, Violation};
+
+/// Whether forwarded server output left our stderr in the middle of a line
+/// (see `mcp_client::stdio::take_stderr_mid_line`).
+pub use mcp_client::stdio::take_stderr_mid_line;
 
 /// The MCP revision we speak (from the contract). rmcp defaults to a newer, handshake-less one.
 pub use satori_protocol::PROTOCOL_VERSION;
 
 /// Environment variable that tells the server it runs as a one-shot CLI child.
 pub const RUN_MODE_ENV: &str = satori_protocol::env::RUN_MODE;
-
-/// How long a server gets to exit on its own after its stdin is closed.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
-
-/// How long we keep forwarding stderr after the child is gone. A grandchild
-/// that inherited the pipe could hold it open forever; we do not wait for it.
-const STDERR_DRAIN: Duration = Duration::from_millis(500);
 
 /// How to start the server.
 #[derive(Debug, Clone)]
@@ -89,35 +72,11 @@ impl SpawnOptions {
     }
 }
 
-/// The handler we run on our side: we offer no client capabilities, so the
-/// default `ClientHandler` behaviour (answering pings, ignoring notifications)
-/// is all we need; this type only carries the `initialize` parameters.
-#[derive(Debug, Clone)]
-struct Handler {
-    config: ClientConfig,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        self.config.clone()
-    }
-}
-
-/// The live parts of one server process.
-struct Connection {
-    child: Child,
-    pid: Option<u32>,
-    service: Option<RunningService<RoleClient, Handler>>,
-    violation: Violation,
-    stderr_pump: Option<JoinHandle<()>>,
-    server_info: Value,
-}
-
 /// A client of one `satori` server child (two, after a guard recovery).
 /// Dropping it kills the child.
 pub struct Client {
     options: SpawnOptions,
-    connection: Option<Connection>,
+    connection: Option<StdioClient>,
     tools: Option<Value>,
     attempts: Attempts,
 }
@@ -176,12 +135,12 @@ impl Client {
 
     /// Process id of the server child while it is connected.
     pub fn pid(&self) -> Option<u32> {
-        self.connection.as_ref().and_then(|c| c.pid)
+        self.connection.as_ref().and_then(StdioClient::pid)
     }
 
     /// The server's `initialize` result (protocol version, capabilities, info).
     pub fn server_info(&self) -> Option<&Value> {
-        self.connection.as_ref().map(|c| &c.server_info)
+        self.connection.as_ref().map(StdioClient::server_info)
     }
 
     /// What happened to the stdout guard so far (see [`crate::recovery`]).
@@ -235,7 +194,7 @@ impl Client {
     /// a moment to exit, then kill it. Always reaps the child.
     pub async fn shutdown(mut self) {
         if let Some(connection) = self.connection.take() {
-            connection.close(EXIT_GRACE).await;
+            connection.shutdown().await;
         }
     }
 
@@ -246,7 +205,17 @@ impl Client {
         if self.attempts.guard_recovery_attempted {
             env.push((STDOUT_GUARD_ENV.to_owned(), RECOVERY_GUARD_MODE.to_owned()));
         }
-        self.connection = Some(Connection::open(&self.options, &env).await?);
+        let mut spawn_env = vec![(RUN_MODE_ENV.to_owned(), "cli".to_owned())];
+        spawn_env.extend(self.options.env.iter().cloned());
+        spawn_env.extend(env);
+        let spawn = Spawn {
+            program: self.options.server_bin.clone(),
+            args: Vec::new(),
+            env: spawn_env,
+            startup_timeout: self.options.startup_timeout,
+            client: ClientInfo::new(&self.options.client_name, &self.options.client_version),
+        };
+        self.connection = Some(StdioClient::spawn(&spawn).await?);
         Ok(())
     }
 
@@ -294,14 +263,9 @@ impl Client {
     }
 
     async fn list_tools_once(&mut self, timeout: Duration) -> Result<Value, ClientError> {
-        let outcome = {
-            let service = self.service()?;
-            tokio::time::timeout(timeout, service.list_all_tools()).await
-        };
-        let tools = self.settle("tools/list", timeout, outcome).await?;
-        let json = serde_json::to_value(tools)
-            .map_err(|e| ClientError::Protocol(format!("cannot encode tools/list: {e}")))?;
-        Ok(serde_json::json!({ "tools": json }))
+        let connection = self.connection.as_mut().ok_or(ClientError::Closed)?;
+        let outcome = connection.list_tools(timeout).await;
+        self.settle(outcome)
     }
 
     async fn call_tool_once(
@@ -310,271 +274,18 @@ impl Client {
         args: Map<String, Value>,
         timeout: Duration,
     ) -> Result<Value, ClientError> {
-        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(args);
-        let outcome = {
-            let service = self.service()?;
-            tokio::time::timeout(timeout, service.call_tool(params)).await
-        };
-        let method = format!("tools/call {name}");
-        let result = self.settle(&method, timeout, outcome).await?;
-        serde_json::to_value(result)
-            .map_err(|e| ClientError::Protocol(format!("cannot encode tool result: {e}")))
+        let connection = self.connection.as_mut().ok_or(ClientError::Closed)?;
+        let outcome = connection.call_tool(name, args, timeout).await;
+        self.settle(outcome)
     }
 
-    fn service(&self) -> Result<&RunningService<RoleClient, Handler>, ClientError> {
-        self.connection
-            .as_ref()
-            .and_then(|c| c.service.as_ref())
-            .ok_or(ClientError::Closed)
-    }
-
-    /// Turn the outcome of one request into our result. Any failure that
-    /// leaves the stream in an unknown state tears the connection down first,
-    /// so no caller can keep using (or leak) a broken child.
-    async fn settle<T>(
-        &mut self,
-        method: &str,
-        timeout: Duration,
-        outcome: Result<Result<T, ServiceError>, tokio::time::error::Elapsed>,
-    ) -> Result<T, ClientError> {
-        let error = match outcome {
-            Ok(Ok(value)) => return Ok(value),
-            Ok(Err(ServiceError::McpError(e))) => {
-                // A JSON-RPC error is a well-formed answer; the connection is fine.
-                return Err(ClientError::Rpc {
-                    code: e.code.0,
-                    message: e.message.into_owned(),
-                    data: e.data,
-                });
-            }
-            Err(_) => ClientError::CallTimeout {
-                what: method.to_owned(),
-                timeout,
-            },
-            Ok(Err(other)) => ClientError::Protocol(format!("{method}: {other}")),
-        };
-        let Some(connection) = self.connection.take() else {
-            return Err(error);
-        };
-        let diagnosis = connection.terminate().await;
-        Err(match (error, diagnosis) {
-            // The real cause (garbage on stdout, the server died) beats the
-            // generic "transport closed" that rmcp reports for it.
-            (ClientError::Protocol(_), Some(cause)) => {
-                ClientError::Protocol(format!("{method}: {cause}"))
-            }
-            (error, _) => error,
-        })
+    /// Our result of one request. A failure that tore the connection down
+    /// (anything but a JSON-RPC error) leaves no connection behind, so the next
+    /// `connect` or recovery starts a new server.
+    fn settle(&mut self, outcome: mcp_client::Result<Value>) -> Result<Value, ClientError> {
+        if self.connection.as_ref().is_some_and(|c| !c.is_open()) {
+            self.connection = None;
+        }
+        outcome.map_err(ClientError::from)
     }
 }
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        if let Some(connection) = self.connection.take() {
-            connection.kill_now();
-        }
-    }
-}
-
-impl Connection {
-    async fn open(
-        options: &SpawnOptions,
-        overrides: &[(String, String)],
-    ) -> Result<Connection, ClientError> {
-        let mut command = Command::new(&options.server_bin);
-        command
-            .env(RUN_MODE_ENV, "cli")
-            .envs(options.env.iter().map(|(k, v)| (k, v)))
-            .envs(overrides.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Backstop for paths that never reach our own kill (a panic unwinding
-            // through a future): tokio sends SIGKILL when the handle is dropped.
-            .kill_on_drop(true);
-        die_with_parent(&mut command);
-
-        let mut child = command.spawn().map_err(|source| ClientError::Spawn {
-            path: options.server_bin.clone(),
-            source,
-        })?;
-        let pid = child.id();
-        let (Some(stdin), Some(stdout), stderr) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            // Cannot happen with the piped configuration above; handled
-            // rather than unwrapped so a platform surprise is still an error.
-            let _ = child.kill().await;
-            return Err(ClientError::Protocol(
-                "server pipes were not created".into(),
-            ));
-        };
-        let stderr_pump = stderr.map(|s| tokio::spawn(forward_stderr(s)));
-
-        let violation = Violation::default();
-        let reader = StrictStdout::new(stdout, DEFAULT_MAX_LINE_LENGTH, violation.clone());
-        let transport = AsyncRwTransport::new_client(reader, stdin);
-        let config = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new(options.client_name.clone(), options.client_version.clone()),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        let handler = Handler { config };
-
-        let mut connection = Connection {
-            child,
-            pid,
-            service: None,
-            violation,
-            stderr_pump,
-            server_info: Value::Null,
-        };
-        let handshake =
-            tokio::time::timeout(options.startup_timeout, handler.serve(transport)).await;
-        let error = match handshake {
-            Ok(Ok(service)) => {
-                connection.server_info = service
-                    .peer_info()
-                    .and_then(|info| serde_json::to_value(info).ok())
-                    .unwrap_or(Value::Null);
-                connection.service = Some(service);
-                return Ok(connection);
-            }
-            Err(_) => ClientError::StartupTimeout(options.startup_timeout),
-            Ok(Err(e)) => ClientError::Protocol(format!("MCP handshake failed: {e}")),
-        };
-        let diagnosis = connection.terminate().await;
-        Err(match (error, diagnosis) {
-            (ClientError::Protocol(_), Some(cause)) => {
-                ClientError::Protocol(format!("MCP handshake failed: {cause}"))
-            }
-            (error, _) => error,
-        })
-    }
-
-    /// Tear down after a failure: kill first (the server is misbehaving, there
-    /// is nothing to wait for), then collect the reason the stream broke.
-    async fn terminate(mut self) -> Option<String> {
-        let _ = self.child.start_kill();
-        let status = self.child.wait().await.ok();
-        if let Some(service) = self.service.take() {
-            let _ = service.cancel().await;
-        }
-        self.drain_stderr().await;
-        if let Some(v) = self.violation.get() {
-            return Some(v);
-        }
-        // Only a child that exited on its own tells us something; one we
-        // just killed reports our own signal.
-        self.exited_by_itself(status)
-    }
-
-    fn exited_by_itself(&self, status: Option<std::process::ExitStatus>) -> Option<String> {
-        let status = status?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            if status.signal() == Some(libc::SIGKILL) {
-                return None;
-            }
-        }
-        Some(format!("server exited unexpectedly ({status})"))
-    }
-
-    /// Normal end: close stdin so the server can finish, then make sure it is gone.
-    async fn close(mut self, grace: Duration) {
-        if let Some(service) = self.service.take() {
-            // Cancelling the service closes the transport, i.e. the child's stdin.
-            let _ = tokio::time::timeout(grace, service.cancel()).await;
-        }
-        if tokio::time::timeout(grace, self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.start_kill();
-            let _ = self.child.wait().await;
-        }
-        self.drain_stderr().await;
-    }
-
-    async fn drain_stderr(&mut self) {
-        if let Some(mut pump) = self.stderr_pump.take()
-            && tokio::time::timeout(STDERR_DRAIN, &mut pump).await.is_err()
-        {
-            pump.abort();
-        }
-    }
-
-    /// Synchronous cleanup for `Drop`: SIGKILL, then reap without blocking the
-    /// runtime for more than a moment (a killed process is reaped in
-    /// microseconds; if not, tokio's orphan reaper takes over).
-    fn kill_now(mut self) {
-        let _ = self.child.start_kill();
-        for _ in 0..50 {
-            match self.child.try_wait() {
-                Ok(Some(_)) | Err(_) => break,
-                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            }
-        }
-        if let Some(pump) = self.stderr_pump.take() {
-            pump.abort();
-        }
-    }
-}
-
-/// Whether the last byte forwarded from a server's stderr to ours was not a
-/// newline. Process-wide because stderr is: a server that dies after printing
-/// half a line would otherwise have the caller's next line (an error token
-/// that scripts look for at the start of a line) glued to its text.
-static STDERR_MID_LINE: AtomicBool = AtomicBool::new(false);
-
-/// Whether forwarded server output left our stderr in the middle of a line;
-/// clears the flag, because the caller is about to end that line itself.
-/// Call it before writing a line of your own to stderr.
-pub fn take_stderr_mid_line() -> bool {
-    STDERR_MID_LINE.swap(false, Ordering::SeqCst)
-}
-
-/// Copy the child's stderr to ours byte for byte. If our stderr is gone we keep
-/// reading and discard, because a child blocked on a full pipe would hang.
-async fn forward_stderr(mut from: ChildStderr) {
-    let mut to = tokio::io::stderr();
-    let mut broken = false;
-    let mut buf = vec![0u8; 8192];
-    loop {
-        match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if !broken {
-                    let written = async {
-                        to.write_all(&buf[..n]).await?;
-                        to.flush().await
-                    };
-                    broken = written.await.is_err();
-                    STDERR_MID_LINE.store(buf[n - 1] != b'\n', Ordering::SeqCst);
-                }
-            }
-        }
-    }
-}
-
-/// Ask Linux to SIGKILL the server if we die without cleaning up (SIGKILL,
-/// abort). Not available elsewhere; the other paths still kill the child.
-/// The signal fires when the *thread* that spawned the child ends, so spawn
-/// from a long-lived thread (the main thread, or a runtime worker).
-#[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut Command) {
-    // SAFETY: the closure runs between fork and exec and only calls prctl,
-    // which is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut Command) {}

@@ -89,3 +89,27 @@ impl ClientError {
         }
     }
 }
+
+impl From<mcp_client::Error> for ClientError {
+    /// The stdio transport's failures, in the shape Satori's clients decide on.
+    fn from(error: mcp_client::Error) -> ClientError {
+        use mcp_client::Error as E;
+        match error {
+            E::Spawn { path, source } => ClientError::Spawn { path, source },
+            E::StartupTimeout(timeout) => ClientError::StartupTimeout(timeout),
+            E::CallTimeout { what, timeout } => ClientError::CallTimeout { what, timeout },
+            E::Closed => ClientError::Closed,
+            E::Server {
+                code,
+                message,
+                data,
+            } => ClientError::Rpc {
+                // rmcp's error codes are i32: a stdio answer always fits.
+                code: i32::try_from(code).unwrap_or(i32::MIN),
+                message,
+                data,
+            },
+            other => ClientError::Protocol(other.to_string()),
+        }
+    }
+}

@@ -1,9 +1,9 @@
-//! MCP client plumbing for Satori's command-line clients.
+//! Satori's semantics for its MCP clients (the CLI, the Node addon).
 //!
-//! Clients reach the engine only through the `satori` server's MCP tools. This
-//! crate spawns that server as a child over stdio, performs the handshake,
-//! lists and calls tools under timeouts, and guarantees the child never
-//! outlives the [`Client`]. It also knows how to read Satori's tool results:
+//! Clients reach the engine only through the `satori` server's MCP tools. The
+//! transport is `mcp-client`'s stdio client (spawn, handshake, timeouts, the
+//! child never outliving the [`Client`]); this crate says how `satori` is
+//! found and started and what its answers mean. It also knows how to read Satori's tool results:
 //! [`classify`] separates successes from tool errors (including `isError:
 //! false` envelopes with a non-ok `status`), and [`wait_for_index`] follows a
 //! background index build to its end. [`flags`] turns a tool's live
@@ -14,12 +14,12 @@
 
 mod classify;
 mod client;
+mod codes;
 mod error;
 pub mod flags;
 mod guard_mode;
 mod recovery;
 mod resolve;
-mod stdout_guard;
 mod wait;
 
 pub use classify::{
@@ -27,6 +27,7 @@ pub use classify::{
     is_terminal, status,
 };
 pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line};
+pub use codes::{ErrorCode, typescript_union};
 pub use error::ClientError;
 pub use guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 pub use recovery::{Attempts, GUARD_RECOVERY_ENV, GuardRecovery, Stage, should_retry};

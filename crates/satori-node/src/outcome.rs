@@ -8,33 +8,19 @@
 //! mapping here, pure, lets every case be tested without Node.
 
 use satori_client::{
-    Attempts, Classification, ClientError, classify, envelope, index_state, is_index_success,
+    Attempts, Classification, ClientError, ErrorCode, classify, envelope, index_state,
+    is_index_success,
 };
 use serde_json::{Map, Value, json};
 
-/// The stable error tokens, as `satori-cli` prints them at the start of a stderr line.
-pub const E_USAGE: &str = "E_USAGE";
-pub const E_SCHEMA_UNSUPPORTED: &str = "E_SCHEMA_UNSUPPORTED";
-pub const E_PROTOCOL_FAILURE: &str = "E_PROTOCOL_FAILURE";
-pub const E_STARTUP_TIMEOUT: &str = "E_STARTUP_TIMEOUT";
-pub const E_CALL_TIMEOUT: &str = "E_CALL_TIMEOUT";
-pub const E_TOOL_ERROR: &str = "E_TOOL_ERROR";
+/// The stable error tokens, from `satori-client`'s one table (the CLI prints the same).
+pub const E_USAGE: &str = ErrorCode::Usage.token();
+pub const E_TOOL_ERROR: &str = ErrorCode::ToolError.token();
 
-/// The token a client-library error is reported under: the same table as the CLI's exit
-/// codes (a missing server is a configuration problem, a JSON-RPC error is the server
-/// answering, everything that broke the stream is a protocol failure).
+/// The token a client-library error is reported under: the CLI's (see
+/// `satori_client::ErrorCode::of_client_error`).
 pub fn token_of(error: &ClientError) -> &'static str {
-    match error.decisive() {
-        ClientError::ServerNotFound(_) | ClientError::InvalidFlags(_) => E_USAGE,
-        ClientError::SchemaUnsupported(_) => E_SCHEMA_UNSUPPORTED,
-        ClientError::StartupTimeout(_) => E_STARTUP_TIMEOUT,
-        ClientError::CallTimeout { .. } => E_CALL_TIMEOUT,
-        ClientError::Spawn { .. }
-        | ClientError::Protocol(_)
-        | ClientError::Closed
-        | ClientError::RecoveryFailed { .. } => E_PROTOCOL_FAILURE,
-        ClientError::Rpc { .. } => E_TOOL_ERROR,
-    }
+    ErrorCode::of_client_error(error).token()
 }
 
 /// A success: `value` is what the promise resolves to.
@@ -135,19 +121,22 @@ mod tests {
         check(ClientError::InvalidFlags("x".into()), E_USAGE);
         check(
             ClientError::SchemaUnsupported("t.p".into()),
-            E_SCHEMA_UNSUPPORTED,
+            ErrorCode::SchemaUnsupported.token(),
         );
         check(
             ClientError::StartupTimeout(Duration::ZERO),
-            E_STARTUP_TIMEOUT,
+            ErrorCode::StartupTimeout.token(),
         );
         let timeout = || ClientError::CallTimeout {
             what: "tools/call x".into(),
             timeout: Duration::ZERO,
         };
-        check(timeout(), E_CALL_TIMEOUT);
-        check(ClientError::Protocol("garbage".into()), E_PROTOCOL_FAILURE);
-        check(ClientError::Closed, E_PROTOCOL_FAILURE);
+        check(timeout(), ErrorCode::CallTimeout.token());
+        check(
+            ClientError::Protocol("garbage".into()),
+            ErrorCode::ProtocolFailure.token(),
+        );
+        check(ClientError::Closed, ErrorCode::ProtocolFailure.token());
         let rpc = ClientError::Rpc {
             code: -32602,
             message: "unknown tool".into(),
@@ -160,7 +149,7 @@ mod tests {
             first: Box::new(ClientError::Protocol("garbage".into())),
             second: Box::new(timeout()),
         };
-        check(recovery, E_CALL_TIMEOUT);
+        check(recovery, ErrorCode::CallTimeout.token());
     }
 
     #[test]

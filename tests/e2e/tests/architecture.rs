@@ -1,7 +1,8 @@
 //! The workspace's structural rules, checked on every test run.
 //!
 //! Crate edges: the engine knows nothing of MCP or command lines, the contract depends on
-//! nothing of ours, and clients reach the engine only through MCP.
+//! nothing of ours, clients reach the engine only through MCP, and the MCP client library
+//! knows nothing of Satori.
 //!
 //! Module cycles: inside every crate, the modules that share a parent (the crate's top
 //! modules, the sub-modules of each directory module, and so on down) must reference each
@@ -53,7 +54,26 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     // A client of any server: it knows nothing of Satori's engine, server or wire types.
     (
         "mcat",
-        &["satori-core", "satori-mcp", "satori-cli", "satori-protocol"],
+        &[
+            "satori-core",
+            "satori-mcp",
+            "satori-cli",
+            "satori-protocol",
+            "satori-client",
+        ],
+    ),
+    // The MCP client library: no crate of Satori's, so any MCP client can use it.
+    (
+        "mcp-client",
+        &[
+            "satori-core",
+            "satori-mcp",
+            "satori-cli",
+            "satori-protocol",
+            "satori-client",
+            "satori-node",
+            "mcat",
+        ],
     ),
 ];
 

@@ -105,7 +105,7 @@ pub fn up(socket: &Path, command: &[String]) -> Result<Value> {
     let log_file = std::fs::File::create(&log).map_err(|e| Error::io("create", &log, e))?;
     let mut child = Command::new(exe);
     child
-        .arg("__serve")
+        .arg(super::SERVE_ARG)
         .arg(socket)
         .arg("--")
         .arg(cmd)

@@ -33,10 +33,14 @@ pub(crate) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs the bridge process of `proxy up` (`__serve`) until it stops; its exit code.
+/// The argument that starts the bridge: `up` runs the current executable as
+/// `EXE __serve SOCKET -- CMD ARGS...`, and that program must then call [`serve`].
+pub const SERVE_ARG: &str = "__serve";
+
+/// Runs the bridge process of `proxy up` ([`SERVE_ARG`]) until it stops; its exit code.
 #[cfg(unix)]
-pub fn serve(socket: &Path, command: &[String]) -> i32 {
-    bridge::serve(socket, command)
+pub fn serve(socket: &Path, command: &[String]) -> crate::Result<i32> {
+    Ok(bridge::serve(socket, command))
 }
 
 #[cfg(not(unix))]
@@ -67,7 +71,7 @@ mod elsewhere {
         Err(Error::NoUnixSockets)
     }
 
-    pub fn serve(_socket: &Path, _command: &[String]) -> i32 {
-        crate::output::emit(Err(Error::NoUnixSockets))
+    pub fn serve(_socket: &Path, _command: &[String]) -> Result<i32> {
+        Err(Error::NoUnixSockets)
     }
 }

@@ -9,9 +9,9 @@
 //! refresh needs, so later commands refresh an expiring token by themselves and persist the
 //! rotated one (`fresh_token`).
 
-pub mod assertion;
-pub mod discovery;
-pub mod http;
+mod assertion;
+mod discovery;
+mod http;
 
 use std::net::TcpListener as StdListener;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::files;
-use crate::mcp::{Elicit, Handshake};
+use crate::http::{Elicit, Handshake};
 
 /// Version of the session file's shape.
 pub const SESSION_VERSION: u32 = 1;

@@ -1,5 +1,5 @@
 //! One MCP exchange per command: the handshake of `init`, then single requests that reuse
-//! the stored session, over Streamable HTTP on TCP or on the proxy's Unix socket.
+//! a stored session, over Streamable HTTP on TCP or on the proxy's Unix socket.
 //!
 //! rmcp's `StreamableHttpClient` does the HTTP (headers, the session id, 401/403/404, JSON or
 //! SSE answers); this module builds the JSON-RPC messages, picks the answer to its own
@@ -35,9 +35,9 @@ use crate::error::{Error, Result};
 use crate::log::{self, Domain, Level};
 use crate::random;
 
-/// The protocol revision mcat asks for.
+/// The protocol revision the client asks for.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
-/// Revisions mcat speaks (with `initialize` and sessions).
+/// Revisions the client speaks (with `initialize` and sessions).
 pub const KNOWN_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 /// The revision that dropped `initialize` and sessions: detected and reported.
 pub const SESSIONLESS_VERSION: &str = "2026-07-28";
@@ -45,7 +45,7 @@ pub const SESSIONLESS_VERSION: &str = "2026-07-28";
 /// How many times one answer's event stream is resumed.
 const MAX_RESUMES: usize = 5;
 
-/// How long a command waits for each answer unless `--timeout` says otherwise.
+/// How long a request waits for its answer unless [`Conn::timeout`] says otherwise.
 pub const DEFAULT_TIMEOUT_S: u64 = 60;
 
 /// How long the `notifications/cancelled` of a timed-out request may take: the server that
@@ -213,6 +213,29 @@ enum Http {
     Unix(UnixSocketHttpClient),
 }
 
+/// Who the client is, in `initialize`'s `clientInfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ClientInfo {
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> ClientInfo {
+        ClientInfo {
+            name: name.into(),
+            version: version.into(),
+        }
+    }
+}
+
+impl Default for ClientInfo {
+    /// This library, by its package name and version.
+    fn default() -> ClientInfo {
+        ClientInfo::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+    }
+}
+
 /// A connection for one command.
 pub struct Conn {
     http: Http,
@@ -222,6 +245,7 @@ pub struct Conn {
     session_id: Option<String>,
     protocol_version: Option<String>,
     elicit: Option<Elicit>,
+    client: ClientInfo,
     /// How long each request waits for its answer; `None` waits as long as the server takes.
     timeout: Option<Duration>,
 }
@@ -255,8 +279,15 @@ impl Conn {
             session_id: None,
             protocol_version: None,
             elicit: None,
+            client: ClientInfo::default(),
             timeout: Some(Duration::from_secs(DEFAULT_TIMEOUT_S)),
         })
+    }
+
+    /// Names the client in `initialize`.
+    pub fn client_info(mut self, client: ClientInfo) -> Conn {
+        self.client = client;
+        self
     }
 
     /// Waits at most `timeout` for each answer (`None`: as long as the server takes).
@@ -287,7 +318,7 @@ impl Conn {
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": capabilities,
-            "clientInfo": {"name": "mcat", "version": env!("CARGO_PKG_VERSION")},
+            "clientInfo": {"name": self.client.name, "version": self.client.version},
         });
         let (result, session_id) = self.exchange("initialize", Some(params)).await?;
         let version = result
@@ -512,7 +543,11 @@ impl Conn {
                     self.endpoint.shown()
                 )));
             }
-            return Err(Error::Server { code, message });
+            return Err(Error::Server {
+                code,
+                message,
+                data: err.get("data").cloned(),
+            });
         }
         let result = value.get("result").cloned().unwrap_or(Value::Null);
         Ok((result, session))

@@ -1,8 +1,10 @@
-//! mcat's one error type. Every failure reaches the user as `{"ok":false,"error":...}`; the
-//! variant decides the exit code (see `output`), and the message is the whole explanation:
-//! it names the file, endpoint or argument at fault and never carries a secret.
+//! The library's one error type. The variant says what a caller has to decide (a wrong
+//! argument, a file, the transport, the server's answer, a timeout), and the message is the
+//! whole explanation: it names the file, endpoint or argument at fault and never carries a
+//! secret. The messages speak to a person at mcat's command line, the library's first user.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// What went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -42,9 +44,13 @@ pub enum Error {
     /// The server refused the token (or wants one).
     #[error("{0}")]
     Unauthorized(String),
-    /// The server answered with a JSON-RPC error.
+    /// The server answered with a JSON-RPC error (`data` as it sent it).
     #[error("server error {code}: {message}")]
-    Server { code: i64, message: String },
+    Server {
+        code: i64,
+        message: String,
+        data: Option<serde_json::Value>,
+    },
     /// The server did not advertise what the command needs.
     #[error("server does not advertise {0} capability")]
     Capability(&'static str),
@@ -59,13 +65,30 @@ pub enum Error {
     /// The server did not answer a request within the command's `--timeout`.
     #[error("{0}")]
     Timeout(String),
+    /// A stdio server could not be started.
+    #[error("failed to start server {}: {source}", path.display())]
+    Spawn {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stdio server did not complete the `initialize` handshake in time.
+    #[error("server did not complete the MCP handshake within {} ms", .0.as_millis())]
+    StartupTimeout(Duration),
+    /// A request to a stdio server did not finish in time (the server was stopped: a stdio
+    /// server's stream is in an unknown state after a request given up on).
+    #[error("{what} did not finish within {} ms", timeout.as_millis())]
+    CallTimeout { what: String, timeout: Duration },
+    /// A request was made after an earlier failure had torn the stdio connection down.
+    #[error("the connection to the server is closed after an earlier failure")]
+    Closed,
     /// The operating system's random number generator failed.
     #[error("{0}; mcat does not fall back to a predictable value")]
     Random(String),
 }
 
 impl Error {
-    pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> Error {
+    pub fn io(action: &'static str, path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             action,
             path: path.to_owned(),
@@ -73,7 +96,7 @@ impl Error {
         }
     }
 
-    pub(crate) fn corrupt(path: &Path, what: &'static str, why: impl ToString) -> Error {
+    pub fn corrupt(path: &Path, what: &'static str, why: impl ToString) -> Error {
         Error::Corrupt {
             path: path.to_owned(),
             what,

@@ -32,7 +32,7 @@ use tokio::sync::oneshot;
 
 use super::now_ms;
 use super::unix::{CONTROL_VERSION, Control, rfc3339};
-use crate::mcp::PROTOCOL_VERSION;
+use crate::http::PROTOCOL_VERSION;
 use crate::random;
 
 /// Largest request body accepted.

@@ -64,7 +64,7 @@ fn split(url: &str) -> Result<(String, String)> {
 pub async fn discover(http: &Http, endpoint: &str) -> Result<Discovered> {
     // The challenge of an unauthenticated request.
     let probe = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": crate::mcp::PROTOCOL_VERSION,
+        "protocolVersion": crate::http::PROTOCOL_VERSION,
         "capabilities": {},
         "clientInfo": {"name": "mcat", "version": env!("CARGO_PKG_VERSION")},
     }});

@@ -222,9 +222,9 @@ mod tests {
             },
             Case {
                 name: "garbage before a message stops the stream",
-                input: line(&[b"Starting Satori...\n", ok, b"\n"]),
+                input: line(&[b"Starting the server...\n", ok, b"\n"]),
                 message_first: false,
-                violation: Some("non-protocol output on stdout: \"Starting Satori...\""),
+                violation: Some("non-protocol output on stdout: \"Starting the server...\""),
             },
             Case {
                 name: "garbage after a message lets the message through",
