@@ -1,5 +1,6 @@
 //! Small shared helpers: hashing to short hex ids, wall-clock time, ISO-8601 formatting,
-//! atomic file replacement, and applying a per-file delta to a list kept in path order.
+//! atomic file replacement, applying a per-file delta to a list kept in path order, and
+//! locking state that survives a panicking holder.
 
 use std::io::Write;
 use std::path::Path;
@@ -171,6 +172,12 @@ pub(crate) fn apply_file_delta<T>(
     list.retain(|f| !gone.contains(path(f)));
     list.extend(added);
     list.sort_by(|a, b| path(a).cmp(path(b)));
+}
+
+/// Locks `m`, taking over a lock poisoned by a panicking holder: for state that is replaced
+/// whole, never left half-written, so what a panicking holder left is still sound.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

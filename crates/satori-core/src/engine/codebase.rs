@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+use crate::util::lock;
 
 use super::layer::Layer;
 use super::sync::Stamped;
@@ -40,7 +42,7 @@ pub(super) struct Codebases(Mutex<HashMap<PathBuf, Arc<Codebase>>>);
 impl Codebases {
     /// The entry of `root`, made on first use.
     pub fn of(&self, root: &Path) -> Arc<Codebase> {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.0);
         if let Some(c) = map.get(root) {
             return Arc::clone(c);
         }
@@ -48,10 +50,4 @@ impl Codebases {
         map.insert(root.to_path_buf(), Arc::clone(&c));
         c
     }
-}
-
-/// Locks `m`, taking over a lock poisoned by a panicking holder: every value kept here is
-/// replaced whole, never left half-written.
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::build::FileIndexer;
-use super::codebase::lock;
 use crate::search;
 use crate::store::GenerationWriter;
+use crate::util::lock;
 use crate::walk::{SourceFile, to_slash};
 use crate::{Error, Result};
 

@@ -38,7 +38,7 @@ use crate::symbol::Symbol;
 use crate::util::now_ms;
 use crate::{Error, Result};
 
-use self::codebase::lock;
+use crate::util::lock;
 
 /// Attempts at opening the published generation when it is replaced (and the one read
 /// removed) between reading `CURRENT` and opening it.

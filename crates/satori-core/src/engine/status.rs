@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Engine;
-use super::codebase::lock;
 use crate::layout::Manifest;
 use crate::state::{CodebaseState, IndexState, ReindexReason};
+use crate::util::lock;
 use crate::{Error, Result};
 
 impl Engine {

@@ -20,13 +20,13 @@ use super::Engine;
 use super::build::{
     BATCH_FILES, CHUNK_LIMIT, FileIndexer, IndexOptions, Progress, ignore_signature, walk_options,
 };
-use super::codebase::lock;
 use super::status::published_state;
 use crate::chunk::chunking_signature;
 use crate::layout::{CodebaseDir, Manifest, ManifestFile};
 use crate::policy::Policy;
 use crate::state::{IndexState, IndexStatus, Phase};
 use crate::store::GenerationWriter;
+use crate::util::lock;
 use crate::util::{hash16, now_ms};
 use crate::walk::{self, PathFilter, SourceFile, TreeStamp};
 use crate::{Error, Result};
