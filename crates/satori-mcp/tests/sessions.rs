@@ -233,6 +233,17 @@ async fn two_sessions_share_a_service_and_nothing_else() {
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+    // The sync seen may be of events from before the edit: wait for the watcher to go quiet
+    // (its debounce is 200 ms), so the edit's own sync is over too.
+    let mut seen = last_sync();
+    loop {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let now = last_sync();
+        if now == seen {
+            break;
+        }
+        seen = now;
+    }
     let v = b.search(&b_root, "gamma_marker_routine").await;
     let mode = v["freshnessDecision"]["mode"].as_str().unwrap_or_default();
     assert!(mode == "skipped_recent" || mode == "coalesced", "{v}");
