@@ -45,6 +45,12 @@ pub enum Error {
     /// The embedding model could not be obtained or loaded.
     #[error("embedding model: {0}")]
     Model(String),
+    /// The vector backend failed, or was handed vectors it cannot take.
+    #[error("vector store: {0}")]
+    Vectors(String),
+    /// The embedder could not embed (see [`EmbedError`](crate::embed::EmbedError)).
+    #[error("{0}")]
+    Embed(#[from] crate::embed::EmbedError),
     /// A published generation cannot be read: a file of it is damaged or missing (or the
     /// index library panicked reading it). Only a rebuild repairs it.
     #[error("damaged index file '{file}': {reason}")]
