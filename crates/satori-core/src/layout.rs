@@ -885,6 +885,33 @@ mod tests {
         }
     }
 
+    /// A manifest records where its vectors are; one written before that was recorded
+    /// (no `vectors` key) still loads.
+    #[test]
+    fn the_vector_store_is_optional_in_a_manifest() {
+        use crate::dense::VectorStore;
+        let check = |vectors: Option<VectorStore>, form: Option<&str>| {
+            let mut m = manifest(Path::new("/repo"));
+            m.vectors = vectors;
+            let text = serde_json::to_string(&m).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v.get("vectors").map(|v| v.to_string()).as_deref(), form);
+            assert_eq!(serde_json::from_str::<Manifest>(&text).unwrap(), m);
+        };
+        check(None, None);
+        check(
+            Some(VectorStore::Embedded),
+            Some(r#"{"backend":"embedded"}"#),
+        );
+        let external = VectorStore::External {
+            name: "milvus".into(),
+            collection: "satori_abc".into(),
+            generation: "gen-1-2".into(),
+        };
+        let form = r#"{"backend":"external","name":"milvus","collection":"satori_abc","generation":"gen-1-2"}"#;
+        check(Some(external), Some(form));
+    }
+
     fn home() -> (tempfile::TempDir, Home, CodebaseDir) {
         let tmp = tempfile::tempdir().unwrap();
         let home = Home::new(tmp.path().to_path_buf());

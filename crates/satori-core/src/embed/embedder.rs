@@ -7,34 +7,8 @@
 //! An embedder only embeds: batching the texts of a build, running batches concurrently
 //! (up to [`Embedder::concurrency`]) and retrying a rate-limited batch are the index job's.
 
-use std::time::Duration;
-
 use super::{ModelInfo, Scratch, StaticModel};
-
-/// Why an embedder could not embed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EmbedError {
-    /// The model or service cannot be reached or failed (a network error, a 5xx, a model
-    /// that did not load).
-    #[error("embedding service unavailable: {0}")]
-    Unavailable(String),
-    /// The service refuses more requests for now; `retry_after` is when it says to retry.
-    #[error("embedding service rate-limited the request{}", retry_hint(.retry_after))]
-    RateLimited { retry_after: Option<Duration> },
-    /// The service refused the credentials.
-    #[error("embedding service refused the credentials: {0}")]
-    Auth(String),
-    /// The service refused the input (too long, too many texts, malformed).
-    #[error("embedding service refused the input: {0}")]
-    InvalidInput(String),
-}
-
-fn retry_hint(after: &Option<Duration>) -> String {
-    match after {
-        Some(d) => format!(" (retry after {} ms)", d.as_millis()),
-        None => String::new(),
-    }
-}
+pub use crate::error::EmbedError;
 
 /// A model that turns texts into vectors of one dimension.
 ///
