@@ -10,11 +10,11 @@
 //!     CURRENT                         name of the published generation, replaced atomically
 //!     gen-<ms>-<pid>/                 one generation: written once, then read-only
 //!       lexical/, chunks.*            the lexical index and chunk table (`store`)
-//!       vectors/                      the dense matrix
+//!       vectors/                      the dense matrix (the embedded vector backend's)
 //!       graph*.json                   the call graph
 //!       overlay.bin                   in a derived generation that shares the base files
 //!                                     (hard links) of an earlier one: the base rows gone
-//!       manifest.json                 fingerprint, options
+//!       manifest.json                 fingerprint, options, where the vectors are
 //!       files.json, files.delta.json  per-file stats: the list of the generation written
 //!                                     whole last (a hard link), and the changes since
 //!       COMPLETE                      written last: a generation without it never existed
