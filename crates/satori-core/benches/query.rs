@@ -32,7 +32,8 @@ fn sources(dir: &Path) -> Vec<(String, String)> {
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let files = sources(&root);
-    let model = bundled::load().unwrap();
+    let embedder = bundled::embedder().unwrap();
+    let model = embedder.model();
     let dir = tempfile::tempdir().unwrap();
     let mut writer = GenerationWriter::create(dir.path(), Some(model.dim())).unwrap();
     let (mut text, mut scratch) = (String::new(), Scratch::default());
@@ -74,7 +75,7 @@ fn main() {
             (0..5)
                 .map(|_| {
                     let ctx = SearchContext {
-                        model: Some(&model),
+                        embedder: Some(&embedder),
                         ..SearchContext::default()
                     };
                     let t = Instant::now();

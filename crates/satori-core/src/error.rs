@@ -1,6 +1,7 @@
 //! The one error type of the engine. Variants carry the context a user needs (usually a path).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Everything that can go wrong inside the engine.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +46,12 @@ pub enum Error {
     /// The embedding model could not be obtained or loaded.
     #[error("embedding model: {0}")]
     Model(String),
+    /// The vector backend failed, or was handed vectors it cannot take.
+    #[error("vector store: {0}")]
+    Vectors(String),
+    /// The embedder could not embed.
+    #[error("{0}")]
+    Embed(#[from] EmbedError),
     /// A published generation cannot be read: a file of it is damaged or missing (or the
     /// index library panicked reading it). Only a rebuild repairs it.
     #[error("damaged index file '{file}': {reason}")]
@@ -84,6 +91,32 @@ pub enum Error {
         "'{0}' disappeared or stopped being a directory during indexing; nothing was published"
     )]
     RootVanished(PathBuf),
+}
+
+/// Why an embedder could not embed (see `embed::Embedder`). Here, beside [`Error`], which
+/// carries it, so that the engine's errors depend on no module of the engine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmbedError {
+    /// The model or service cannot be reached or failed (a network error, a 5xx, a model
+    /// that did not load).
+    #[error("embedding service unavailable: {0}")]
+    Unavailable(String),
+    /// The service refuses more requests for now; `retry_after` is when it says to retry.
+    #[error("embedding service rate-limited the request{}", retry_hint(.retry_after))]
+    RateLimited { retry_after: Option<Duration> },
+    /// The service refused the credentials.
+    #[error("embedding service refused the credentials: {0}")]
+    Auth(String),
+    /// The service refused the input (too long, too many texts, malformed).
+    #[error("embedding service refused the input: {0}")]
+    InvalidInput(String),
+}
+
+fn retry_hint(after: &Option<Duration>) -> String {
+    match after {
+        Some(d) => format!(" (retry after {} ms)", d.as_millis()),
+        None => String::new(),
+    }
 }
 
 /// Engine result.

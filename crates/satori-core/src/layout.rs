@@ -10,11 +10,11 @@
 //!     CURRENT                         name of the published generation, replaced atomically
 //!     gen-<ms>-<pid>/                 one generation: written once, then read-only
 //!       lexical/, chunks.*            the lexical index and chunk table (`store`)
-//!       vectors/                      the dense matrix
+//!       vectors/                      the dense matrix (the embedded vector backend's)
 //!       graph*.json                   the call graph
 //!       overlay.bin                   in a derived generation that shares the base files
 //!                                     (hard links) of an earlier one: the base rows gone
-//!       manifest.json                 fingerprint, options
+//!       manifest.json                 fingerprint, options, where the vectors are
 //!       files.json, files.delta.json  per-file stats: the list of the generation written
 //!                                     whole last (a hard link), and the changes since
 //!       COMPLETE                      written last: a generation without it never existed
@@ -608,25 +608,35 @@ pub struct Fingerprint {
     pub embedding_provider: String,
     pub embedding_model: String,
     pub embedding_dimension: u32,
-    pub vector_backend: String,
+    /// Serialised as the plain string it always was (`"embedded"`, `"none"`, or another
+    /// backend's name).
+    pub vector_backend: crate::dense::BackendId,
     pub schema_version: String,
 }
 
 impl Fingerprint {
-    /// The fingerprint of indexes built with the model `info` by this version.
-    pub fn of(info: &crate::embed::ModelInfo) -> Fingerprint {
+    /// The fingerprint of indexes built by this version with the model `info`, their
+    /// vectors in `backend`.
+    pub fn of(info: &crate::embed::ModelInfo, backend: crate::dense::BackendId) -> Fingerprint {
         Fingerprint {
             embedding_provider: info.provider.clone(),
             embedding_model: info.fingerprint_model(),
             embedding_dimension: info.dim as u32,
-            vector_backend: if info.dim > 0 { "embedded" } else { "none" }.into(),
+            vector_backend: if info.dim > 0 {
+                backend
+            } else {
+                crate::dense::BackendId::None
+            },
             schema_version: INDEX_SCHEMA_VERSION.into(),
         }
     }
 
     /// The fingerprint of this build's embedded default (the bundled model).
     pub fn embedded_default() -> Fingerprint {
-        Fingerprint::of(&crate::embed::bundled::info())
+        Fingerprint::of(
+            &crate::embed::bundled::info(),
+            crate::dense::BackendId::Embedded,
+        )
     }
 }
 
@@ -700,6 +710,10 @@ pub struct Manifest {
     pub non_utf8_names: u64,
     #[serde(default)]
     pub non_utf8_sample: Vec<String>,
+    /// Where the generation's vectors are (absent without vectors, and in manifests written
+    /// before it was recorded, whose vectors are all embedded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<crate::dense::VectorStore>,
     pub file_list: Vec<ManifestFile>,
 }
 
@@ -796,6 +810,7 @@ impl Manifest {
             policy: self.policy.clone(),
             chunking: self.chunking.clone(),
             non_utf8_sample: self.non_utf8_sample.clone(),
+            vectors: self.vectors.clone(),
             ..*self
         };
         write_atomic(&Self::path(gen_dir), &to_json(&head, &Self::path(gen_dir))?)
@@ -865,8 +880,36 @@ mod tests {
             oversized: 0,
             non_utf8_names: 0,
             non_utf8_sample: vec![],
+            vectors: None,
             file_list: vec![],
         }
+    }
+
+    /// A manifest records where its vectors are; one written before that was recorded
+    /// (no `vectors` key) still loads.
+    #[test]
+    fn the_vector_store_is_optional_in_a_manifest() {
+        use crate::dense::VectorStore;
+        let check = |vectors: Option<VectorStore>, form: Option<&str>| {
+            let mut m = manifest(Path::new("/repo"));
+            m.vectors = vectors;
+            let text = serde_json::to_string(&m).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v.get("vectors").map(|v| v.to_string()).as_deref(), form);
+            assert_eq!(serde_json::from_str::<Manifest>(&text).unwrap(), m);
+        };
+        check(None, None);
+        check(
+            Some(VectorStore::Embedded),
+            Some(r#"{"backend":"embedded"}"#),
+        );
+        let external = VectorStore::External {
+            name: "milvus".into(),
+            collection: "satori_abc".into(),
+            generation: "gen-1-2".into(),
+        };
+        let form = r#"{"backend":"external","name":"milvus","collection":"satori_abc","generation":"gen-1-2"}"#;
+        check(Some(external), Some(form));
     }
 
     fn home() -> (tempfile::TempDir, Home, CodebaseDir) {

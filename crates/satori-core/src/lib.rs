@@ -5,10 +5,11 @@
 //! prints: progress is reported through callbacks and partial failures come back as data.
 //!
 //! The façade is [`Engine`]: callers index, gate, search, sync and outline through it. The
-//! types they exchange with it are re-exported here; three modules are public because their
-//! callers compose with more than a few of their items: `embed` (model sources, the bundled
-//! model, the hub), `search` (requests, results, tuning) and `dense` (the vector matrix, for
-//! its benchmark). Everything else is private to the crate.
+//! types they exchange with it are re-exported here; four modules are public because their
+//! callers compose with more than a few of their items: `embed` (the `Embedder` seam, model
+//! sources, the bundled model, the hub), `search` (requests, results, tuning), `graph` (the
+//! call graph) and `dense` (the vector backend seam and the embedded matrix, which its
+//! benchmark reads directly). Everything else is private to the crate.
 
 mod chunk;
 pub mod dense;
@@ -28,9 +29,9 @@ mod walk;
 
 pub use chunk::{CHUNKING_VERSION, Chunk, ChunkOptions, ChunkedFile, chunk_file};
 pub use engine::{
-    Engine, FileKind, HandOff, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES, LayerSummary,
-    Preflight, Progress, ProgressFn, Purpose, READ_HEAD_BYTES, ReadLimits, ReadPurpose,
-    ReadRefusal, Readable, Refusal, SyncControl, SyncSummary, Target,
+    Backends, Engine, FileKind, HandOff, IndexJob, IndexOptions, IndexSummary, LAYER_MAX_FILES,
+    LayerSummary, Preflight, Progress, ProgressFn, Purpose, READ_HEAD_BYTES, ReadLimits,
+    ReadPurpose, ReadRefusal, Readable, Refusal, SyncControl, SyncSummary, Target,
 };
 pub use error::{Error, Result};
 pub use lang::Language;

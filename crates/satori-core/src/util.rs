@@ -105,6 +105,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
+/// Makes the immutable file `from` appear at `to`: a hard link, a copy where linking fails
+/// (another filesystem, no link support).
+pub fn link_file(from: &Path, to: &Path) -> Result<()> {
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).map_err(|e| Error::io("copy", from, e))?;
+    }
+    Ok(())
+}
+
 /// Best-effort fsync of a directory so a rename inside it is durable.
 pub fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {

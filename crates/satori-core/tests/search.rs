@@ -529,7 +529,7 @@ fn plain_bm25_ablation() {
     let with_fields = run(&f.index, &req("repository")).unwrap();
     assert_eq!(files(&with_fields)[0], "src/users/repository.ts");
     let ctx = SearchContext {
-        model: None,
+        embedder: None,
         tuning,
     };
     let plain = search::search(&f.index, &req("repository"), ctx).unwrap();
@@ -547,7 +547,7 @@ fn path_ablation_drops_all_path_evidence() {
     assert!(SearchTuning::parse("no_signals").unwrap().path_field);
     let files = |o: &SearchOutcome| o.hits.iter().map(|h| h.file.clone()).collect::<Vec<_>>();
     let ctx = SearchContext {
-        model: None,
+        embedder: None,
         tuning,
     };
     let without = search::search(&f.index, &req("repository"), ctx).unwrap();
@@ -756,7 +756,7 @@ fn run_with(f: &Fixture, query: &str, overrides: &str) -> SearchOutcome {
         &f.index,
         &request,
         SearchContext {
-            model: None,
+            embedder: None,
             tuning,
         },
     )

@@ -1,9 +1,11 @@
 //! The state file's compatibility: a `state.json` written before state, phase, index status
-//! and reindex reason became enums loads with the same meaning and is written back byte for
-//! byte, so files of earlier versions and of other processes keep working.
+//! and reindex reason became enums (and the fingerprint's vector backend) loads with the same
+//! meaning and is written back byte for byte, so files of earlier versions and of other
+//! processes keep working.
 
 use std::path::Path;
 
+use satori_core::dense::BackendId;
 use satori_core::{
     CodebaseState, Home, IndexState, IndexStatus, Phase, ReindexReason, StateFile, StateStore,
 };
@@ -125,6 +127,14 @@ fn every_enum_value_is_persisted_as_its_id() {
         ReindexReason::LegacyUnverifiedFingerprint,
     ] {
         assert_eq!(json(&r), format!("\"{}\"", r.id()));
+    } // The fingerprint's vector backend is the string it always was.
+    for (b, id) in [
+        (BackendId::None, "none"),
+        (BackendId::Embedded, "embedded"),
+        (BackendId::Named("milvus".into()), "milvus"),
+    ] {
+        assert_eq!(json(&b), format!("\"{id}\""));
+        assert_eq!(serde_json::from_str::<BackendId>(&json(&b)).unwrap(), b);
     }
 }
 

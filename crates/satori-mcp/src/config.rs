@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use satori_core::dense::EmbeddedVectors;
 use satori_core::embed::Embeddings;
-use satori_core::{Engine, Home, Policy};
+use satori_core::{Backends, Engine, Home, Policy};
 
 use satori_core::embed::ModelSource;
 use satori_core::embed::hub::HubOptions;
@@ -84,8 +85,13 @@ impl Config {
             Embeddings::new(self.embedding.clone(), &home.models_dir(), self.hub.clone())
                 .map_err(|e| format!("embedding model: {e}"))?;
         let policy = Policy::new(self.user_home.as_deref(), self.allow_secrets);
-        let engine =
-            Arc::new(Engine::new(home, Arc::new(embeddings), self.tuning).with_policy(policy));
+        // The vector backend is the binary's choice: the embedded matrix in each generation
+        // directory. A remote store would be constructed here, from a crate of its own.
+        let backends = Backends {
+            embeddings: Arc::new(embeddings),
+            vectors: Arc::new(EmbeddedVectors),
+        };
+        let engine = Arc::new(Engine::new(home, backends, self.tuning).with_policy(policy));
         engine.preload_model();
         Ok(engine)
     }

@@ -56,7 +56,7 @@ pub(crate) fn fingerprint(fp: &CoreFingerprint) -> Fingerprint {
         embedding_provider: fp.embedding_provider.clone(),
         embedding_model: fp.embedding_model.clone(),
         embedding_dimension: fp.embedding_dimension,
-        vector_backend: fp.vector_backend.clone(),
+        vector_backend: fp.vector_backend.to_string(),
         schema_version: fp.schema_version.clone(),
     }
 }

@@ -57,6 +57,11 @@ pub fn load() -> Result<StaticModel, ModelError> {
     .map_err(|e| ModelError(format!("bundled model: {e}")))
 }
 
+/// The bundled model as an [`Embedder`](super::Embedder), with its identity.
+pub fn embedder() -> Result<super::LocalEmbedder, ModelError> {
+    Ok(super::LocalEmbedder::new(load()?, info()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

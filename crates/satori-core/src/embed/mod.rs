@@ -4,9 +4,12 @@
 //! The default is a static model distilled from all-MiniLM-L6-v2 and compiled into the
 //! binary, so indexing needs no network and no download. Any model2vec-format model can be
 //! used instead from a directory, or fetched from the Hugging Face hub at a pinned revision
-//! with sha256 verification (`hub`).
+//! with sha256 verification (`hub`). Whatever the source, the index job and search embed
+//! through the [`Embedder`] trait ([`Embeddings::embedder`]); a caller can hand over an
+//! embedder of its own (a remote provider) with [`Embeddings::provided`].
 
 pub mod bundled;
+mod embedder;
 pub mod hub;
 mod piece_table;
 mod safetensors;
@@ -16,6 +19,7 @@ mod wordpiece;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+pub use self::embedder::{EmbedError, Embedder, LocalEmbedder};
 pub use self::static_model::{ModelError, ModelFiles, Scratch, StaticModel};
 pub use self::wordpiece::split_camel;
 
@@ -30,6 +34,8 @@ pub enum ModelSource {
     Hub(hub::HubRef),
     /// No dense retrieval: lexical search only.
     Disabled,
+    /// An embedder its caller constructed (see [`Embeddings::provided`]); never parsed.
+    Provided,
 }
 
 impl ModelSource {
@@ -91,14 +97,15 @@ pub fn chunk_text(path: &str, content: &str, out: &mut String) {
     out.push_str(content);
 }
 
-/// A model source with the model loaded on first use: starting the server must not wait
-/// for a model that a `tools/list` never needs.
+/// The factory of the engine's [`Embedder`]: a model source with the model loaded on first
+/// use (starting the server must not wait for a model that a `tools/list` never needs), or
+/// an embedder handed over ready.
 #[derive(Debug)]
 pub struct Embeddings {
     source: ModelSource,
     hub: hub::HubOptions,
     info: ModelInfo,
-    loaded: OnceLock<Result<Arc<StaticModel>, ModelError>>,
+    loaded: OnceLock<Result<Arc<dyn Embedder>, ModelError>>,
 }
 
 impl Embeddings {
@@ -120,6 +127,11 @@ impl Embeddings {
                 info.id = r.id();
                 info
             }
+            ModelSource::Provided => {
+                return Err(ModelError(
+                    "a provided embedder is handed over with Embeddings::provided".into(),
+                ));
+            }
         };
         Ok(Embeddings {
             source,
@@ -127,6 +139,18 @@ impl Embeddings {
             info,
             loaded: OnceLock::new(),
         })
+    }
+
+    /// The factory of an embedder its caller constructed (a remote provider); its
+    /// [`Embedder::info`] is the identity recorded in the fingerprint.
+    pub fn provided(embedder: Arc<dyn Embedder>) -> Embeddings {
+        let info = embedder.info().clone();
+        Embeddings {
+            source: ModelSource::Provided,
+            hub: hub::HubOptions::default(),
+            info,
+            loaded: OnceLock::from(Ok(embedder)),
+        }
     }
 
     /// Lexical-only configuration.
@@ -152,8 +176,8 @@ impl Embeddings {
         self.source != ModelSource::Disabled
     }
 
-    /// The model, loading it on first use.
-    pub fn model(&self, cache_dir: &Path) -> Result<Arc<StaticModel>, ModelError> {
+    /// The embedder, loading its model on first use.
+    pub fn embedder(&self, cache_dir: &Path) -> Result<Arc<dyn Embedder>, ModelError> {
         self.loaded
             .get_or_init(|| {
                 let model = match &self.source {
@@ -163,6 +187,10 @@ impl Embeddings {
                     ModelSource::Disabled => {
                         return Err(ModelError("dense retrieval is disabled".into()));
                     }
+                    // Set when it was constructed.
+                    ModelSource::Provided => {
+                        return Err(ModelError("no embedder was provided".into()));
+                    }
                 };
                 if model.dim() != self.info.dim {
                     return Err(ModelError(format!(
@@ -171,7 +199,9 @@ impl Embeddings {
                         self.info.dim
                     )));
                 }
-                Ok(Arc::new(model))
+                let embedder: Arc<dyn Embedder> =
+                    Arc::new(LocalEmbedder::new(model, self.info.clone()));
+                Ok(embedder)
             })
             .clone()
     }

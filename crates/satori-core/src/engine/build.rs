@@ -1,18 +1,20 @@
 //! The index job: walk, chunk, embed and write a new generation beside the published one,
 //! then publish it and record the outcome in the state file. The per-file work (read,
-//! chunk, embed, hand to the writer) is [`FileIndexer`], which a sync shares.
+//! chunk, embed, hand to the writer) is [`FileIndexer`], which a sync shares. Embedding is
+//! the job's too: the texts of a batch of files are cut into the embedder's batches, run
+//! concurrently up to its limit, and retried while the embedder says it is rate-limited.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::Engine;
 use super::status::published_state;
 use crate::chunk::{ChunkOptions, ChunkedFile, chunk_file};
-use crate::embed::{Scratch, StaticModel, chunk_text};
+use crate::embed::{EmbedError, Embedder, chunk_text};
 use crate::layout::{CodebaseDir, Manifest, ManifestFile, SkipReason, WriterLock};
 use crate::policy::Policy;
 use crate::state::{CodebaseState, IndexState, IndexStatus, Phase};
@@ -313,9 +315,9 @@ impl IndexJob {
         progress.percentage = 5.0;
         report(&progress, true);
 
-        let model = self.engine.model()?;
+        let embedder = self.engine.embedder()?;
         let gen_dir = self.dir.new_generation()?;
-        let written = self.write(&gen_dir, &walked, model, started, &mut progress, report);
+        let written = self.write(&gen_dir, &walked, embedder, started, &mut progress, report);
         match written {
             Ok((manifest, summary)) => Ok((gen_dir, manifest, summary)),
             Err(e) => {
@@ -332,14 +334,15 @@ impl IndexJob {
         &self,
         gen_dir: &Path,
         walked: &walk::WalkReport,
-        model: Option<Arc<StaticModel>>,
+        embedder: Option<Arc<dyn Embedder>>,
         started: Instant,
         progress: &mut Progress,
         report: &mut impl FnMut(&Progress, bool),
     ) -> Result<(Manifest, IndexSummary)> {
-        let mut writer = GenerationWriter::create(gen_dir, model.as_ref().map(|m| m.dim()))?;
+        let dim = embedder.as_ref().map(|e| e.dim());
+        let mut writer = GenerationWriter::create_in(gen_dir, dim, self.engine.vectors.as_ref())?;
         let mut indexer =
-            FileIndexer::new(model, self.engine.chunk_options, &self.engine.policy, 0);
+            FileIndexer::new(embedder, self.engine.chunk_options, &self.engine.policy, 0);
         let mut file_list = Vec::with_capacity(walked.files.len());
         let total = walked.files.len() as u64;
         for batch in walked.files.chunks(BATCH_FILES) {
@@ -355,7 +358,8 @@ impl IndexJob {
         progress.phase = Phase::Writing;
         progress.percentage = 90.0;
         report(progress, true);
-        let stats = writer.finish()?;
+        let finished = writer.finish_all()?;
+        let stats = finished.stats;
         // Files the build could not read because the root went away would otherwise be
         // published as a complete index of part of the tree.
         if !self.root.is_dir() {
@@ -380,6 +384,7 @@ impl IndexJob {
             oversized: walked.oversized.len() as u64,
             non_utf8_names: walked.non_utf8_names.len() as u64,
             non_utf8_sample: crate::state::non_utf8_sample(&walked.non_utf8_names),
+            vectors: finished.vectors,
             file_list,
         };
         let summary = IndexSummary {
@@ -417,24 +422,25 @@ enum Prepared {
     Unreadable,
     /// Read but not indexed (binary, minified or secret content).
     Skipped { hash: String, reason: SkipReason },
-    /// Chunked, with one vector per chunk (`dim` values each) when there is a model;
-    /// `reused[i]` names the previous generation's row reused for chunk `i` (whose slot in
-    /// `vectors` is then left zero).
+    /// Chunked; `reused[i]` names the previous generation's chunk (by key) whose vector
+    /// chunk `i` reuses, and
+    /// `texts` holds what to embed for the others, in chunk order (when there is an
+    /// embedder).
     Chunked {
         hash: String,
         /// The walk's language, or the one a script's shebang names (see
         /// [`Language::refined`](crate::Language::refined)).
         language: crate::Language,
         chunked: ChunkedFile,
-        vectors: Vec<f32>,
-        reused: Vec<Option<u32>>,
+        texts: Vec<String>,
+        reused: Vec<Option<u64>>,
     },
 }
 
 /// The per-file work of a build or a sync: read, hash, chunk, embed (or reuse an earlier
 /// vector), hand to the writer, and record the file for the manifest.
 pub(super) struct FileIndexer {
-    model: Option<Arc<StaticModel>>,
+    embedder: Option<Arc<dyn Embedder>>,
     opts: ChunkOptions,
     /// Files whose text holds a secret are skipped.
     policy: Policy,
@@ -455,13 +461,13 @@ pub(super) struct FileIndexer {
 
 impl FileIndexer {
     pub(super) fn new(
-        model: Option<Arc<StaticModel>>,
+        embedder: Option<Arc<dyn Embedder>>,
         opts: ChunkOptions,
         policy: &Policy,
         chunks: u64,
     ) -> FileIndexer {
         FileIndexer {
-            model,
+            embedder,
             opts,
             policy: policy.clone(),
             indexed_at: now_ms(),
@@ -476,20 +482,35 @@ impl FileIndexer {
 
     /// Indexes one batch of files (in parallel) into `writer`; returns their manifest
     /// entries in batch order (none for files gone since the walk). `reuse(path, hash)`
-    /// names a previous row holding the vector of exactly that embedded text, if any.
+    /// names a previous chunk (by key) whose vector embeds exactly that text, if any.
     pub(super) fn batch(
         &mut self,
         batch: &[SourceFile],
         writer: &mut GenerationWriter<'_>,
-        reuse: &(dyn Fn(&str, &str) -> Option<u32> + Sync),
+        reuse: &(dyn Fn(&str, &str) -> Option<u64> + Sync),
     ) -> Result<Vec<ManifestFile>> {
-        let (model, opts, policy) = (&self.model, &self.opts, &self.policy);
+        let (embeds, opts, policy) = (self.embedder.is_some(), &self.opts, &self.policy);
         let done: Vec<_> = batch
             .par_iter()
-            .map_init(EmbedScratch::default, |scratch, f| {
-                (f, scratch.prepare(f, model.as_deref(), opts, policy, reuse))
-            })
+            .map(|f| (f, prepare(f, embeds, opts, policy, reuse)))
             .collect();
+        // Every text of the batch in one run of the embedder's batches: a file holds too few
+        // chunks to fill one.
+        let mut vectors = match &self.embedder {
+            Some(embedder) => {
+                let texts: Vec<&str> = done
+                    .iter()
+                    .flat_map(|(_, p)| match p {
+                        Prepared::Chunked { texts, .. } => texts.as_slice(),
+                        _ => &[],
+                    })
+                    .map(String::as_str)
+                    .collect();
+                embed_texts(embedder.as_ref(), &texts)?
+            }
+            None => Vec::new(),
+        }
+        .into_iter();
         let mut entries = Vec::with_capacity(done.len());
         for (f, prepared) in done {
             let mut entry = ManifestFile {
@@ -513,10 +534,16 @@ impl FileIndexer {
                     entry.reason = Some(reason);
                     self.skipped += 1;
                 }
-                Prepared::Chunked { hash, chunked, .. }
-                    if self.limit_reached
-                        || self.chunks + chunked.chunks.len() as u64 > CHUNK_LIMIT =>
+                Prepared::Chunked {
+                    hash,
+                    chunked,
+                    texts,
+                    ..
+                } if self.limit_reached
+                    || self.chunks + chunked.chunks.len() as u64 > CHUNK_LIMIT =>
                 {
+                    // Its vectors go unused.
+                    vectors.by_ref().take(texts.len()).for_each(drop);
                     entry.hash = hash;
                     self.limit_reached = true;
                 }
@@ -524,7 +551,7 @@ impl FileIndexer {
                     hash,
                     language,
                     chunked,
-                    vectors,
+                    texts,
                     reused,
                 } => {
                     entry.hash = hash;
@@ -538,12 +565,20 @@ impl FileIndexer {
                         mtime_ms: f.mtime_ms,
                         indexed_at_ms: self.indexed_at,
                     };
-                    let rows: Vec<Row> = match &self.model {
-                        Some(m) => vectors
-                            .chunks_exact(m.dim())
-                            .zip(&reused)
-                            .map(|(v, r)| r.map_or(Row::Embedded(v), Row::Previous))
-                            .collect(),
+                    let fresh: Vec<Vec<f32>> = vectors.by_ref().take(texts.len()).collect();
+                    let mut fresh = fresh.iter();
+                    let rows: Vec<Row> = match &self.embedder {
+                        Some(_) => reused
+                            .iter()
+                            .map(|r| match r {
+                                Some(r) => Ok(Row::Previous(*r)),
+                                None => fresh.next().map(|v| Row::Embedded(v)).ok_or_else(|| {
+                                    Error::Embed(EmbedError::Unavailable(
+                                        "fewer vectors than texts".into(),
+                                    ))
+                                }),
+                            })
+                            .collect::<Result<_>>()?,
                         None => Vec::new(),
                     };
                     let n_reused = rows
@@ -561,79 +596,152 @@ impl FileIndexer {
     }
 }
 
-/// Per-thread buffers for embedding chunks during a build.
-#[derive(Default)]
-struct EmbedScratch {
-    text: String,
-    model: Scratch,
-}
-
-impl EmbedScratch {
-    /// Reads, chunks and embeds one file (see [`Prepared`]).
-    fn prepare(
-        &mut self,
-        f: &SourceFile,
-        model: Option<&StaticModel>,
-        opts: &ChunkOptions,
-        policy: &Policy,
-        reuse: &(dyn Fn(&str, &str) -> Option<u32> + Sync),
-    ) -> Prepared {
-        let bytes = match read_unlinked(&f.abs_path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Gone,
-            Err(_) => return Prepared::Unreadable,
-        };
-        let hash = hash16(&bytes);
-        let text = match walk::read_text(bytes) {
-            Ok(text) if policy.admits(&text) => text,
-            Ok(_) => {
-                return Prepared::Skipped {
-                    hash,
-                    reason: SkipReason::Secret,
-                };
-            }
-            Err(reason) => return Prepared::Skipped { hash, reason },
-        };
-        let language = f.language.refined(&text);
-        let chunked = chunk_file(&f.rel_path, language, &text, opts);
-        let reused: Vec<Option<u32>> = chunked
+/// Reads and chunks one file, and writes the texts to embed for the chunks `reuse` has
+/// no vector of (see [`Prepared`]).
+fn prepare(
+    f: &SourceFile,
+    embeds: bool,
+    opts: &ChunkOptions,
+    policy: &Policy,
+    reuse: &(dyn Fn(&str, &str) -> Option<u64> + Sync),
+) -> Prepared {
+    let bytes = match read_unlinked(&f.abs_path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Gone,
+        Err(_) => return Prepared::Unreadable,
+    };
+    let hash = hash16(&bytes);
+    let text = match walk::read_text(bytes) {
+        Ok(text) if policy.admits(&text) => text,
+        Ok(_) => {
+            return Prepared::Skipped {
+                hash,
+                reason: SkipReason::Secret,
+            };
+        }
+        Err(reason) => return Prepared::Skipped { hash, reason },
+    };
+    let language = f.language.refined(&text);
+    let chunked = chunk_file(&f.rel_path, language, &text, opts);
+    let reused: Vec<Option<u64>> = chunked
+        .chunks
+        .iter()
+        .map(|c| reuse(&f.rel_path, &c.content_hash))
+        .collect();
+    let texts = match embeds {
+        true => chunked
             .chunks
             .iter()
-            .map(|c| reuse(&f.rel_path, &c.content_hash))
-            .collect();
-        let vectors = match model {
-            Some(m) => self.embed_chunks(m, &f.rel_path, &chunked, &reused),
-            None => Vec::new(),
-        };
-        Prepared::Chunked {
-            hash,
-            language,
-            chunked,
-            vectors,
-            reused,
-        }
+            .zip(&reused)
+            .filter(|(_, r)| r.is_none())
+            .map(|(chunk, _)| {
+                let mut text = String::new();
+                chunk_text(&f.rel_path, &chunk.content, &mut text);
+                text
+            })
+            .collect(),
+        false => Vec::new(),
+    };
+    Prepared::Chunked {
+        hash,
+        language,
+        chunked,
+        texts,
+        reused,
     }
+}
 
-    /// The vectors of a file's chunks, concatenated in chunk order; chunks with a reused
-    /// row are left zero.
-    fn embed_chunks(
-        &mut self,
-        model: &StaticModel,
-        path: &str,
-        chunked: &ChunkedFile,
-        reused: &[Option<u32>],
-    ) -> Vec<f32> {
-        model.prepare_bulk();
-        let dim = model.dim();
-        let mut out = vec![0.0f32; chunked.chunks.len() * dim];
-        let slots = chunked.chunks.iter().zip(out.chunks_exact_mut(dim));
-        for ((chunk, v), r) in slots.zip(reused) {
-            if r.is_none() {
-                chunk_text(path, &chunk.content, &mut self.text);
-                model.embed_into(&self.text, &mut self.model, v);
+/// Attempts at a batch the embedder rate-limits before the job fails with that error.
+const RATE_LIMIT_ATTEMPTS: usize = 4;
+
+/// The wait before retrying a rate-limited batch that came without a Retry-After, and the
+/// longest one a Retry-After is granted.
+const RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
+const RATE_LIMIT_MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// The vectors of one batch, once it ran.
+type Embedded = Option<Result<Vec<Vec<f32>>>>;
+
+/// The vectors of `texts`, in order: cut into the embedder's batches, run on up to its
+/// [`Embedder::concurrency`] threads at once (the calling thread alone for one batch).
+/// The first batch that fails fails them all.
+fn embed_texts(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    let batches: Vec<&[&str]> = texts.chunks(embedder.max_batch().max(1)).collect();
+    let workers = embedder.concurrency().clamp(1, batches.len().max(1));
+    let mut done: Vec<Embedded> = Vec::new();
+    if workers == 1 {
+        for b in &batches {
+            let r = embed_batch(embedder, b);
+            let failed = r.is_err();
+            done.push(Some(r));
+            if failed {
+                break;
             }
         }
-        out
+    } else {
+        let slots: Vec<Mutex<Embedded>> = batches.iter().map(|_| Mutex::new(None)).collect();
+        let (next, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= batches.len() || failed.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let r = embed_batch(embedder, batches[i]);
+                        if r.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                    }
+                });
+            }
+        });
+        done = slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+    }
+    // Batches are claimed in order, so one skipped because another failed comes after the
+    // failed one, whose error is returned first.
+    let mut out = Vec::with_capacity(texts.len());
+    for r in done.into_iter().flatten() {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// One batch, retried while the embedder rate-limits it; its vectors checked for number
+/// and length.
+fn embed_batch(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    let mut attempt = 1;
+    loop {
+        match embedder.embed(texts) {
+            Err(EmbedError::RateLimited { retry_after }) if attempt < RATE_LIMIT_ATTEMPTS => {
+                attempt += 1;
+                let wait = retry_after.unwrap_or(RATE_LIMIT_WAIT);
+                std::thread::sleep(wait.min(RATE_LIMIT_MAX_WAIT));
+            }
+            Err(e) => return Err(Error::Embed(e)),
+            Ok(vectors) => {
+                let dim = embedder.dim();
+                if vectors.len() != texts.len() {
+                    return Err(Error::Embed(EmbedError::Unavailable(format!(
+                        "{} vectors for {} texts",
+                        vectors.len(),
+                        texts.len()
+                    ))));
+                }
+                if let Some(v) = vectors.iter().find(|v| v.len() != dim) {
+                    return Err(Error::Embed(EmbedError::Unavailable(format!(
+                        "a vector of {} values from a model of dimension {dim}",
+                        v.len()
+                    ))));
+                }
+                return Ok(vectors);
+            }
+        }
     }
 }
 

@@ -110,23 +110,23 @@ impl Engine {
             }
             replaced.insert(rel);
         }
-        let model = match g.dense_dim() {
+        let embedder = match g.dense_dim() {
             Some(dim) => {
-                let model = self.model()?.ok_or_else(|| {
+                let embedder = self.embedder()?.ok_or_else(|| {
                     Error::NotLayerable("the index has vectors but no model is loaded".into())
                 })?;
-                if model.dim() != dim {
+                if embedder.dim() != dim {
                     return Err(Error::NotLayerable(format!(
                         "the model gives vectors of {} values, the index holds {dim}",
-                        model.dim()
+                        embedder.dim()
                     )));
                 }
-                Some(model)
+                Some(embedder)
             }
             None => None,
         };
         let mut writer = GenerationWriter::in_memory(g.dense_dim())?;
-        let mut indexer = FileIndexer::new(model, self.chunk_options, &self.policy, 0);
+        let mut indexer = FileIndexer::new(embedder, self.chunk_options, &self.policy, 0);
         files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
         indexer.batch(&files, &mut writer, &|_, _| None)?;
         let delta = writer.finish_in_memory()?;

@@ -27,7 +27,8 @@ pub use self::sync::{Preflight, ProgressFn, SyncControl, SyncSummary};
 pub use self::target::{Purpose, Refusal, Target};
 
 use crate::chunk::{ChunkOptions, outline_file};
-use crate::embed::{Embeddings, StaticModel};
+use crate::dense::{EmbeddedVectors, VectorBackend};
+use crate::embed::{Embedder, Embeddings};
 use crate::graph::{CallGraph, GraphFile, GraphStatus};
 use crate::lang::Language;
 use crate::layout::{CodebaseDir, ExistingLock, Fingerprint, Home, Manifest, WriterLock};
@@ -56,6 +57,8 @@ pub struct Engine {
     store: StateStore,
     fingerprint: Fingerprint,
     embeddings: Arc<Embeddings>,
+    /// Where every generation's vectors are kept.
+    vectors: Arc<dyn VectorBackend>,
     tuning: SearchTuning,
     /// What this process keeps of each codebase: open generations, call graphs, layered
     /// changes, what its syncs saw (see `codebase`).
@@ -64,14 +67,44 @@ pub struct Engine {
     policy: Policy,
 }
 
+/// What an engine embeds with and keeps vectors in, chosen by its caller: the binary picks
+/// the backends, so that one with a client of its own (a remote vector store) lives in a
+/// crate of its own. `Arc<Embeddings>` converts into the embedded default.
+#[derive(Debug, Clone)]
+pub struct Backends {
+    pub embeddings: Arc<Embeddings>,
+    pub vectors: Arc<dyn VectorBackend>,
+}
+
+impl Backends {
+    /// `embeddings`, with vectors in each generation's embedded matrix.
+    pub fn embedded(embeddings: Arc<Embeddings>) -> Backends {
+        Backends {
+            embeddings,
+            vectors: Arc::new(EmbeddedVectors),
+        }
+    }
+}
+
+impl From<Arc<Embeddings>> for Backends {
+    fn from(embeddings: Arc<Embeddings>) -> Backends {
+        Backends::embedded(embeddings)
+    }
+}
+
 impl Engine {
-    /// An engine over `home` embedding with `embeddings` (whose identity becomes the runtime
-    /// fingerprint) and ranking with `tuning`.
-    pub fn new(home: Home, embeddings: Arc<Embeddings>, tuning: SearchTuning) -> Engine {
+    /// An engine over `home` embedding and keeping vectors with `backends` (whose identities
+    /// become the runtime fingerprint) and ranking with `tuning`.
+    pub fn new(home: Home, backends: impl Into<Backends>, tuning: SearchTuning) -> Engine {
+        let Backends {
+            embeddings,
+            vectors,
+        } = backends.into();
         Engine {
             store: StateStore::new(home.clone()),
-            fingerprint: Fingerprint::of(embeddings.info()),
+            fingerprint: Fingerprint::of(embeddings.info(), vectors.id()),
             embeddings,
+            vectors,
             tuning,
             codebases: codebase::Codebases::default(),
             chunk_options: ChunkOptions::default(),
@@ -109,7 +142,7 @@ impl Engine {
         let _ = std::thread::Builder::new()
             .name("satori-model".into())
             .spawn(move || {
-                let _ = engine.model();
+                let _ = engine.embedder();
             });
     }
 
@@ -130,13 +163,13 @@ impl Engine {
         .then_some(root)
     }
 
-    /// The embedding model, loaded on first use; `None` when dense retrieval is off.
-    fn model(&self) -> Result<Option<Arc<StaticModel>>> {
+    /// The embedder, its model loaded on first use; `None` when dense retrieval is off.
+    fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>> {
         if !self.embeddings.enabled() {
             return Ok(None);
         }
         self.embeddings
-            .model(&self.home.models_dir())
+            .embedder(&self.home.models_dir())
             .map(Some)
             .map_err(|e| Error::Model(e.0))
     }
@@ -184,7 +217,7 @@ impl Engine {
             if let Some(g) = open.get(&gen_dir) {
                 return Ok((gen_dir, Arc::clone(g)));
             }
-            match verify::open(&gen_dir) {
+            match verify::open(&gen_dir, self.vectors.as_ref()) {
                 Ok(index) => {
                     let g = Arc::new(index);
                     open.clear();
@@ -214,7 +247,8 @@ impl Engine {
     /// after the publish opens it from disk as usual.
     fn adopt(&self, root: &Path, gen_dir: &Path, table: crate::store::table::ChunkTable) {
         let opened = verify::guarded(gen_dir, || {
-            crate::store::Generation::open_with(gen_dir, table).map(search::Index::new)
+            crate::store::Generation::open_with(gen_dir, table, self.vectors.as_ref())
+                .map(search::Index::new)
         });
         if let Ok(index) = opened {
             let codebase = self.codebases.of(root);
@@ -264,12 +298,12 @@ impl Engine {
     pub fn search(&self, root: &Path, req: &SearchRequest) -> Result<SearchOutcome> {
         let (gen_dir, stored) = self.open_current(root)?;
         let index = self.layer_over(root, &gen_dir).unwrap_or(stored);
-        let model = match index.generation().dense_dim() {
-            Some(_) if self.tuning.dense => self.model()?,
+        let embedder = match index.generation().dense_dim() {
+            Some(_) if self.tuning.dense => self.embedder()?,
             _ => None,
         };
         let ctx = SearchContext {
-            model: model.as_deref(),
+            embedder: embedder.as_deref(),
             tuning: self.tuning,
         };
         verify::guarded(&gen_dir, || search::search(&index, req, ctx))

@@ -579,7 +579,7 @@ impl Engine {
         if prev.deleted_docs() + dropped_chunks > live.max(1) {
             return Ok(None);
         }
-        let model = self.model()?;
+        let embedder = self.embedder()?;
         // While it works the codebase says `indexing` (and stays searchable), as during a
         // build: `status` shows a long sync's progress, and anyone who waits for the work
         // to end can see when it did. A derive that does not publish restores the record.
@@ -607,7 +607,7 @@ impl Engine {
                 return Err(e);
             }
         };
-        let result = self.derive_into(&gen_dir, root, m, opts, plan, prev, model, live, ctl);
+        let result = self.derive_into(&gen_dir, root, m, opts, plan, prev, embedder, live, ctl);
         match result {
             Ok(Some((manifest, mut derived))) => {
                 if let Some(table) = derived.table.take() {
@@ -646,16 +646,18 @@ impl Engine {
         opts: &IndexOptions,
         plan: &Plan,
         prev: &crate::store::Generation,
-        model: Option<Arc<crate::embed::StaticModel>>,
+        embedder: Option<Arc<dyn crate::embed::Embedder>>,
         live: u64,
         ctl: &SyncControl,
     ) -> Result<Option<(Manifest, Derived)>> {
-        let dim = model.as_ref().map(|m| m.dim());
+        let dim = embedder.as_ref().map(|e| e.dim());
+        let keep = |f: &crate::store::table::FileEntry| !plan.dropped.contains(&f.path);
         let mut writer =
-            GenerationWriter::derive(prev, gen_dir, dim, &|f| !plan.dropped.contains(&f.path))?;
+            GenerationWriter::derive(prev, gen_dir, dim, &keep, self.vectors.as_ref())?;
         // Vectors of the modified files' chunks, by path and content hash: a chunk whose
-        // text is unchanged embeds the same text (path + content) and keeps its vector.
-        let mut reusable: HashMap<&str, HashMap<&str, u32>> = HashMap::new();
+        // text is unchanged embeds the same text (path + content) and keeps its vector,
+        // named by its chunk key.
+        let mut reusable: HashMap<&str, HashMap<&str, u64>> = HashMap::new();
         let chunks = prev.chunks();
         for ordinal in 0..chunks.len() {
             let path = prev.files()[chunks.file(ordinal) as usize].path.as_str();
@@ -664,11 +666,11 @@ impl Engine {
                 reusable
                     .entry(path)
                     .or_default()
-                    .insert(c.content_hash.as_str(), ordinal as u32);
+                    .insert(c.content_hash.as_str(), chunks.key(ordinal));
             }
         }
         let reuse = |path: &str, hash: &str| reusable.get(path).and_then(|h| h.get(hash)).copied();
-        let mut indexer = FileIndexer::new(model, self.chunk_options, &self.policy, live);
+        let mut indexer = FileIndexer::new(embedder, self.chunk_options, &self.policy, live);
         let mut progress = Progress {
             phase: Phase::Chunking,
             files_done: 0,
@@ -700,7 +702,11 @@ impl Engine {
         progress.phase = Phase::Writing;
         progress.percentage = 90.0;
         ctl.progress(&progress);
-        let (stats, table) = writer.finish_with_table()?;
+        let crate::store::Finished {
+            stats,
+            table,
+            vectors,
+        } = writer.finish_all()?;
         if !root.is_dir() {
             return Err(Error::RootVanished(root.to_path_buf()));
         }
@@ -736,6 +742,7 @@ impl Engine {
             oversized: plan.oversized,
             non_utf8_names: plan.non_utf8_names.len() as u64,
             non_utf8_sample: crate::state::non_utf8_sample(&plan.non_utf8_names),
+            vectors,
             file_list,
         };
         let derived = Derived {

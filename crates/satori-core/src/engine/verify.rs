@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use tantivy::Index as Lexical;
 use tantivy::index::SegmentComponent;
 
+use crate::dense::VectorBackend;
 use crate::layout::Manifest;
 use crate::search;
 use crate::store::{Generation, LEXICAL_DIR};
@@ -38,7 +39,7 @@ const VERIFIED: &str = "lexical.verified";
 /// is written once and never modified, so the checksums run when a process first meets it,
 /// and again only when a file of its lexical index no longer has the size and modification
 /// time recorded after they last passed (a damaged file was written to, or is missing).
-pub(super) fn open(gen_dir: &Path) -> Result<search::Index> {
+pub(super) fn open(gen_dir: &Path, vectors: &dyn VectorBackend) -> Result<search::Index> {
     Manifest::check(gen_dir).map_err(|e| damaged(gen_dir, e))?;
     let stamp = lexical_stamp(gen_dir);
     let recorded = std::fs::read_to_string(gen_dir.join(VERIFIED)).ok();
@@ -50,7 +51,7 @@ pub(super) fn open(gen_dir: &Path) -> Result<search::Index> {
         }
     }
     guarded(gen_dir, || {
-        Generation::open(gen_dir).map(search::Index::new)
+        Generation::open_in(gen_dir, vectors).map(search::Index::new)
     })
 }
 

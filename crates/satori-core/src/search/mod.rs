@@ -27,7 +27,7 @@ pub use self::index::Index;
 pub use self::pipeline::search;
 pub use self::weights::Weights;
 
-use crate::embed::StaticModel;
+use crate::embed::Embedder;
 
 /// How lexical and dense scores are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -164,11 +164,11 @@ impl SearchTuning {
     }
 }
 
-/// What a search needs besides the request: the query embedding model (absent when dense
+/// What a search needs besides the request: the embedder of the query (absent when dense
 /// retrieval is off) and the pipeline switches.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SearchContext<'a> {
-    pub model: Option<&'a StaticModel>,
+    pub embedder: Option<&'a dyn Embedder>,
     pub tuning: SearchTuning,
 }
 

@@ -17,7 +17,6 @@ use super::{
 };
 use crate::Result;
 use crate::dense::{QueryVector, VectorIndex};
-use crate::embed::Scratch;
 use crate::store::tokenizer::CodeTokenizer;
 
 /// Runs one search over an index.
@@ -69,11 +68,13 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
     // The query embedding, when the generation has vectors and dense retrieval is on.
     let layered = ix.vectors();
     let vectors = layered.as_ref().map(|v| v as &dyn VectorIndex);
-    let qvec = match (ctx.model, vectors) {
-        (Some(model), Some(v)) if tuning.dense && has_text && model.dim() == v.dim() => {
-            let mut values = vec![0.0f32; model.dim()];
-            model.embed_into(&parsed.text, &mut Scratch::default(), &mut values);
-            Some(QueryVector::new(&values)).filter(|q| !q.is_zero())
+    let qvec = match (ctx.embedder, vectors) {
+        (Some(embedder), Some(v)) if tuning.dense && has_text && embedder.dim() == v.dim() => {
+            let values = embedder.embed(&[parsed.text.as_str()])?.pop();
+            values
+                .filter(|values| values.len() == v.dim())
+                .map(|values| QueryVector::new(&values))
+                .filter(|q| !q.is_zero())
         }
         _ => None,
     };

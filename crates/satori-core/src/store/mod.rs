@@ -7,9 +7,11 @@
 //! [`LexicalQuery`], the chunks holding a term, the chunk and file tables, chunk contents,
 //! and the vector index behind the [`VectorIndex`] trait. The engine owns everything around
 //! a generation (manifest, completion marker, the `CURRENT` pointer); this module owns only
-//! what is inside `<gen>/lexical/`, `<gen>/chunks*` and `<gen>/overlay.bin`. The dense matrix under
-//! `<gen>/vectors/` (rows in the same ordinal order) is written and opened alongside, by
-//! `crate::dense`.
+//! what is inside `<gen>/lexical/`, `<gen>/chunks*` and `<gen>/overlay.bin`. The vectors are
+//! the vector backend's (`crate::dense`): the writer hands them to its sink by chunk key, and
+//! opens them through it, addressed by ordinal. A generation held in memory (the changes
+//! layered over a published one) keeps its vectors in the embedded matrix whatever the
+//! backend: they live as long as the process.
 //!
 //! A generation is either written from scratch or *derived* from the previous one
 //! ([`GenerationWriter::derive`]): the previous tantivy files are hard-linked (tantivy never
@@ -40,20 +42,20 @@ use tantivy::{
 };
 
 use crate::chunk::ChunkedFile;
-use crate::dense::{DenseIndex, DenseWriter, MATRIX_FILE, VectorIndex};
+use crate::dense::{
+    ChunkKeys, DenseWriter, EmbeddedVectors, OpenSpec, SinkBase, VECTORS_DIR, VectorBackend,
+    VectorIndex, VectorSink, VectorStore,
+};
 use crate::graph::{FileGraph, GRAPH_FILE, GraphDelta, GraphFile};
 use crate::lang::Language;
 use crate::{Error, Result};
 
-use self::overlay::{DELTA_MATRIX_FILE, DELTA_TABLE_FILE, Overlay};
+use self::overlay::{DELTA_TABLE_FILE, Overlay};
 use self::table::{ChunkEntry, ChunkTable, Chunks, FileEntry, TABLE_FILE, TABLE_VERSION};
 use self::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// Sub-directory of a generation holding the tantivy index.
 pub const LEXICAL_DIR: &str = "lexical";
-
-/// Sub-directory of the dense matrix (row = chunk ordinal).
-pub const VECTORS_DIR: &str = "vectors";
 
 /// Indexing memory budget shared by tantivy's indexing threads: big enough that a typical
 /// repository is indexed in one flush per thread, small enough for small machines.
@@ -198,13 +200,7 @@ fn link_files(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Makes the immutable file `from` appear at `to`: a hard link, a copy where linking fails.
-fn link_file(from: &Path, to: &Path) -> Result<()> {
-    if std::fs::hard_link(from, to).is_err() {
-        std::fs::copy(from, to).map_err(|e| Error::io("copy", from, e))?;
-    }
-    Ok(())
-}
+use crate::util::link_file;
 
 fn register_tokenizer(index: &Index) {
     index
@@ -231,19 +227,73 @@ pub struct GenerationStats {
     pub chunks: u64,
 }
 
+/// What [`GenerationWriter::finish_all`] hands back.
+pub struct Finished {
+    pub stats: GenerationStats,
+    /// The chunk table as written, for opening the generation without reading it again
+    /// (see [`Generation::open_with`]).
+    pub table: ChunkTable,
+    /// Where the vectors went, for the manifest (`None` without vectors).
+    pub vectors: Option<VectorStore>,
+}
+
 /// The vector of one chunk handed to [`GenerationWriter::add_file_rows`].
 #[derive(Debug, Clone, Copy)]
 pub enum Row<'a> {
     /// A freshly embedded vector.
     Embedded(&'a [f32]),
-    /// The stored row of the previous generation's chunk with this ordinal, reused because
-    /// the text it embeds is unchanged.
-    Previous(u32),
+    /// The vector of the previous generation's chunk with this key, reused because the
+    /// text it embeds is unchanged.
+    Previous(u64),
 }
 
-/// A derived generation's source: the previous generation and its vectors.
-struct Base<'a> {
-    prev: &'a Generation,
+/// Where a writer's vectors go.
+enum VectorsOut<'a> {
+    /// The backend's sink, for a generation on disk.
+    Sink {
+        sink: Box<dyn VectorSink + 'a>,
+        dim: usize,
+    },
+    /// The embedded matrix, for a generation held in memory.
+    Memory(DenseWriter),
+}
+
+impl VectorsOut<'_> {
+    fn dim(&self) -> usize {
+        match self {
+            VectorsOut::Sink { dim, .. } => *dim,
+            VectorsOut::Memory(w) => w.dim(),
+        }
+    }
+
+    /// Stores the vector of the chunk `key` (see [`VectorSink`]).
+    fn add(&mut self, key: u64, row: Row) -> Result<()> {
+        match (self, row) {
+            (VectorsOut::Sink { sink, .. }, Row::Embedded(v)) => sink.put(key, v),
+            (VectorsOut::Sink { sink, .. }, Row::Previous(from)) => sink.carry(key, from),
+            (VectorsOut::Memory(w), Row::Embedded(v)) => {
+                w.push(v);
+                Ok(())
+            }
+            (VectorsOut::Memory(_), Row::Previous(_)) => Err(Error::Vectors(
+                "a generation held in memory has no earlier vectors".into(),
+            )),
+        }
+    }
+}
+
+impl ChunkKeys for Chunks {
+    fn len(&self) -> usize {
+        Chunks::len(self)
+    }
+
+    fn key(&self, ordinal: usize) -> u64 {
+        Chunks::key(self, ordinal)
+    }
+
+    fn ordinal(&self, key: u64) -> Option<usize> {
+        self.position(key)
+    }
 }
 
 /// What a derived generation shares with its predecessor instead of writing it: the base
@@ -266,8 +316,7 @@ pub struct GenerationWriter<'a> {
     writer: IndexWriter<TantivyDocument>,
     fields: Fields,
     table: ChunkTable,
-    dense: Option<DenseWriter>,
-    base: Option<Base<'a>>,
+    vectors: Option<VectorsOut<'a>>,
     /// Every file's outline and references, saved beside the table (not for in-memory
     /// generations: the call graph reads published generations only).
     graph: Option<GraphFile>,
@@ -277,28 +326,35 @@ pub struct GenerationWriter<'a> {
 
 impl<'a> GenerationWriter<'a> {
     /// Creates the writer; `dir` must exist and be empty. With `dim`, every chunk comes with
-    /// a vector of that length.
+    /// a vector of that length, kept in the embedded matrix.
     pub fn create(dir: &Path, dim: Option<usize>) -> Result<Self> {
+        GenerationWriter::create_in(dir, dim, &EmbeddedVectors)
+    }
+
+    /// [`GenerationWriter::create`] keeping the vectors in `backend`.
+    pub fn create_in(dir: &Path, dim: Option<usize>, backend: &dyn VectorBackend) -> Result<Self> {
         let lexical = dir.join(LEXICAL_DIR);
         std::fs::create_dir(&lexical).map_err(|e| Error::io("create directory", &lexical, e))?;
         let (schema, fields) = Fields::schema();
         let index = Index::create_in_dir(&lexical, schema)?;
         register_tokenizer(&index);
         let writer = index.writer(WRITER_MEMORY_BYTES)?;
-        let dense = match dim {
-            Some(d) => Some(DenseWriter::create(&dir.join(VECTORS_DIR), d)?),
+        let vectors = match dim {
+            Some(dim) => Some(VectorsOut::Sink {
+                sink: backend.sink(dir, dim, None)?,
+                dim,
+            }),
             None => None,
         };
         Ok(GenerationWriter {
             dir: dir.to_path_buf(),
             writer,
             fields,
-            dense,
+            vectors,
             table: ChunkTable {
                 version: TABLE_VERSION,
                 ..ChunkTable::default()
             },
-            base: None,
             graph: Some(GraphFile::new()),
             carry: None,
         })
@@ -316,12 +372,12 @@ impl<'a> GenerationWriter<'a> {
             dir: PathBuf::from(IN_MEMORY),
             writer,
             fields,
-            dense: dim.map(|d| DenseWriter::in_memory(Path::new(IN_MEMORY), d)),
+            vectors: dim
+                .map(|d| VectorsOut::Memory(DenseWriter::in_memory(Path::new(IN_MEMORY), d))),
             table: ChunkTable {
                 version: TABLE_VERSION,
                 ..ChunkTable::default()
             },
-            base: None,
             graph: None,
             carry: None,
         })
@@ -332,12 +388,13 @@ impl<'a> GenerationWriter<'a> {
     /// table entries, vector rows and graph by linking the base files they are stored in, or
     /// by copying them compact when the changes since the base grew too large); the
     /// documents of the others are deleted. Files added next get keys above every key
-    /// `prev` used. `dim` must be `prev`'s.
+    /// `prev` used. `dim` must be `prev`'s, and `backend` the one `prev` was opened with.
     pub fn derive(
         prev: &'a Generation,
         dir: &Path,
         dim: Option<usize>,
         keep: &dyn Fn(&FileEntry) -> bool,
+        backend: &dyn VectorBackend,
     ) -> Result<Self> {
         if dim != prev.dense_dim() {
             return Err(Error::Lexical(format!(
@@ -364,11 +421,20 @@ impl<'a> GenerationWriter<'a> {
         writer.set_merge_policy(Box::new(policy));
         let kept: Vec<bool> = prev.table.files.iter().map(keep).collect();
         let carry = Carry::plan(prev, &kept)?;
-        let vectors = dir.join(VECTORS_DIR);
-        let mut dense = match (dim, &carry) {
-            (Some(d), Some(_)) => Some(DenseWriter::create_named(&vectors, DELTA_MATRIX_FILE, d)?),
-            (Some(d), None) => Some(DenseWriter::create(&vectors, d)?),
-            (None, _) => None,
+        let mut vectors = match (dim, &prev.dense) {
+            (Some(dim), Some(prev_vectors)) => {
+                let base = SinkBase {
+                    gen_dir: &prev.dir,
+                    vectors: prev_vectors.as_ref(),
+                    keys: &prev.table.chunks,
+                    shared: carry.as_ref().map(|c| c.first_chunk),
+                };
+                Some(VectorsOut::Sink {
+                    sink: backend.sink(dir, dim, Some(base))?,
+                    dim,
+                })
+            }
+            _ => None,
         };
         let mut table = ChunkTable {
             version: TABLE_VERSION,
@@ -395,14 +461,14 @@ impl<'a> GenerationWriter<'a> {
                 writer.delete_term(Term::from_field_u64(fields.key, chunks.key(ordinal)));
                 continue;
             }
+            // Every kept chunk's vector carries over; the sink knows which rows the shared
+            // base already holds.
+            let key = chunks.key(ordinal);
+            if let Some(vectors) = &mut vectors {
+                vectors.add(key, Row::Previous(key))?;
+            }
             if ordinal < first_chunk {
                 continue;
-            }
-            if let (Some(dense), Some(old)) = (&mut dense, &prev.dense) {
-                let (scale, row) = old.quantized(ordinal).ok_or_else(|| {
-                    Error::Lexical(format!("no vector row {ordinal} to carry over"))
-                })?;
-                dense.push_quantized(scale, row);
             }
             let file = new_id[file]
                 .ok_or_else(|| Error::Lexical(format!("chunk {ordinal} is before its file")))?;
@@ -445,8 +511,7 @@ impl<'a> GenerationWriter<'a> {
             writer,
             fields,
             table,
-            dense,
-            base: Some(Base { prev }),
+            vectors,
             graph: Some(graph),
             carry,
         })
@@ -460,9 +525,9 @@ impl<'a> GenerationWriter<'a> {
         chunked: &ChunkedFile,
         vectors: &[f32],
     ) -> Result<()> {
-        match &self.dense {
-            Some(dense) => {
-                let dim = dense.dim();
+        match &self.vectors {
+            Some(out) => {
+                let dim = out.dim();
                 if vectors.len() != chunked.chunks.len() * dim {
                     return Err(Error::Lexical(format!(
                         "{} vectors values for {} chunks of dimension {dim}",
@@ -485,8 +550,8 @@ impl<'a> GenerationWriter<'a> {
         chunked: &ChunkedFile,
         rows: &[Row],
     ) -> Result<()> {
-        if let Some(dense) = &mut self.dense {
-            let dim = dense.dim();
+        if let Some(out) = &self.vectors {
+            let dim = out.dim();
             if rows.len() != chunked.chunks.len() {
                 return Err(Error::Lexical(format!(
                     "{} vectors for {} chunks",
@@ -494,27 +559,14 @@ impl<'a> GenerationWriter<'a> {
                     chunked.chunks.len()
                 )));
             }
-            for row in rows {
-                match *row {
-                    Row::Embedded(v) if v.len() == dim => dense.push(v),
-                    Row::Embedded(v) => {
-                        return Err(Error::Lexical(format!(
-                            "a vector of {} values in a matrix of dimension {dim}",
-                            v.len()
-                        )));
-                    }
-                    Row::Previous(ordinal) => {
-                        let stored = self
-                            .base
-                            .as_ref()
-                            .and_then(|b| b.prev.dense.as_ref())
-                            .and_then(|d| d.quantized(ordinal as usize))
-                            .ok_or_else(|| {
-                                Error::Lexical(format!("no earlier vector row {ordinal} to reuse"))
-                            })?;
-                        dense.push_quantized(stored.0, stored.1);
-                    }
-                }
+            if let Some(Row::Embedded(v)) = rows
+                .iter()
+                .find(|r| matches!(r, Row::Embedded(v) if v.len() != dim))
+            {
+                return Err(Error::Lexical(format!(
+                    "a vector of {} values in a matrix of dimension {dim}",
+                    v.len()
+                )));
             }
         }
         if let Some(graph) = &mut self.graph
@@ -537,9 +589,12 @@ impl<'a> GenerationWriter<'a> {
             mtime_ms: file.mtime_ms,
             indexed_at_ms: file.indexed_at_ms,
         });
-        for chunk in &chunked.chunks {
+        for (i, chunk) in chunked.chunks.iter().enumerate() {
             let key = self.table.next_key;
             self.table.next_key += 1;
+            if let Some(out) = &mut self.vectors {
+                out.add(key, rows[i])?;
+            }
             let mut doc = TantivyDocument::new();
             doc.add_u64(self.fields.key, key);
             doc.add_text(self.fields.content, &chunk.content);
@@ -562,13 +617,13 @@ impl<'a> GenerationWriter<'a> {
 
     /// Commits and fsyncs everything; the directory is complete when this returns.
     pub fn finish(self) -> Result<GenerationStats> {
-        self.finish_with_table().map(|(stats, _)| stats)
+        self.finish_all().map(|f| f.stats)
     }
 
     /// [`GenerationWriter::finish`], handing back the chunk table as written, so that the
     /// writer's process can open the generation without reading the table again (see
-    /// [`Generation::open_with`]).
-    pub fn finish_with_table(mut self) -> Result<(GenerationStats, ChunkTable)> {
+    /// [`Generation::open_with`]), and where the vectors went.
+    pub fn finish_all(mut self) -> Result<Finished> {
         self.writer.commit()?;
         // Merges run in the background after a commit; the generation must be final (and its
         // files no longer touched) before the engine publishes it.
@@ -577,15 +632,10 @@ impl<'a> GenerationWriter<'a> {
             // File order is the order files finished chunking, which varies between runs.
             graph.files.sort_by(|a, b| a.path.cmp(&b.path));
         }
-        let vectors = self.dir.join(VECTORS_DIR);
         match &self.carry {
             Some(carry) => {
                 link_file(&carry.from.join(TABLE_FILE), &self.dir.join(TABLE_FILE))?;
                 link_file(&carry.from.join(GRAPH_FILE), &self.dir.join(GRAPH_FILE))?;
-                if self.dense.is_some() {
-                    let from = carry.from.join(VECTORS_DIR).join(MATRIX_FILE);
-                    link_file(&from, &vectors.join(MATRIX_FILE))?;
-                }
                 self.table.save_named(&self.dir, DELTA_TABLE_FILE)?;
                 if let Some(graph) = self.graph.take() {
                     GraphDelta {
@@ -604,10 +654,15 @@ impl<'a> GenerationWriter<'a> {
                 }
             }
         }
-        if let Some(dense) = self.dense {
-            dense.finish()?;
-            crate::util::sync_dir(&vectors);
-        }
+        let vectors = match self.vectors {
+            Some(VectorsOut::Sink { sink, .. }) => Some(sink.finish()?),
+            Some(VectorsOut::Memory(_)) => {
+                return Err(Error::Vectors(
+                    "a generation held in memory is finished in memory".into(),
+                ));
+            }
+            None => None,
+        };
         crate::util::sync_dir(&self.dir.join(LEXICAL_DIR));
         crate::util::sync_dir(&self.dir);
         // Readers see the base and the rows added over it as one table.
@@ -619,7 +674,11 @@ impl<'a> GenerationWriter<'a> {
             files: table.files.len() as u64,
             chunks: table.chunks.len() as u64,
         };
-        Ok((stats, table))
+        Ok(Finished {
+            stats,
+            table,
+            vectors,
+        })
     }
 }
 
@@ -689,8 +748,13 @@ impl GenerationWriter<'_> {
         self.writer.commit()?;
         let index = self.writer.index().clone();
         self.writer.wait_merging_threads()?;
-        let dense = match self.dense {
-            Some(d) => Some(d.finish_in_memory()?),
+        let dense: Option<Box<dyn VectorIndex>> = match self.vectors {
+            Some(VectorsOut::Memory(d)) => Some(Box::new(d.finish_in_memory()?)),
+            Some(VectorsOut::Sink { .. }) => {
+                return Err(Error::Vectors(
+                    "a generation on disk is finished with finish".into(),
+                ));
+            }
             None => None,
         };
         Generation::assemble(&self.dir, &index, self.table, dense)
@@ -725,39 +789,35 @@ pub struct Generation {
     deleted_docs: u64,
     /// Chunk ordinal → where its document lives in the index.
     addr_of: Vec<DocAddress>,
-    /// The dense matrix, when the generation was built with an embedding model.
-    dense: Option<DenseIndex>,
+    /// The vectors, when the generation was built with an embedding model.
+    dense: Option<Box<dyn VectorIndex>>,
     /// Which rows of the shared base are gone, when the generation shares one.
     overlay: Option<Overlay>,
 }
 
 impl Generation {
-    /// Opens a finished generation directory.
+    /// Opens a finished generation directory whose vectors are in the embedded matrix.
     pub fn open(dir: &Path) -> Result<Self> {
-        Generation::open_with(dir, ChunkTable::load(dir)?)
+        Generation::open_in(dir, &EmbeddedVectors)
+    }
+
+    /// Opens a finished generation directory, its vectors through `backend`.
+    pub fn open_in(dir: &Path, backend: &dyn VectorBackend) -> Result<Self> {
+        Generation::open_with(dir, ChunkTable::load(dir)?, backend)
     }
 
     /// Opens a finished generation directory whose chunk table is `table` (the one
-    /// [`GenerationWriter::finish_with_table`] wrote there).
-    pub fn open_with(dir: &Path, table: ChunkTable) -> Result<Self> {
+    /// [`GenerationWriter::finish_all`] wrote there), its vectors through `backend`.
+    pub fn open_with(dir: &Path, table: ChunkTable, backend: &dyn VectorBackend) -> Result<Self> {
         let lexical = dir.join(LEXICAL_DIR);
         let index = Index::open_in_dir(&lexical)?;
         register_tokenizer(&index);
         let overlay = Overlay::load(dir)?;
-        let vectors = dir.join(VECTORS_DIR);
-        let dense = if vectors.is_dir() {
-            let base = DenseIndex::open(&vectors)?;
-            Some(match &overlay {
-                Some(o) => {
-                    let path = vectors.join(DELTA_MATRIX_FILE);
-                    let added = DenseIndex::open_file(&path)?;
-                    DenseIndex::with_overlay(base, added, &o.dropped_chunks, &path)?
-                }
-                None => base,
-            })
-        } else {
-            None
-        };
+        let dense = backend.open(OpenSpec {
+            gen_dir: dir,
+            keys: &table.chunks,
+            dropped: overlay.as_ref().map(|o| o.dropped_chunks.as_slice()),
+        })?;
         let mut generation = Generation::assemble(dir, &index, table, dense)?;
         generation.overlay = overlay;
         Ok(generation)
@@ -769,7 +829,7 @@ impl Generation {
         dir: &Path,
         index: &Index,
         table: ChunkTable,
-        dense: Option<DenseIndex>,
+        dense: Option<Box<dyn VectorIndex>>,
     ) -> Result<Self> {
         let lexical = dir.join(LEXICAL_DIR);
         let fields = Fields::from_schema(&index.schema(), &lexical)?;
@@ -846,12 +906,12 @@ impl Generation {
 
     /// Dimension of the dense matrix, when there is one.
     pub fn dense_dim(&self) -> Option<usize> {
-        self.dense.as_ref().map(DenseIndex::dim)
+        self.dense.as_ref().map(|d| d.dim())
     }
 
     /// The vector index (rows = chunk ordinals), when the generation has vectors.
     pub fn vectors(&self) -> Option<&dyn VectorIndex> {
-        self.dense.as_ref().map(|d| d as &dyn VectorIndex)
+        self.dense.as_deref()
     }
 
     /// Counts of the generation.
@@ -1076,7 +1136,8 @@ mod tests {
         // A derive writes its new documents into one segment: the document deleted next
         // shares it with a live one, so the segment (and the deleted document) stays.
         let g1 = Generation::open(&gens[0]).unwrap();
-        let mut w = GenerationWriter::derive(&g1, &gens[1], Some(4), &|_| true).unwrap();
+        let mut w =
+            GenerationWriter::derive(&g1, &gens[1], Some(4), &|_| true, &EmbeddedVectors).unwrap();
         for (path, text) in [
             ("a.rs", "fn alpha() { oldword }"),
             ("c.rs", "fn gamma() {}"),
@@ -1085,8 +1146,9 @@ mod tests {
         }
         w.finish().unwrap();
         let g2 = Generation::open(&gens[1]).unwrap();
+        let keep = |f: &FileEntry| f.path != "a.rs";
         let mut w =
-            GenerationWriter::derive(&g2, &gens[2], Some(4), &|f| f.path != "a.rs").unwrap();
+            GenerationWriter::derive(&g2, &gens[2], Some(4), &keep, &EmbeddedVectors).unwrap();
         let a = "fn alpha() { newword }";
         let row = [Row::Embedded(&[0.0, 1.0, 0.0, 0.0])];
         w.add_file_rows(&record("a.rs"), &chunked("a.rs", a), &row)
@@ -1105,8 +1167,16 @@ mod tests {
         assert_eq!(holders(&g, "newword"), (vec![2], vec![2]));
         assert_eq!(g.chunk_content(2).unwrap(), a);
         // Kept rows are copied as stored, the new one written from its vector.
-        let dense = g.dense.as_ref().unwrap();
-        assert_eq!(dense.quantized(0), g1.dense.as_ref().unwrap().quantized(0));
+        fn matrix(g: &Generation) -> &crate::dense::DenseIndex {
+            g.vectors()
+                .unwrap()
+                .as_any()
+                .unwrap()
+                .downcast_ref()
+                .unwrap()
+        }
+        let dense = matrix(&g);
+        assert_eq!(dense.quantized(0), matrix(&g1).quantized(0));
         assert_eq!(dense.quantized(2).unwrap().1, &[0, 127, 0, 0]);
         // The generation derived from is untouched.
         assert_eq!(holders(&g2, "oldword").0, vec![1]);

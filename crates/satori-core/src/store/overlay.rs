@@ -27,9 +27,6 @@ pub const OVERLAY_FILE: &str = "overlay.bin";
 /// The chunk table of the rows added over the base.
 pub const DELTA_TABLE_FILE: &str = "chunks.delta.bin";
 
-/// The matrix of the rows added over the base, inside `vectors/`.
-pub const DELTA_MATRIX_FILE: &str = "matrix.delta.bin";
-
 const MAGIC: &[u8; 8] = b"SATOVL01";
 
 /// Which rows of the base are gone (both lists ascending, ids and ordinals of the base).

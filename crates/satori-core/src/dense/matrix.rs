@@ -1,6 +1,7 @@
-//! The dense index of a generation: one unit vector per chunk (row = chunk ordinal), stored
+//! The embedded backend's matrix: one unit vector per chunk (row = chunk ordinal), stored
 //! as a flat int8 matrix with one scale per row, memory-mapped. Search reaches it only
-//! through the [`VectorIndex`] trait, which another vector backend can implement.
+//! through the [`VectorIndex`] trait; queries arrive as f32 vectors and are quantised here,
+//! once per call.
 //!
 //! Small matrices are scanned exhaustively: int8 rows are a quarter of the bytes of f32
 //! rows, the integer dot product vectorises, and the scan is one pass over contiguous
@@ -26,15 +27,19 @@
 //! second. A scan reads both and skips the dropped rows, so a sync writes only the rows
 //! that changed; ordinals, scores and tie order are those of one compact matrix.
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::{Neighbor, QueryVector, VectorIndex};
 use crate::{Error, Result};
 
 /// File of the matrix inside `<gen>/vectors/`.
 pub const MATRIX_FILE: &str = "matrix.bin";
+
+/// The matrix of the rows a derived generation adds over the base it shares, inside
+/// `vectors/` (see `store::overlay`).
+pub const DELTA_MATRIX_FILE: &str = "matrix.delta.bin";
 
 const MAGIC: &[u8; 8] = b"SATVEC02";
 const HEADER: usize = 32;
@@ -276,51 +281,6 @@ impl std::fmt::Debug for DenseIndex {
     }
 }
 
-/// One scored row.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Neighbor {
-    pub score: f32,
-    pub row: u32,
-}
-
-/// Heap order: the worst kept neighbour on top (lower score, then higher row, is worse), so
-/// equal scores keep the lower row and results are deterministic.
-impl Eq for Neighbor {}
-impl Ord for Neighbor {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .score
-            .total_cmp(&self.score)
-            .then(self.row.cmp(&other.row))
-    }
-}
-impl PartialOrd for Neighbor {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// What search asks of a vector index whose rows are the chunk ordinals of a generation.
-///
-/// This is the seam for vector backends: the memory-mapped int8 matrix below implements it,
-/// and a remote store (one collection per generation, keyed by ordinal) would too. Search
-/// calls it once or twice per query, never per candidate.
-pub trait VectorIndex: Send + Sync + std::fmt::Debug {
-    /// Length of the vectors.
-    fn dim(&self) -> usize;
-    /// Number of rows (= chunks of the generation).
-    fn len(&self) -> usize;
-    /// True when there are no rows.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// The `k` rows most similar to `query`, best first (ties: lower row first).
-    fn top_k(&self, query: &QueryVector, k: usize) -> Result<Vec<Neighbor>>;
-    /// The cosine of `query` with each of `rows`, in order, appended to `out` (0 for a row
-    /// that does not exist).
-    fn cosines(&self, query: &QueryVector, rows: &[u32], out: &mut Vec<f32>) -> Result<()>;
-}
-
 impl VectorIndex for DenseIndex {
     fn dim(&self) -> usize {
         self.dim
@@ -335,8 +295,13 @@ impl VectorIndex for DenseIndex {
     }
 
     fn cosines(&self, query: &QueryVector, rows: &[u32], out: &mut Vec<f32>) -> Result<()> {
-        out.extend(rows.iter().map(|&row| self.score(query, row)));
+        let query = Quantized::of(query);
+        out.extend(rows.iter().map(|&row| self.score_q(&query, row)));
         Ok(())
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 }
 
@@ -492,14 +457,27 @@ impl DenseIndex {
 
     /// The (approximate) cosine of `query` (a unit vector) with one row.
     pub fn score(&self, query: &QueryVector, row: u32) -> f32 {
+        self.score_q(&Quantized::of(query), row)
+    }
+
+    /// The `k` rows most similar to `query`, best first (ties: lower row first).
+    pub fn top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
+        self.top_k_q(&Quantized::of(query), k)
+    }
+
+    /// Every row scored; the reference the prefiltered path approximates.
+    pub fn exact_top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
+        self.exact_top_k_q(&Quantized::of(query), k)
+    }
+
+    fn score_q(&self, query: &Quantized, row: u32) -> f32 {
         let Some((m, row)) = self.locate(row as usize) else {
             return 0.0;
         };
         dot_i8(&query.values, m.row(row)) as f32 * query.scale * m.scale(row)
     }
 
-    /// The `k` rows most similar to `query`, best first (ties: lower row first).
-    pub fn top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
+    fn top_k_q(&self, query: &Quantized, k: usize) -> Vec<Neighbor> {
         if k == 0 || self.is_empty() || query.values.len() != self.dim {
             return Vec::new();
         }
@@ -508,7 +486,7 @@ impl DenseIndex {
         }
         let rescore = k.saturating_mul(4).max(RESCORE_MIN);
         if self.count <= EXACT_MAX_ROWS || rescore >= self.count / 2 {
-            return self.exact_top_k(query, k);
+            return self.exact_top_k_q(query, k);
         }
         let candidates = self.prefilter(query, rescore);
         let dots = self.dots_of(&query.values, &candidates);
@@ -561,7 +539,7 @@ impl DenseIndex {
     /// [`DenseIndex::top_k`] of an overlaid matrix: each file scanned (or prefiltered) on
     /// its own, rows named by their ordinals, the dropped rows skipped. The heap orders by
     /// score then ordinal, so the answer is the one a compact matrix of the same rows gives.
-    fn overlay_top_k(&self, o: &Overlay, query: &QueryVector, k: usize) -> Vec<Neighbor> {
+    fn overlay_top_k(&self, o: &Overlay, query: &Quantized, k: usize) -> Vec<Neighbor> {
         let n = self.len();
         let rescore = k.saturating_mul(4).max(RESCORE_MIN);
         let split = o.row_of.len() as u32;
@@ -593,15 +571,14 @@ impl DenseIndex {
         sorted(heap)
     }
 
-    /// Every row scored; the reference the prefiltered path approximates.
-    pub fn exact_top_k(&self, query: &QueryVector, k: usize) -> Vec<Neighbor> {
+    fn exact_top_k_q(&self, query: &Quantized, k: usize) -> Vec<Neighbor> {
         if k == 0 || self.is_empty() || query.values.len() != self.dim {
             return Vec::new();
         }
         if self.overlay.is_some() {
             let mut heap: BinaryHeap<Neighbor> = BinaryHeap::with_capacity(k + 1);
             for ord in 0..self.len() as u32 {
-                let score = self.score(query, ord);
+                let score = self.score_q(query, ord);
                 keep(&mut heap, k, Neighbor { score, row: ord });
             }
             return sorted(heap);
@@ -636,10 +613,10 @@ impl DenseIndex {
     }
 
     /// The `m` rows whose sketches are nearest the query's (ties: lower rows), in row order.
-    fn prefilter(&self, query: &QueryVector, m: usize) -> Vec<u32> {
+    fn prefilter(&self, query: &Quantized, m: usize) -> Vec<u32> {
         let w = words(self.dim);
         let mut q = Vec::with_capacity(w);
-        sketch(&query.raw, &self.mean, &mut q);
+        sketch(query.raw, &self.mean, &mut q);
         let bytes = &self.map[self.layout.sketches..self.layout.end];
         let dist = hamming_all(&q, bytes, w);
         // Counting selection: distances are at most `dim`, so a histogram finds the cut.
@@ -730,34 +707,20 @@ fn hamming_all_generic(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
         .collect()
 }
 
-/// A query vector, kept as given (unit length) and quantised like the int8 rows, so each
-/// backend reads the form it scores with.
-#[derive(Debug, Clone)]
-pub struct QueryVector {
+/// A query vector quantised like the int8 rows, beside the values it was quantised from
+/// (which the sketch prefilter reads).
+struct Quantized<'q> {
     values: Vec<i8>,
     scale: f32,
-    raw: Vec<f32>,
+    raw: &'q [f32],
 }
 
-impl QueryVector {
-    pub fn new(v: &[f32]) -> QueryVector {
-        let mut values = Vec::with_capacity(v.len());
-        let scale = quantize(v, &mut values);
-        QueryVector {
-            values,
-            scale,
-            raw: v.to_vec(),
-        }
-    }
-
-    /// True for the zero vector (a query without known tokens).
-    pub fn is_zero(&self) -> bool {
-        self.scale == 0.0
-    }
-
-    /// The vector as given.
-    pub fn values(&self) -> &[f32] {
-        &self.raw
+impl Quantized<'_> {
+    fn of(query: &QueryVector) -> Quantized<'_> {
+        let raw = query.values();
+        let mut values = Vec::with_capacity(raw.len());
+        let scale = quantize(raw, &mut values);
+        Quantized { values, scale, raw }
     }
 }
 
