@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use satori_core::{HandOff, IndexJob, Progress};
 
-use crate::logging::{Level, Log};
+use crate::logging::{Diagnostics, Level, Log};
 
 /// Live view of a running build.
 #[derive(Debug, Clone)]

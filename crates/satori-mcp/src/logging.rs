@@ -92,6 +92,26 @@ fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
+/// Where diagnostics go: [`Log`] (the process's, to every session that asked) or a
+/// [`SessionLog`] (one session's).
+pub trait Diagnostics {
+    /// Sends the event (`data`, built only when some client wants it) from `logger` at
+    /// `level`, without a stderr line: for an event whose line the configuration turned off.
+    fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value);
+
+    /// Writes `line` to stderr and sends the event as [`Diagnostics::notify`] does.
+    fn emit(
+        &self,
+        level: Level,
+        logger: &'static str,
+        line: fmt::Arguments<'_>,
+        data: impl FnOnce() -> Value,
+    ) {
+        write_line(line);
+        self.notify(level, logger, data);
+    }
+}
+
 impl Log {
     /// The log of a new session, which process-wide events reach too.
     pub fn session(&self) -> SessionLog {
@@ -102,21 +122,17 @@ impl Log {
         SessionLog(inner)
     }
 
-    /// Writes `line` to stderr and sends the event (`data`, built only when some client
-    /// wants it) from `logger` to every session that asked for `level`.
-    pub fn emit(
-        &self,
-        level: Level,
-        logger: &'static str,
-        line: fmt::Arguments<'_>,
-        data: impl FnOnce() -> Value,
-    ) {
-        write_line(line);
-        self.notify(level, logger, data);
+    /// Makes this the log of the process, for diagnostics raised outside any request
+    /// (the stdout guard's drain thread). The first call wins.
+    pub fn install_for_process(&self) {
+        let _ = PROCESS.set(self.clone());
     }
+}
 
-    /// Sends the event as [`Log::emit`] does, without the stderr line.
-    pub fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
+impl Diagnostics for Log {
+    /// Sends the event (`data`, built only when some client wants it) from `logger` to every
+    /// session that asked for `level`.
+    fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
         let level = level.to_mcp();
         let mut data = Lazy::new(data);
         if for_request(level, logger, &mut data) {
@@ -129,12 +145,6 @@ impl Log {
         for session in sessions {
             session.send(level, logger, &mut data);
         }
-    }
-
-    /// Makes this the log of the process, for diagnostics raised outside any request
-    /// (the stdout guard's drain thread). The first call wins.
-    pub fn install_for_process(&self) {
-        let _ = PROCESS.set(self.clone());
     }
 }
 
@@ -158,23 +168,13 @@ impl SessionLog {
         }
         self.0.threshold.0.store(rank(level), Ordering::Relaxed);
     }
+}
 
-    /// Writes `line` to stderr and sends the event as [`SessionLog::notify`] does.
-    pub fn emit(
-        &self,
-        level: Level,
-        logger: &'static str,
-        line: fmt::Arguments<'_>,
-        data: impl FnOnce() -> Value,
-    ) {
-        write_line(line);
-        self.notify(level, logger, data);
-    }
-
+impl Diagnostics for SessionLog {
     /// Sends the event (`data`, built only when wanted) from `logger` to this session's
     /// client when it asked for `level` (or to the request running on this thread, when
-    /// that request asked for a level of its own). Nothing goes to stderr.
-    pub fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
+    /// that request asked for a level of its own).
+    fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
         let level = level.to_mcp();
         let mut data = Lazy::new(data);
         if !for_request(level, logger, &mut data) {

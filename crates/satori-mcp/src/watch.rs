@@ -33,7 +33,7 @@ use satori_core::{IndexState, PathFilter};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::Instant;
 
-use crate::logging::Level;
+use crate::logging::{Diagnostics, Level};
 use crate::shared::Shared;
 
 /// A burst of changes delays its sync by at most this many debounce periods.

@@ -347,6 +347,7 @@ fn telemetry(
     if let Some(error) = error {
         ev["error"] = json!(error);
     }
+    use crate::logging::Diagnostics;
     let level = crate::logging::Level::Debug;
     if ctx.config.telemetry_stderr {
         ctx.log
