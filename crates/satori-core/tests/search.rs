@@ -826,6 +826,46 @@ fn ranking_components() {
     let boosted = hit(&run_with(&f, question, r#"{"path_words": 1.0}"#)).unwrap();
     assert!(boosted > shipped, "{boosted} {shipped}");
 
+    // File words: a question whose words the names a file defines use ("revoked",
+    // "refreshed", "sessions" ~ `revokeAllSessions`, `refreshSession`, `SessionStore`)
+    // raises that file's best chunk by the file-names weight times the (rarity-weighted)
+    // share, and nothing at 0; the same for a file whose documentation uses them ("wait
+    // between attempts" ~ the docstring of `RetryPolicy`).
+    let file_boost = |o: &SearchOutcome, file: &str| {
+        o.hits
+            .iter()
+            .position(|h| h.file == file)
+            .map(|i| parts(o, i).coherence_boost)
+            .unwrap()
+    };
+    for (question, file, weight) in [
+        (
+            "how are sessions revoked and refreshed",
+            "src/auth/session.ts",
+            "file_names",
+        ),
+        (
+            "how long to wait between attempts",
+            "src/net/retry.py",
+            "file_doc",
+        ),
+    ] {
+        let shipped = file_boost(&run_with(&f, question, "{}"), file);
+        let off = file_boost(
+            &run_with(&f, question, &format!(r#"{{"{weight}": 0}}"#)),
+            file,
+        );
+        let doubled = file_boost(
+            &run_with(&f, question, &format!(r#"{{"{weight}": 0.4}}"#)),
+            file,
+        );
+        assert!(shipped > off, "{question}: {shipped} {off}");
+        assert!(
+            doubled - off > shipped - off + 0.05,
+            "{question}: {doubled} {shipped} {off}"
+        );
+    }
+
     // Kind cue: a question that asks for a struct gets the struct of the file first; the
     // function that builds it led before, and the file keeps its place on the page.
     let question = "which struct results from splitting a header at its colon";

@@ -33,7 +33,7 @@ fn components(s: &Scored) -> ScoreComponents {
         fused: s.fused,
         definition_boost: s.definition,
         path_boost: s.path,
-        coherence_boost: s.coherence + s.file_vector,
+        coherence_boost: s.coherence + s.file_vector + s.file_names + s.file_doc,
         category_multiplier: s.category_mult,
         category: s.category,
         changed_multiplier: s.changed_mult,

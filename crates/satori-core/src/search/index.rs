@@ -60,6 +60,59 @@ impl FileFacts {
     }
 }
 
+/// How much of a file's first chunks [`Index::file_doc`] reads for its documentation.
+const FILE_DOC_CHARS: usize = 4000;
+
+/// Appends the comment and doc-string lines of `content` to `out`: lines that open with a
+/// comment marker (`//`, `/*`, `*`, `#` followed by a space, `--`, `;`, `%`), and the lines
+/// of triple-quoted strings (Python docstrings, Elixir `@moduledoc`). Code lines are left out:
+/// a file's opening code is mostly imports.
+fn doc_lines(content: &str, out: &mut String) {
+    let mut in_string: Option<&str> = None;
+    for line in content.lines() {
+        let t = line.trim_start();
+        if let Some(quote) = in_string {
+            out.push_str(t);
+            out.push('\n');
+            if t.contains(quote) {
+                in_string = None;
+            }
+            continue;
+        }
+        let opens = ["\"\"\"", "'''"].into_iter().find(|q| {
+            t.find(q).is_some_and(|at| {
+                let before = t[..at].trim_end();
+                before.is_empty()
+                    || before.ends_with("@moduledoc")
+                    || before.ends_with("@doc")
+                    || before == "r"
+            })
+        });
+        if let Some(quote) = opens {
+            out.push_str(t);
+            out.push('\n');
+            let at = t.find(quote).unwrap_or(0) + quote.len();
+            if !t[at..].contains(quote) {
+                in_string = Some(quote);
+            }
+            continue;
+        }
+        let comment = t.starts_with("//")
+            || t.starts_with("/*")
+            || t.starts_with('*')
+            || t == "#"
+            || t.starts_with("# ")
+            || t.starts_with("##")
+            || t.starts_with("--")
+            || t.starts_with(';')
+            || t.starts_with('%');
+        if comment {
+            out.push_str(t);
+            out.push('\n');
+        }
+    }
+}
+
 /// The ranking facts of a generation's files, in file-id order, each derived the first time
 /// ranking asks for it: ranking needs the files of its candidates only, and deriving the
 /// facts of every file of a large codebase (tokenising and stemming tens of thousands of
@@ -92,6 +145,11 @@ pub struct Index {
     /// The highest version directory (`v4` of `src/v3`, `src/v4`) under each directory that
     /// has some, built the first time ranking asks (see [`Index::superseded_version`]).
     versions: OnceLock<std::collections::HashMap<String, u32>>,
+    /// The word tokens of the names each file's live chunks define, each file's derived the
+    /// first time ranking asks (see [`Index::file_names`]).
+    names: Vec<OnceLock<Vec<String>>>,
+    /// The word tokens of each file's opening documentation (see [`Index::file_doc`]).
+    docs: Vec<OnceLock<Vec<String>>>,
 }
 
 /// The live chunk ordinals of every file, file by file (compressed rows: the ordinals of file
@@ -116,13 +174,16 @@ struct Layer {
 impl Index {
     /// Prepares a generation for search.
     pub fn new(generation: Generation) -> Index {
-        let facts = Facts::new(generation.files().len());
+        let files = generation.files().len();
+        let facts = Facts::new(files);
         Index {
             generation: Arc::new(generation),
             facts: Arc::new(facts),
             layer: None,
             by_file: OnceLock::new(),
             versions: OnceLock::new(),
+            names: (0..files).map(|_| OnceLock::new()).collect(),
+            docs: (0..files).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -146,6 +207,7 @@ impl Index {
             })
             .collect();
         let facts = Facts::new(delta.files().len());
+        let files = stored.files().len() + delta.files().len();
         Index {
             generation: Arc::clone(&self.generation),
             facts: Arc::clone(&self.facts),
@@ -158,6 +220,8 @@ impl Index {
             })),
             by_file: OnceLock::new(),
             versions: OnceLock::new(),
+            names: (0..files).map(|_| OnceLock::new()).collect(),
+            docs: (0..files).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -240,6 +304,60 @@ impl Index {
             (Some(&a), Some(&b)) => &map.ords[a as usize..b as usize],
             _ => &[],
         }
+    }
+
+    /// The word tokens (whole names, their parts and stems, as the lexical index has them) of
+    /// every name the live chunks of the file with id `file` define, sorted and deduplicated:
+    /// the file's vocabulary of definitions, for questions that describe what a file is about.
+    /// Derived on first use, per file: ranking asks for the leading files of a search only.
+    pub(super) fn file_names(&self, file: u32) -> &[String] {
+        let Some(cell) = self.names.get(file as usize) else {
+            return &[];
+        };
+        cell.get_or_init(|| {
+            let mut tokenizer = CodeTokenizer::default();
+            let mut tokens: Vec<String> = Vec::new();
+            for &ord in self.file_chunks(file) {
+                for name in &self.chunk(ord).defines {
+                    tokens.extend(tokenizer.analyze(name).into_iter().map(|t| t.text));
+                }
+            }
+            tokens.sort();
+            tokens.dedup();
+            tokens
+        })
+    }
+
+    /// The word tokens of the opening documentation of the file with id `file`: the comments
+    /// and doc strings of its first chunks (up to [`FILE_DOC_CHARS`] of their text), sorted
+    /// and deduplicated. What a file says of itself at its top (a module doc, a class's doc
+    /// comment after the imports) describes the file as a whole. Derived on first use.
+    pub(super) fn file_doc(&self, file: u32) -> Result<&[String]> {
+        let Some(cell) = self.docs.get(file as usize) else {
+            return Ok(&[]);
+        };
+        if let Some(tokens) = cell.get() {
+            return Ok(tokens);
+        }
+        let mut text = String::new();
+        let mut read = 0;
+        for &ord in self.file_chunks(file) {
+            if read >= FILE_DOC_CHARS {
+                break;
+            }
+            let content = self.chunk_content(ord)?;
+            read += content.len();
+            doc_lines(&content, &mut text);
+        }
+        let mut tokenizer = CodeTokenizer::default();
+        let mut tokens: Vec<String> = tokenizer
+            .analyze(&text)
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        tokens.sort();
+        tokens.dedup();
+        Ok(cell.get_or_init(|| tokens))
     }
 
     /// The version directory of a file's path that a newer sibling supersedes (`v3` of
@@ -451,5 +569,59 @@ impl VectorIndex for Vectors<'_> {
             next.unwrap_or(0.0)
         }));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_lines;
+
+    /// The documentation lines `doc_lines` keeps of `content`, trimmed, in order.
+    fn check(content: &str, expected: &[&str]) {
+        let mut out = String::new();
+        doc_lines(content, &mut out);
+        let got: Vec<&str> = out.lines().collect();
+        assert_eq!(got, expected, "{content}");
+    }
+
+    #[test]
+    fn opening_documentation() {
+        // Rust: inner and outer doc comments; attributes and code are not documentation.
+        check(
+            "//! Runs `!Send` futures on the current thread.\n#[derive(Debug)]\npub struct LocalSet {}\n",
+            &["//! Runs `!Send` futures on the current thread."],
+        );
+        // C and C++: preprocessor lines are code, block comments are not.
+        check(
+            "#include <ostream>\n/*\n * Formatting of std::ostream.\n */\n#define FMT_X 1\n",
+            &["/*", "* Formatting of std::ostream.", "*/"],
+        );
+        // Python: a module docstring over several lines, then `#` comments; code is left out.
+        check(
+            "\"\"\"Distillation of a model:\ninference and extraction.\n\"\"\"\nimport os\n# helpers\nx = 1\n",
+            &[
+                "\"\"\"Distillation of a model:",
+                "inference and extraction.",
+                "\"\"\"",
+                "# helpers",
+            ],
+        );
+        // A one-line docstring does not swallow the code after it.
+        check(
+            "def f():\n    '''Waits for the lock.'''\n    return 1\n",
+            &["'''Waits for the lock.'''"],
+        );
+        // Elixir: a module doc heredoc.
+        check(
+            "defmodule Phoenix.Channel do\n  @moduledoc \"\"\"\n  Channels join topics.\n  \"\"\"\n  use X\nend\n",
+            &["@moduledoc \"\"\"", "Channels join topics.", "\"\"\""],
+        );
+        // A string that merely contains triple quotes in code is not a docstring.
+        check("let s = \"\"\"raw\"\"\";\n", &[]);
+        // Ruby, shell, Lua, SQL, Erlang comment markers; a shebang is not documentation.
+        check(
+            "#!/usr/bin/env ruby\n# Logs each request.\n-- a query\n% a clause\nputs 1\n",
+            &["# Logs each request.", "-- a query", "% a clause"],
+        );
     }
 }

@@ -67,6 +67,8 @@ pub struct SearchTuning {
     pub coherence: bool,
     /// The file-vector boost (a file's closeness, as a whole, to the query).
     pub file_vector: bool,
+    /// The file-names boost (a question's words in the names a file defines).
+    pub file_names: bool,
     /// The promotion, within its file, of the kind of definition a question names.
     pub kind: bool,
     pub fusion: Fusion,
@@ -90,6 +92,7 @@ impl Default for SearchTuning {
             names: true,
             coherence: true,
             file_vector: true,
+            file_names: true,
             kind: true,
             fusion: Fusion::Blend,
             weights: Weights::default(),
@@ -99,7 +102,7 @@ impl Default for SearchTuning {
 
 impl SearchTuning {
     /// Names accepted by [`SearchTuning::parse`].
-    pub const SWITCHES: [&'static str; 14] = [
+    pub const SWITCHES: [&'static str; 15] = [
         "lexical_only",
         "dense_only",
         "no_fields",
@@ -112,6 +115,7 @@ impl SearchTuning {
         "no_names",
         "no_coherence",
         "no_file_vector",
+        "no_file_names",
         "no_kind",
         "rrf",
     ];
@@ -134,6 +138,7 @@ impl SearchTuning {
                     t.names = false;
                     t.coherence = false;
                     t.file_vector = false;
+                    t.file_names = false;
                     t.kind = false;
                 }
                 "no_definition" => t.definition = false,
@@ -147,6 +152,7 @@ impl SearchTuning {
                 "no_names" => t.names = false,
                 "no_coherence" => t.coherence = false,
                 "no_file_vector" => t.file_vector = false,
+                "no_file_names" => t.file_names = false,
                 "no_kind" => t.kind = false,
                 "rrf" => t.fusion = Fusion::Rrf,
                 other => {

@@ -39,6 +39,11 @@ pub(super) struct Scored {
     pub(super) coherence: f32,
     /// Added to a file's best chunk for the file's closeness, as a whole, to the query.
     pub(super) file_vector: f32,
+    /// Added to a file's best chunk for the share of a question's words its defined names use.
+    pub(super) file_names: f32,
+    /// Added to a file's best chunk for the share of a question's words its opening
+    /// documentation uses.
+    pub(super) file_doc: f32,
     pub(super) category: Category,
     pub(super) category_mult: f32,
     pub(super) changed_mult: f32,
@@ -48,7 +53,13 @@ pub(super) struct Scored {
 impl Scored {
     /// The score formula: retrieval plus the additive signals, times the multipliers.
     fn total(&self) -> f32 {
-        (self.fused + self.definition + self.path + self.coherence + self.file_vector)
+        (self.fused
+            + self.definition
+            + self.path
+            + self.coherence
+            + self.file_vector
+            + self.file_names
+            + self.file_doc)
             * self.category_mult
             * self.changed_mult
     }
@@ -118,6 +129,13 @@ impl<'a> Ranker<'a> {
             .iter()
             .map(|c| self.score(c, &norm, &mut names, tokenizer))
             .collect();
+        if self.tuning.path
+            && w.path_words_idf
+            && self.analysis.kind != QueryKind::Identifier
+            && !self.analysis.words.is_empty()
+        {
+            self.path_words_idf(&mut scored);
+        }
         if self.tuning.coherence && w.file_coherence > 0.0 && !self.analysis.terms.is_empty() {
             self.coherence_boost(&mut scored);
         }
@@ -128,6 +146,13 @@ impl<'a> Ranker<'a> {
             self.vectors,
         ) {
             self.file_vector_boost(&mut scored, vectors)?;
+        }
+        if self.tuning.file_names
+            && (w.file_names > 0.0 || w.file_doc > 0.0)
+            && self.analysis.kind != QueryKind::Identifier
+            && !self.analysis.words.is_empty()
+        {
+            self.file_words_boost(&mut scored)?;
         }
         if self.tuning.names && self.analysis.kind != QueryKind::Identifier {
             let mut covered = NameCover::new(self.analysis, self.related, w);
@@ -221,6 +246,8 @@ impl<'a> Ranker<'a> {
             path,
             coherence: 0.0,
             file_vector: 0.0,
+            file_names: 0.0,
+            file_doc: 0.0,
             category: chunk_category,
             category_mult,
             changed_mult,
@@ -296,11 +323,18 @@ impl<'a> Ranker<'a> {
                 e.1 = i;
             }
         }
+        let damping = self.weights.coherence_size_damping;
         let sums: Vec<(f32, usize)> = files
-            .into_values()
-            .map(|(mut parts, best)| {
+            .into_iter()
+            .map(|(file, (mut parts, best))| {
                 parts.sort_by(|a, b| b.total_cmp(a));
-                (parts.iter().sum(), best)
+                let sum: f32 = parts.iter().sum();
+                let size = if damping > 0.0 {
+                    (ix.file_chunks(file).len().max(1) as f32).powf(damping)
+                } else {
+                    1.0
+                };
+                (sum / size, best)
             })
             .collect();
         let top = sums.iter().map(|&(sum, _)| sum).fold(0.0f32, f32::max);
@@ -325,21 +359,7 @@ impl<'a> Ranker<'a> {
         (query, vectors): (&QueryVector, &dyn VectorIndex),
     ) -> Result<()> {
         let w = self.weights;
-        let mut order: Vec<usize> = (0..scored.len()).collect();
-        order.sort_by(|&a, &b| {
-            scored[b]
-                .score
-                .total_cmp(&scored[a].score)
-                .then(scored[a].ord.cmp(&scored[b].ord))
-        });
-        // Each leading file, with its best candidate.
-        let mut files: Vec<(u32, usize)> = Vec::new();
-        for &i in order.iter().take(w.file_vector_files) {
-            let file = self.ix.chunk(scored[i].ord).file;
-            if !files.iter().any(|&(f, _)| f == file) {
-                files.push((file, i));
-            }
-        }
+        let files = leading_files(self.ix, scored, w.file_vector_files);
         if files.len() < 2 {
             return Ok(());
         }
@@ -378,6 +398,143 @@ impl<'a> Ranker<'a> {
             s.score = s.total();
         }
         Ok(())
+    }
+
+    /// Recomputes the path-words boost with each question word weighed by how few of the
+    /// candidates' files it names: a word that names many of them (`serde` in a package of
+    /// `serde_*` directories, `test` among tests) tells them apart less than one that names a
+    /// few (`blocking`, `logger`).
+    fn path_words_idf(&self, scored: &mut [Scored]) {
+        let w = self.weights;
+        let words = &self.analysis.words;
+        let mut masks: HashMap<u32, Vec<bool>> = HashMap::new();
+        for s in scored.iter() {
+            let file = self.ix.chunk(s.ord).file;
+            masks.entry(file).or_insert_with(|| {
+                let facts = self.ix.facts(file);
+                words
+                    .iter()
+                    .map(|word| {
+                        facts
+                            .stem_tokens
+                            .iter()
+                            .chain(&facts.parent_tokens)
+                            .any(|t| prefix_related(word, t))
+                    })
+                    .collect()
+            });
+        }
+        let n = masks.len().max(1) as f32;
+        let weight: Vec<f32> = (0..words.len())
+            .map(|i| {
+                let m = masks.values().filter(|u| u[i]).count().max(1) as f32;
+                (1.0 + n / m).ln()
+            })
+            .collect();
+        let total: f32 = weight.iter().sum();
+        if total <= 0.0 {
+            return;
+        }
+        for s in scored.iter_mut() {
+            let mask = &masks[&self.ix.chunk(s.ord).file];
+            let share = mask
+                .iter()
+                .zip(&weight)
+                .filter(|(u, _)| **u)
+                .map(|(_, x)| x)
+                .sum::<f32>()
+                / total;
+            s.path = if share >= w.path_words_min && mask.iter().any(|u| *u) {
+                w.path_words * share
+            } else {
+                0.0
+            };
+            s.score = s.total();
+        }
+    }
+
+    /// Adds the file-words boosts to the best chunk of each of the leading files: the share of
+    /// the question's words that the names the file defines use (in any of its chunks, found
+    /// or not), and the share its opening documentation uses. A file whose definitions or
+    /// whose own description speak the question's words is about what is asked, even when no
+    /// single chunk says it all ("how tasks that are not Send run on a single thread" ~ the
+    /// file that defines `LocalSet` and `spawn_local`, and opens with "runs `!Send` futures
+    /// on the current thread").
+    fn file_words_boost(&self, scored: &mut [Scored]) -> Result<()> {
+        let w = self.weights;
+        let files = leading_files(self.ix, scored, w.file_vector_files);
+        if w.file_names > 0.0 {
+            let shares = self.word_shares(&files, |file| Ok(self.ix.file_names(file)))?;
+            for (&(_, best), share) in files.iter().zip(shares) {
+                if share >= w.file_names_min && share > 0.0 {
+                    scored[best].file_names = w.file_names * share;
+                }
+            }
+        }
+        if w.file_doc > 0.0 {
+            let shares = self.word_shares(&files, |file| self.ix.file_doc(file))?;
+            for (&(_, best), share) in files.iter().zip(shares) {
+                if share >= w.file_doc_min && share > 0.0 {
+                    scored[best].file_doc = w.file_doc * share;
+                }
+            }
+        }
+        for &(_, best) in &files {
+            let s = &mut scored[best];
+            s.score = s.total();
+        }
+        Ok(())
+    }
+
+    /// For each file, the share of the question's words its tokens use. A word the tokens
+    /// of many leading files use tells them apart less than one only a few use (`value`,
+    /// `type` against `blocking`): with `file_names_idf`, each word weighs the log of the
+    /// inverse share of the files that use it (a word none uses, the most).
+    fn word_shares<'t>(
+        &self,
+        files: &[(u32, usize)],
+        tokens_of: impl Fn(u32) -> Result<&'t [String]>,
+    ) -> Result<Vec<f32>>
+    where
+        'a: 't,
+    {
+        let words = &self.analysis.words;
+        let uses: Vec<Vec<bool>> = files
+            .iter()
+            .map(|&(file, _)| {
+                let tokens = tokens_of(file)?;
+                Ok(words
+                    .iter()
+                    .map(|word| tokens.iter().any(|t| prefix_related(word, t)))
+                    .collect())
+            })
+            .collect::<Result<_>>()?;
+        let n = files.len().max(1) as f32;
+        let weight: Vec<f32> = (0..words.len())
+            .map(|i| {
+                if self.weights.file_names_idf {
+                    let m = uses.iter().filter(|u| u[i]).count().max(1) as f32;
+                    (1.0 + n / m).ln()
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        let total: f32 = weight.iter().sum();
+        Ok(uses
+            .iter()
+            .map(|used| {
+                if total <= 0.0 {
+                    return 0.0;
+                }
+                used.iter()
+                    .zip(&weight)
+                    .filter(|(u, _)| **u)
+                    .map(|(_, x)| x)
+                    .sum::<f32>()
+                    / total
+            })
+            .collect())
     }
 
     /// Moves each chunk of the kind a question asks for to the top of its file, when it
@@ -422,6 +579,26 @@ impl<'a> Ranker<'a> {
                 .then(a.ord.cmp(&b.ord))
         });
     }
+}
+
+/// The files of the best `top` candidates (by score so far), each with its best candidate's
+/// position, best file first.
+fn leading_files(ix: &Index, scored: &[Scored], top: usize) -> Vec<(u32, usize)> {
+    let mut order: Vec<usize> = (0..scored.len()).collect();
+    order.sort_by(|&a, &b| {
+        scored[b]
+            .score
+            .total_cmp(&scored[a].score)
+            .then(scored[a].ord.cmp(&scored[b].ord))
+    });
+    let mut files: Vec<(u32, usize)> = Vec::new();
+    for &i in order.iter().take(top) {
+        let file = ix.chunk(scored[i].ord).file;
+        if !files.iter().any(|&(f, _)| f == file) {
+            files.push((file, i));
+        }
+    }
+    files
 }
 
 fn label(c: &ChunkEntry) -> &str {
