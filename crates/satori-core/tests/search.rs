@@ -866,6 +866,29 @@ fn ranking_components() {
         );
     }
 
+    // An identifier in a question: a name and a word or two is a lookup of the name and
+    // keeps `definition_in_short_question` of the definition boost; in a longer question
+    // the name is part of a description and keeps `definition_in_question`.
+    let definition = |query: &str| {
+        let o = run_with(&f, query, "{}");
+        let at = o
+            .hits
+            .iter()
+            .position(|h| h.symbol.as_ref().is_some_and(|s| s.name == "RetryPolicy"))
+            .unwrap();
+        parts(&o, at).definition_boost
+    };
+    let (short, long) = (
+        definition("RetryPolicy class"),
+        definition("how many attempts does the RetryPolicy give a failing request"),
+    );
+    let w = Weights::default();
+    assert!(short > 0.0 && long > 0.0, "{short} {long}");
+    assert!(
+        (short / long - w.definition_in_short_question / w.definition_in_question).abs() < 1e-3,
+        "{short} {long}"
+    );
+
     // Kind cue: a question that asks for a struct gets the struct of the file first; the
     // function that builds it led before, and the file keeps its place on the page.
     let question = "which struct results from splitting a header at its colon";
@@ -895,4 +918,23 @@ fn ranking_components() {
         located(&off)
     );
     assert_eq!(first_file(&on), first_file(&off));
+}
+
+/// The README's row for `SATORI_SEARCH_ABLATION` lists every switch the parser knows, in
+/// its order, and no other.
+#[test]
+fn ablation_switches_are_documented() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| `SATORI_SEARCH_ABLATION` |"))
+        .expect("README.md has a row for SATORI_SEARCH_ABLATION");
+    let listed: Vec<&str> = row
+        .split('`')
+        .skip(3)
+        .step_by(2)
+        .filter(|w| !w.is_empty())
+        .collect();
+    assert_eq!(listed, SearchTuning::SWITCHES, "{row}");
 }

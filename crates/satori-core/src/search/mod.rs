@@ -67,8 +67,9 @@ pub struct SearchTuning {
     pub coherence: bool,
     /// The file-vector boost (a file's closeness, as a whole, to the query).
     pub file_vector: bool,
-    /// The file-names boost (a question's words in the names a file defines).
-    pub file_names: bool,
+    /// The file-words boosts (a question's words in the names a file defines and in its
+    /// opening documentation).
+    pub file_words: bool,
     /// The promotion, within its file, of the kind of definition a question names.
     pub kind: bool,
     pub fusion: Fusion,
@@ -92,7 +93,7 @@ impl Default for SearchTuning {
             names: true,
             coherence: true,
             file_vector: true,
-            file_names: true,
+            file_words: true,
             kind: true,
             fusion: Fusion::Blend,
             weights: Weights::default(),
@@ -115,7 +116,7 @@ impl SearchTuning {
         "no_names",
         "no_coherence",
         "no_file_vector",
-        "no_file_names",
+        "no_file_words",
         "no_kind",
         "rrf",
     ];
@@ -138,7 +139,7 @@ impl SearchTuning {
                     t.names = false;
                     t.coherence = false;
                     t.file_vector = false;
-                    t.file_names = false;
+                    t.file_words = false;
                     t.kind = false;
                 }
                 "no_definition" => t.definition = false,
@@ -152,7 +153,7 @@ impl SearchTuning {
                 "no_names" => t.names = false,
                 "no_coherence" => t.coherence = false,
                 "no_file_vector" => t.file_vector = false,
-                "no_file_names" => t.file_names = false,
+                "no_file_words" => t.file_words = false,
                 "no_kind" => t.kind = false,
                 "rrf" => t.fusion = Fusion::Rrf,
                 other => {

@@ -139,6 +139,7 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
         tuning,
         weights,
         vectors: qvec.as_ref().zip(vectors),
+        short_question: Ranker::is_short_question(&analysis, &parsed.text, weights),
     };
     let scored = ranker.rank(&survivors, &mut tokenizer)?;
 

@@ -94,9 +94,20 @@ pub(super) struct Ranker<'a> {
     pub(super) weights: &'a Weights,
     /// The query's embedding and the vectors, when the search has them.
     pub(super) vectors: Option<(&'a QueryVector, &'a dyn VectorIndex)>,
+    /// The query is a name and a word or two (`OneOf validator`, `Entry struct`): a lookup
+    /// of the name rather than a description (see [`Ranker::is_short_question`]).
+    pub(super) short_question: bool,
 }
 
 impl<'a> Ranker<'a> {
+    /// Whether a question of this kind and text is short enough to be a lookup of the
+    /// identifier it names: at most `short_question_words` words.
+    pub(super) fn is_short_question(analysis: &Analysis, query: &str, w: &Weights) -> bool {
+        analysis.kind != QueryKind::Identifier
+            && !analysis.identifiers.is_empty()
+            && query.split_whitespace().count() <= w.short_question_words
+    }
+
     /// The changed files of a request that the boost applies to: none when the list is
     /// too long to say anything (a branch switch, a mass rename).
     pub(super) fn changed_files(
@@ -123,7 +134,7 @@ impl<'a> Ranker<'a> {
         tokenizer: &mut CodeTokenizer,
     ) -> Result<Vec<Scored>> {
         let w = self.weights;
-        let norm = Normalizer::of(survivors);
+        let norm = Normalizer::of(survivors, w.dense_spread_min);
         let mut names = NameMatcher::new(self.analysis);
         let mut scored: Vec<Scored> = survivors
             .iter()
@@ -147,7 +158,7 @@ impl<'a> Ranker<'a> {
         ) {
             self.file_vector_boost(&mut scored, vectors)?;
         }
-        if self.tuning.file_names
+        if self.tuning.file_words
             && (w.file_names > 0.0 || w.file_doc > 0.0)
             && self.analysis.kind != QueryKind::Identifier
             && !self.analysis.words.is_empty()
@@ -202,6 +213,8 @@ impl<'a> Ranker<'a> {
             let d = definition_boost(chunk, facts, analysis, names, tokenizer, w);
             if ident_q {
                 d
+            } else if self.short_question {
+                d * w.definition_in_short_question
             } else {
                 d * w.definition_in_question
             }
@@ -211,6 +224,8 @@ impl<'a> Ranker<'a> {
         let path = match (tuning.path, ident_q) {
             (false, _) => 0.0,
             (true, true) => path_boost(facts, &names.idents, &names.parts, w),
+            // Weighed by rarity, the words need every candidate's file: a pass after this one.
+            (true, false) if w.path_words_idf => 0.0,
             (true, false) => path_words_boost(facts, &analysis.words, w),
         };
         let mut chunk_category = category::of_chunk(facts.category, file.language, chunk);
@@ -615,17 +630,24 @@ struct Normalizer {
 }
 
 impl Normalizer {
-    fn of(survivors: &[Candidate]) -> Normalizer {
+    fn of(survivors: &[Candidate], spread_min: f32) -> Normalizer {
         let top = survivors.iter().map(|c| c.bm25).fold(0.0f32, f32::max);
         // Cosines are min-max normalised over the candidates: their absolute level says
         // little (a static model's cosines bunch together), their spread among candidates
-        // says much.
-        let (dmin, dmax) = survivors
+        // says much. Not below `spread_min`, though: among a few near-equal candidates (the
+        // same definition in two directories) a difference in the third decimal would
+        // otherwise become the whole dense weight.
+        let (lo, dmax) = survivors
             .iter()
             .filter_map(|c| c.dense)
             .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), d| {
                 (lo.min(d), hi.max(d))
             });
+        let dmin = if dmax.is_finite() {
+            lo.min(dmax - spread_min)
+        } else {
+            lo
+        };
         Normalizer { top, dmin, dmax }
     }
 
