@@ -249,6 +249,16 @@ impl Index {
         }
     }
 
+    /// The file id of the chunk with ordinal `ord`, without decoding the rest of a stored
+    /// chunk (what [`Index::chunk`] does): a pass over every chunk must stay cheap.
+    fn chunk_file(&self, ord: u32) -> u32 {
+        let stored = self.generation.chunks();
+        match &self.layer {
+            Some(l) if ord as usize >= stored.len() => l.chunks[ord as usize - stored.len()].file,
+            _ => stored.file(ord as usize),
+        }
+    }
+
     /// The file with id `file`.
     pub(super) fn file(&self, file: u32) -> &FileEntry {
         let stored = self.generation.files();
@@ -282,7 +292,7 @@ impl Index {
                 + self.layer.as_ref().map_or(0, |l| l.delta.files().len());
             let mut counts = vec![0u32; files + 1];
             for o in self.live_ordinals() {
-                counts[self.chunk(o).file as usize + 1] += 1;
+                counts[self.chunk_file(o) as usize + 1] += 1;
             }
             for i in 1..counts.len() {
                 counts[i] += counts[i - 1];
@@ -290,7 +300,7 @@ impl Index {
             let mut next = counts.clone();
             let mut ords = vec![0u32; counts[files] as usize];
             for o in self.live_ordinals() {
-                let f = self.chunk(o).file as usize;
+                let f = self.chunk_file(o) as usize;
                 ords[next[f] as usize] = o;
                 next[f] += 1;
             }
