@@ -62,6 +62,22 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "satori-client",
         ],
     ),
+    // Remote embedders: the engine's seam and nothing else of ours.
+    (
+        "satori-providers",
+        &[
+            "satori-protocol",
+            "satori-mcp",
+            "satori-client",
+            "satori-cli",
+            "satori-node",
+            "mcat",
+            "mcp-client",
+            "rmcp",
+            "clap",
+            "napi",
+        ],
+    ),
     // The MCP client library: no crate of Satori's, so any MCP client can use it.
     (
         "mcp-client",

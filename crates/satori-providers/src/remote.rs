@@ -1,0 +1,192 @@
+//! The [`Embedder`] of a remote API: one HTTP request per batch, answers turned into typed
+//! errors that name the provider and what to change.
+
+use std::time::Duration;
+
+use satori_core::embed::{EmbedError, Embedder, ModelInfo};
+use sha2::{Digest, Sha256};
+
+use crate::config::{Config, Provider};
+use crate::{Error, wire};
+
+/// Longest wait for a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait for one batch's answer (a local model on a CPU takes a while for a batch).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// The text embedded once at connection, to learn the dimension and check key and model
+/// before a build starts.
+const PROBE: &str = "satori";
+
+/// An embedding API, reached over HTTP(S).
+pub struct RemoteEmbedder {
+    cfg: Config,
+    agent: ureq::Agent,
+    info: ModelInfo,
+}
+
+impl std::fmt::Debug for RemoteEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteEmbedder")
+            .field("cfg", &self.cfg)
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+impl RemoteEmbedder {
+    /// Connects to the API of `cfg`: one probe request learns the model's dimension, so a
+    /// wrong key, an unknown model or an unreachable address fails here, before any build.
+    pub fn connect(cfg: Config) -> Result<RemoteEmbedder, Error> {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(CONNECT_TIMEOUT))
+            .timeout_global(Some(REQUEST_TIMEOUT))
+            .user_agent(concat!("satori/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .new_agent();
+        let provider = cfg.provider;
+        let mut embedder = RemoteEmbedder {
+            cfg,
+            agent,
+            info: ModelInfo {
+                provider: String::new(),
+                id: String::new(),
+                sha256: String::new(),
+                dim: 0,
+            },
+        };
+        let probe = |source| Error::Probe { provider, source };
+        let dim = embedder
+            .call(&[PROBE])
+            .map_err(probe)?
+            .first()
+            .map_or(0, Vec::len);
+        if dim == 0 {
+            return Err(probe(EmbedError::Unavailable(
+                "the model answered an empty vector".into(),
+            )));
+        }
+        if let Some(asked) = embedder.cfg.output_dimension
+            && asked != dim
+        {
+            return Err(Error::Config(format!(
+                "EMBEDDING_OUTPUT_DIMENSION={asked}, but {provider} model {} answers vectors of {dim}: set it to {dim} or unset it",
+                embedder.cfg.model
+            )));
+        }
+        let name = provider.name().to_ascii_lowercase();
+        let identity = format!("{name}\n{}\n{dim}", embedder.cfg.model);
+        embedder.info = ModelInfo {
+            id: format!("{name}/{}", embedder.cfg.model),
+            provider: name,
+            sha256: Sha256::digest(identity.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            dim,
+        };
+        Ok(embedder)
+    }
+
+    /// The configuration this embedder runs with.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// One request: the raw vectors of `texts`, or the API's refusal as a typed error.
+    fn call(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let (provider, cfg) = (self.cfg.provider, &self.cfg);
+        let req = wire::request(cfg, texts);
+        let mut builder = self.agent.post(&req.url).content_type("application/json");
+        for (name, value) in &req.headers {
+            builder = builder.header(*name, value);
+        }
+        let mut response = builder.send(&req.body).map_err(|e| {
+            EmbedError::Unavailable(format!(
+                "{provider} at {} cannot be reached ({e}); check the address and the network",
+                cfg.base_url
+            ))
+        })?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = response.body_mut().read_to_string().map_err(|e| {
+            EmbedError::Unavailable(format!("{provider}: the answer could not be read ({e})"))
+        })?;
+        if status == 200 {
+            return wire::vectors(provider, &body, texts.len())
+                .map_err(|e| EmbedError::Unavailable(format!("{provider}: {e}")));
+        }
+        Err(refusal(cfg, status, retry_after, &wire::message(&body)))
+    }
+}
+
+/// The typed error of a refused request.
+fn refusal(cfg: &Config, status: u16, retry_after: Option<Duration>, msg: &str) -> EmbedError {
+    let p = cfg.provider;
+    let lower = msg.to_ascii_lowercase();
+    let quota = lower.contains("quota") || lower.contains("billing") || lower.contains("credit");
+    let unknown_model = status == 404 || (lower.contains("model") && matches!(status, 400 | 422));
+    match status {
+        401 | 403 => EmbedError::Auth(format!(
+            "{p} refused the key in {} ({msg}); set it to a valid key",
+            p.key_var().unwrap_or("the request")
+        )),
+        // OpenAI answers an exhausted quota with 429 too; waiting does not fix that.
+        402 | 429 if quota => EmbedError::Unavailable(format!(
+            "{p}: the account's quota is exhausted ({msg}); check its plan and billing"
+        )),
+        429 => EmbedError::RateLimited { retry_after },
+        _ if unknown_model => {
+            let fix = match p {
+                Provider::Ollama => format!("run `ollama pull {}` or set OLLAMA_MODEL", cfg.model),
+                _ => "set EMBEDDING_MODEL to an embedding model it serves".to_string(),
+            };
+            EmbedError::InvalidInput(format!(
+                "{p} does not serve the model '{}' ({msg}); {fix}",
+                cfg.model
+            ))
+        }
+        400 | 413 | 422 => EmbedError::InvalidInput(format!("{p} refused the input ({msg})")),
+        _ => EmbedError::Unavailable(format!("{p} answered HTTP {status} ({msg})")),
+    }
+}
+
+impl Embedder for RemoteEmbedder {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn max_batch(&self) -> usize {
+        self.cfg.batch
+    }
+
+    fn concurrency(&self) -> usize {
+        self.cfg.concurrency
+    }
+
+    /// The API's vectors, scaled to unit length (cosine = dot product, as the index
+    /// assumes); a vector of another dimension than the probe's is an error.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = self.call(texts)?;
+        for v in &mut out {
+            if v.len() != self.info.dim {
+                return Err(EmbedError::Unavailable(format!(
+                    "{}: a vector of {} values where the model gave {} before; the model behind the address changed, so reindex",
+                    self.cfg.provider,
+                    v.len(),
+                    self.info.dim
+                )));
+            }
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                v.iter_mut().for_each(|x| *x /= norm);
+            }
+        }
+        Ok(out)
+    }
+}
