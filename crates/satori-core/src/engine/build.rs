@@ -261,8 +261,10 @@ impl IndexJob {
                         } else {
                             IndexStatus::Completed
                         });
-                        self.engine.store.set(&self.root, st)?;
+                        // Before the state says `indexed`: a client that sees it and searches
+                        // at once must find the check recorded, or its search syncs again.
                         self.engine.saw_whole_tree(&self.root, began);
+                        self.engine.store.set(&self.root, st)?;
                         Ok(summary)
                     }
                     Err(e) => {
