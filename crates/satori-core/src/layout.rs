@@ -112,6 +112,11 @@ impl Home {
         self.root.join("models")
     }
 
+    /// Where vectors of remote models are cached by text (`embed::CachedEmbedder`).
+    pub fn embed_cache_dir(&self) -> PathBuf {
+        self.root.join("embed-cache")
+    }
+
     /// The directory of one codebase (not created).
     pub fn codebase(&self, canonical_root: &Path) -> CodebaseDir {
         let key = hash16(canonical_root.to_string_lossy().as_bytes());

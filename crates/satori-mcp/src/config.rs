@@ -52,6 +52,9 @@ pub struct Config {
     /// `SATORI_EMBEDDING_MODEL`: the bundled static model (default), a model2vec directory,
     /// a pinned hub model, or `none` for lexical search only.
     pub embedding: ModelSource,
+    /// `EMBEDDING_PROVIDER` and its variables (`satori_providers::Config::from_env`): a
+    /// remote embedding API instead of `embedding`.
+    pub provider: Option<satori_providers::Config>,
     /// `SATORI_HF_ENDPOINT` (hub address) and `SATORI_OFFLINE` (never download), for hub
     /// models.
     pub hub: HubOptions,
@@ -81,9 +84,14 @@ impl Config {
     /// a hub model that cannot be downloaded or verified).
     pub fn engine(&self) -> Result<Arc<Engine>, String> {
         let home = Home::new(self.home.clone());
-        let embeddings =
-            Embeddings::new(self.embedding.clone(), &home.models_dir(), self.hub.clone())
-                .map_err(|e| format!("embedding model: {e}"))?;
+        let embeddings = match &self.provider {
+            Some(cfg) => {
+                satori_providers::RemoteEmbedder::embeddings(cfg.clone(), home.embed_cache_dir())
+                    .map_err(|e| format!("embedding provider: {e}"))?
+            }
+            None => Embeddings::new(self.embedding.clone(), &home.models_dir(), self.hub.clone())
+                .map_err(|e| format!("embedding model: {e}"))?,
+        };
         let policy = Policy::new(self.user_home.as_deref(), self.allow_secrets);
         // The vector backend is the binary's choice: the embedded matrix in each generation
         // directory. A remote store would be constructed here, from a crate of its own.
@@ -204,6 +212,24 @@ impl Config {
                 expected: e.0,
             })?,
         };
+        let provider = satori_providers::Config::from_env(|name| std::env::var(name).ok())
+            .map_err(|e| ConfigError {
+                name: "EMBEDDING_PROVIDER",
+                value: var("EMBEDDING_PROVIDER").unwrap_or_default(),
+                expected: e.to_string(),
+            })?;
+        if let Some(p) = &provider
+            && embedding != ModelSource::Bundled
+        {
+            return Err(ConfigError {
+                name: env::EMBEDDING_MODEL,
+                value: var(env::EMBEDDING_MODEL).unwrap_or_default(),
+                expected: format!(
+                    "EMBEDDING_PROVIDER={} already chooses the model; unset one of the two",
+                    p.provider
+                ),
+            });
+        }
         let mut tuning = match var(env::SEARCH_ABLATION) {
             None => SearchTuning::default(),
             Some(v) => SearchTuning::parse(&v).map_err(|e| ConfigError {
@@ -239,6 +265,7 @@ impl Config {
             run_mode,
             guard,
             embedding,
+            provider,
             hub,
             tuning,
             home: match std::env::var_os(env::HOME).filter(|v| !v.is_empty()) {

@@ -41,6 +41,7 @@ fn check(case: &Case) {
         case.env,
         out.stdout
     );
+    assert!(!stderr.contains("sk-never-shown"), "{stderr}");
     for want in case.stderr {
         assert!(
             stderr.contains(want),
@@ -144,6 +145,36 @@ fn bad_environment_is_refused_clearly() {
             env: &[("SATORI_SEARCH_WEIGHTS", "rrf_k=30")],
             exit: 2,
             stderr: &["SATORI_SEARCH_WEIGHTS='rrf_k=30'"],
+        },
+        Case {
+            env: &[("EMBEDDING_PROVIDER", "Cohere")],
+            exit: 2,
+            stderr: &["EMBEDDING_PROVIDER=Cohere is not a provider", "unset it"],
+        },
+        Case {
+            env: &[("EMBEDDING_PROVIDER", "OpenAI")],
+            exit: 2,
+            stderr: &["needs OPENAI_API_KEY"],
+        },
+        Case {
+            env: &[
+                ("EMBEDDING_PROVIDER", "Ollama"),
+                ("SATORI_EMBEDDING_MODEL", "none"),
+            ],
+            exit: 2,
+            stderr: &["EMBEDDING_PROVIDER=Ollama already chooses the model"],
+        },
+        // A model whose dimension is not known is probed at start: an address that is down
+        // is named, with the key kept out of the message.
+        Case {
+            env: &[
+                ("EMBEDDING_PROVIDER", "OpenAI"),
+                ("OPENAI_API_KEY", "sk-never-shown"),
+                ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+                ("EMBEDDING_MODEL", "custom-model"),
+            ],
+            exit: 1,
+            stderr: &["embedding provider", "cannot be reached"],
         },
     ];
     for case in &cases {

@@ -14,7 +14,7 @@ mod remote;
 mod wire;
 
 pub use config::{Config, Provider};
-pub use remote::RemoteEmbedder;
+pub use remote::{RemoteEmbedder, known_dimension};
 pub use satori_core::embed::{EmbedError, Embedder};
 
 /// What stops a provider from being configured or reached before any text is embedded.

@@ -1,9 +1,11 @@
 //! The [`Embedder`] of a remote API: one HTTP request per batch, answers turned into typed
 //! errors that name the provider and what to change.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use satori_core::embed::{EmbedError, Embedder, ModelInfo};
+use satori_core::embed::{Connect, EmbedError, Embedder, Embeddings, ModelInfo};
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, Provider};
@@ -37,24 +39,8 @@ impl RemoteEmbedder {
     /// Connects to the API of `cfg`: one probe request learns the model's dimension, so a
     /// wrong key, an unknown model or an unreachable address fails here, before any build.
     pub fn connect(cfg: Config) -> Result<RemoteEmbedder, Error> {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(CONNECT_TIMEOUT))
-            .timeout_global(Some(REQUEST_TIMEOUT))
-            .user_agent(concat!("satori/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
         let provider = cfg.provider;
-        let mut embedder = RemoteEmbedder {
-            cfg,
-            agent,
-            info: ModelInfo {
-                provider: String::new(),
-                id: String::new(),
-                sha256: String::new(),
-                dim: 0,
-            },
-        };
+        let mut embedder = RemoteEmbedder::unconnected(cfg);
         let probe = |source| Error::Probe { provider, source };
         let dim = embedder
             .call(&[PROBE])
@@ -74,18 +60,63 @@ impl RemoteEmbedder {
                 embedder.cfg.model
             )));
         }
-        let name = provider.name().to_ascii_lowercase();
-        let identity = format!("{name}\n{}\n{dim}", embedder.cfg.model);
-        embedder.info = ModelInfo {
-            id: format!("{name}/{}", embedder.cfg.model),
-            provider: name,
-            sha256: Sha256::digest(identity.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
-            dim,
-        };
+        embedder.info = identity(&embedder.cfg, dim);
         Ok(embedder)
+    }
+
+    /// The factory of the engine's embeddings for `cfg`, its vectors cached by text in
+    /// `cache_dir`. When the model's dimension is known without asking (`EMBEDDING_OUTPUT_DIMENSION`,
+    /// or a model of [`known_dimension`]) nothing is sent until the first text is embedded,
+    /// so a server starts without the network; otherwise one probe learns it now.
+    pub fn embeddings(cfg: Config, cache_dir: PathBuf) -> Result<Embeddings, Error> {
+        let declared = cfg
+            .output_dimension
+            .or_else(|| known_dimension(cfg.provider, &cfg.model));
+        let (info, ready) = match declared {
+            Some(dim) => (identity(&cfg, dim), None),
+            None => {
+                let e = RemoteEmbedder::connect(cfg.clone())?;
+                (e.info.clone(), Some(Arc::new(e)))
+            }
+        };
+        let dim = info.dim;
+        let connect: Connect = Box::new(move || {
+            let e: Arc<dyn Embedder> = match &ready {
+                Some(e) => e.clone(),
+                None => Arc::new(RemoteEmbedder::declared(cfg.clone(), dim)),
+            };
+            Ok(e)
+        });
+        Ok(Embeddings::remote(info, cache_dir, connect))
+    }
+
+    /// The embedder of `cfg`'s model, taken to answer vectors of `dim` values without asking;
+    /// the first answer of another length is an error that names the fix.
+    pub fn declared(cfg: Config, dim: usize) -> RemoteEmbedder {
+        let mut e = RemoteEmbedder::unconnected(cfg);
+        e.info = identity(&e.cfg, dim);
+        e
+    }
+
+    /// The embedder of `cfg` before it knows its model's identity.
+    fn unconnected(cfg: Config) -> RemoteEmbedder {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(CONNECT_TIMEOUT))
+            .timeout_global(Some(REQUEST_TIMEOUT))
+            .user_agent(concat!("satori/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .new_agent();
+        RemoteEmbedder {
+            cfg,
+            agent,
+            info: ModelInfo {
+                provider: String::new(),
+                id: String::new(),
+                sha256: String::new(),
+                dim: 0,
+            },
+        }
     }
 
     /// The configuration this embedder runs with.
@@ -123,6 +154,46 @@ impl RemoteEmbedder {
         }
         Err(refusal(cfg, status, retry_after, &wire::message(&body)))
     }
+}
+
+/// The identity recorded in the fingerprint of indexes built with `cfg`'s model answering
+/// vectors of `dim` values.
+fn identity(cfg: &Config, dim: usize) -> ModelInfo {
+    let name = cfg.provider.name().to_ascii_lowercase();
+    let key = format!("{name}\n{}\n{dim}", cfg.model);
+    ModelInfo {
+        id: format!("{name}/{}", cfg.model),
+        provider: name,
+        sha256: Sha256::digest(key.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+        dim,
+    }
+}
+
+/// The dimension a provider's model answers by default, for the models users name most
+/// (from each provider's model documentation); `None` for the others, whose dimension a
+/// probe learns.
+pub fn known_dimension(provider: Provider, model: &str) -> Option<usize> {
+    let dim = match (provider, model) {
+        (Provider::OpenAi, "text-embedding-3-small" | "text-embedding-ada-002") => 1536,
+        (Provider::OpenAi, "text-embedding-3-large") => 3072,
+        (
+            Provider::VoyageAi,
+            "voyage-code-3" | "voyage-4-large" | "voyage-4" | "voyage-4-lite" | "voyage-3-large"
+            | "voyage-3.5" | "voyage-3.5-lite" | "voyage-3",
+        ) => 1024,
+        (Provider::VoyageAi, "voyage-code-2") => 1536,
+        (Provider::VoyageAi, "voyage-3-lite") => 512,
+        (Provider::Gemini, "gemini-embedding-001") => 3072,
+        (Provider::Gemini, "text-embedding-004") => 768,
+        (Provider::Ollama, "nomic-embed-text" | "nomic-embed-text:latest") => 768,
+        (Provider::Ollama, "mxbai-embed-large" | "mxbai-embed-large:latest") => 1024,
+        (Provider::Ollama, "all-minilm" | "all-minilm:latest") => 384,
+        _ => return None,
+    };
+    Some(dim)
 }
 
 /// The typed error of a refused request.
@@ -176,10 +247,12 @@ impl Embedder for RemoteEmbedder {
         for v in &mut out {
             if v.len() != self.info.dim {
                 return Err(EmbedError::Unavailable(format!(
-                    "{}: a vector of {} values where the model gave {} before; the model behind the address changed, so reindex",
+                    "{} model {} answered a vector of {} values where {} were expected: the model behind the address is another one; set EMBEDDING_OUTPUT_DIMENSION={} (or the model it was) and reindex",
                     self.cfg.provider,
+                    self.cfg.model,
                     v.len(),
-                    self.info.dim
+                    self.info.dim,
+                    v.len()
                 )));
             }
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();

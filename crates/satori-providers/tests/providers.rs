@@ -7,13 +7,16 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use satori_core::embed::Embeddings;
 use satori_core::search::{RetrievalMode, SearchRequest, SearchTuning};
 use satori_core::{Engine, Home, IndexOptions};
-use satori_providers::{Config, EmbedError, Embedder, Error, Provider, RemoteEmbedder};
+use satori_providers::{
+    Config, EmbedError, Embedder, Error, Provider, RemoteEmbedder, known_dimension,
+};
 use serde_json::{Value, json};
 
 const KEY: &str = "key-for-tests";
@@ -27,6 +30,8 @@ struct Fake {
     canned: Arc<Mutex<VecDeque<Canned>>>,
     /// Answer vectors of this many values (a model swapped behind the address).
     dim: Arc<Mutex<usize>>,
+    /// Texts embedded so far (by every API).
+    texts: Arc<AtomicUsize>,
 }
 
 impl Fake {
@@ -35,14 +40,20 @@ impl Fake {
         let base = format!("http://{}", listener.local_addr().unwrap());
         let canned: Arc<Mutex<VecDeque<Canned>>> = Arc::default();
         let dim = Arc::new(Mutex::new(DIM));
-        let (c, d) = (Arc::clone(&canned), Arc::clone(&dim));
+        let texts: Arc<AtomicUsize> = Arc::default();
+        let (c, d, t) = (Arc::clone(&canned), Arc::clone(&dim), Arc::clone(&texts));
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (c, d) = (Arc::clone(&c), Arc::clone(&d));
-                std::thread::spawn(move || answer(stream, &c, *d.lock().unwrap()));
+                let (c, d, t) = (Arc::clone(&c), Arc::clone(&d), Arc::clone(&t));
+                std::thread::spawn(move || answer(stream, &c, *d.lock().unwrap(), &t));
             }
         });
-        Fake { base, canned, dim }
+        Fake {
+            base,
+            canned,
+            dim,
+            texts,
+        }
     }
 
     fn config(&self, provider: Provider, model: &str) -> Config {
@@ -94,7 +105,12 @@ fn words_vector(text: &str, dim: usize) -> Vec<f32> {
 }
 
 /// Reads one HTTP/1.1 request and answers it as the API its path names would.
-fn answer(mut stream: TcpStream, canned: &Mutex<VecDeque<Canned>>, dim: usize) {
+fn answer(
+    mut stream: TcpStream,
+    canned: &Mutex<VecDeque<Canned>>,
+    dim: usize,
+    counted: &AtomicUsize,
+) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     reader.read_line(&mut line).unwrap();
@@ -117,6 +133,11 @@ fn answer(mut stream: TcpStream, canned: &Mutex<VecDeque<Canned>>, dim: usize) {
     let mut body = vec![0u8; header("content-length").unwrap_or("0").parse().unwrap()];
     reader.read_exact(&mut body).unwrap();
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let texts = request["input"]
+        .as_array()
+        .or(request["requests"].as_array())
+        .map_or(0, Vec::len);
+    counted.fetch_add(texts, Ordering::SeqCst);
     let (status, extra, text) = match canned.lock().unwrap().pop_front() {
         Some((status, extra, body)) => (status, extra, body.to_string()),
         None => embed(
@@ -408,4 +429,93 @@ fn refusals_are_typed_and_name_the_fix() {
     *fake.dim.lock().unwrap() = DIM / 2;
     let err = embedder.embed(&["x"]).unwrap_err();
     assert!(text(&err).contains("reindex"), "{}", text(&err));
+}
+
+/// Writes a small tree of five files, each defining one function described by its doc line.
+fn small_tree(root: &std::path::Path) {
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    for (name, body) in [
+        (
+            "retry",
+            "retries a request with exponential backoff between attempts",
+        ),
+        ("header", "parses one header line at its colon"),
+        ("page", "renders the page layout and its widgets"),
+        ("queue", "pushes jobs onto a bounded work queue"),
+        ("socket", "opens a socket and reads the stream"),
+    ] {
+        std::fs::write(
+            root.join(format!("src/{name}.rs")),
+            format!("/// {body}\npub fn {name}() {{}}\n"),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_known_model_starts_without_the_network_and_a_rebuild_asks_nothing_again() {
+    let fake = Fake::start();
+    let home = tempfile::tempdir().unwrap();
+    let cache = home.path().join("embed-cache");
+
+    // A known model's dimension is declared, not probed: nothing is sent at start, even to
+    // an address that is down; the first embedding says what is wrong.
+    let mut down = fake.config(Provider::OpenAi, "text-embedding-3-small");
+    down.base_url = "http://127.0.0.1:9".into();
+    let embeddings = RemoteEmbedder::embeddings(down, cache.clone()).unwrap();
+    assert_eq!(embeddings.info().dim, 1536);
+    assert_eq!(
+        known_dimension(Provider::OpenAi, "text-embedding-3-small"),
+        Some(1536)
+    );
+    let embedder = embeddings.embedder(&cache).unwrap();
+    let err = embedder.embed(&["x"]).unwrap_err().to_string();
+    assert!(err.contains("cannot be reached"), "{err}");
+    assert_eq!(fake.texts.load(Ordering::SeqCst), 0);
+
+    // The fake answers 48 values where 1536 are expected: the fix is named.
+    let embeddings = RemoteEmbedder::embeddings(
+        fake.config(Provider::OpenAi, "text-embedding-3-small"),
+        cache.clone(),
+    )
+    .unwrap();
+    let embedder = embeddings.embedder(&cache).unwrap();
+    let err = embedder.embed(&["x"]).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("EMBEDDING_OUTPUT_DIMENSION={DIM}")),
+        "{err}"
+    );
+    assert_eq!(fake.texts.load(Ordering::SeqCst), 1);
+
+    // Declared right, it indexes; a clear and a second build ask the API for nothing.
+    let mut cfg = fake.config(Provider::OpenAi, "text-embedding-3-small");
+    cfg.output_dimension = Some(DIM);
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    small_tree(&root);
+    let build = |expect_texts: usize| {
+        let engine = Arc::new(Engine::new(
+            Home::new(home.path().to_path_buf()),
+            Arc::new(RemoteEmbedder::embeddings(cfg.clone(), cache.clone()).unwrap()),
+            SearchTuning::parse("dense_only").unwrap(),
+        ));
+        let before = fake.texts.load(Ordering::SeqCst);
+        engine
+            .start_index(&root, IndexOptions::default())
+            .unwrap()
+            .run(|_| {})
+            .unwrap();
+        let req = SearchRequest {
+            query: "exponential backoff between attempts".into(),
+            limit: 2,
+            ..SearchRequest::default()
+        };
+        let out = engine.search(&root, &req).unwrap();
+        assert_eq!(out.hits[0].file, "src/retry.rs", "{:?}", out.hits);
+        assert_eq!(fake.texts.load(Ordering::SeqCst) - before, expect_texts);
+        engine.clear(&root).unwrap();
+    };
+    // Five chunks and the query.
+    build(5 + 1);
+    build(0);
 }

@@ -9,6 +9,7 @@
 //! embedder of its own (a remote provider) with [`Embeddings::provided`].
 
 pub mod bundled;
+mod cache;
 mod embedder;
 pub mod hub;
 mod piece_table;
@@ -17,8 +18,9 @@ mod static_model;
 mod wordpiece;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
+pub use self::cache::CachedEmbedder;
 pub use self::embedder::{EmbedError, Embedder, LocalEmbedder};
 pub use self::static_model::{ModelError, ModelFiles, Scratch, StaticModel};
 pub use self::wordpiece::split_camel;
@@ -106,6 +108,53 @@ pub struct Embeddings {
     hub: hub::HubOptions,
     info: ModelInfo,
     loaded: OnceLock<Result<Arc<dyn Embedder>, ModelError>>,
+    remote: Option<Remote>,
+}
+
+/// How a remote embedder is reached: called on first use, and again after a failure (the
+/// network may be back).
+pub type Connect = Box<dyn Fn() -> Result<Arc<dyn Embedder>, ModelError> + Send + Sync>;
+
+/// An embedder connected on first use, its answers kept in a [`CachedEmbedder`].
+struct Remote {
+    connect: Connect,
+    cache_dir: PathBuf,
+    connected: Mutex<Option<Arc<dyn Embedder>>>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("cache_dir", &self.cache_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Remote {
+    fn get(&self, info: &ModelInfo) -> Result<Arc<dyn Embedder>, ModelError> {
+        let mut connected = self.connected.lock().unwrap();
+        if let Some(e) = connected.as_ref() {
+            return Ok(Arc::clone(e));
+        }
+        let inner = (self.connect)()?;
+        if inner.info().sha256 != info.sha256 || inner.dim() != info.dim {
+            return Err(ModelError(format!(
+                "the model answers vectors of {} values as {}, but indexes here are built for {} values as {}",
+                inner.dim(),
+                inner.info().id,
+                info.dim,
+                info.id
+            )));
+        }
+        // The cache is a saving: without it the embedder still embeds.
+        let embedder: Arc<dyn Embedder> =
+            match CachedEmbedder::open(Arc::clone(&inner), &self.cache_dir) {
+                Ok(cached) => Arc::new(cached),
+                Err(_) => inner,
+            };
+        *connected = Some(Arc::clone(&embedder));
+        Ok(embedder)
+    }
 }
 
 impl Embeddings {
@@ -138,6 +187,7 @@ impl Embeddings {
             hub,
             info,
             loaded: OnceLock::new(),
+            remote: None,
         })
     }
 
@@ -150,6 +200,25 @@ impl Embeddings {
             hub: hub::HubOptions::default(),
             info,
             loaded: OnceLock::from(Ok(embedder)),
+            remote: None,
+        }
+    }
+
+    /// The factory of a remote embedder whose identity `info` is known before it is reached
+    /// (so that starting a server needs no network): `connect` is called on first use, and
+    /// again after it failed; what it connects to must answer as `info` says. Its vectors
+    /// are cached by text in `cache_dir` (see [`CachedEmbedder`]).
+    pub fn remote(info: ModelInfo, cache_dir: PathBuf, connect: Connect) -> Embeddings {
+        Embeddings {
+            source: ModelSource::Provided,
+            hub: hub::HubOptions::default(),
+            info,
+            loaded: OnceLock::new(),
+            remote: Some(Remote {
+                connect,
+                cache_dir,
+                connected: Mutex::new(None),
+            }),
         }
     }
 
@@ -160,6 +229,7 @@ impl Embeddings {
             hub: hub::HubOptions::default(),
             info: disabled_info(),
             loaded: OnceLock::new(),
+            remote: None,
         }
     }
 
@@ -178,6 +248,9 @@ impl Embeddings {
 
     /// The embedder, loading its model on first use.
     pub fn embedder(&self, cache_dir: &Path) -> Result<Arc<dyn Embedder>, ModelError> {
+        if let Some(remote) = &self.remote {
+            return remote.get(&self.info);
+        }
         self.loaded
             .get_or_init(|| {
                 let model = match &self.source {

@@ -35,6 +35,7 @@ pub fn config(home: &Path) -> Config {
         watch: None,
         reconcile_every: None,
         embedding: ModelSource::Bundled,
+        provider: None,
         hub: Default::default(),
         tuning: SearchTuning::default(),
         preopen: None,
