@@ -55,6 +55,9 @@ pub struct Config {
     /// `EMBEDDING_PROVIDER` and its variables (`satori_providers::Config::from_env`): a
     /// remote embedding API instead of `embedding`.
     pub provider: Option<satori_providers::Config>,
+    /// `MILVUS_ADDRESS` (+ `MILVUS_TOKEN`, `SATORI_MILVUS_PREFIX`): vectors in Milvus or
+    /// Zilliz Cloud instead of the generation directory.
+    pub milvus: Option<(satori_milvus::Endpoint, String)>,
     /// `SATORI_HF_ENDPOINT` (hub address) and `SATORI_OFFLINE` (never download), for hub
     /// models.
     pub hub: HubOptions,
@@ -94,10 +97,17 @@ impl Config {
         };
         let policy = Policy::new(self.user_home.as_deref(), self.allow_secrets);
         // The vector backend is the binary's choice: the embedded matrix in each generation
-        // directory. A remote store would be constructed here, from a crate of its own.
+        // directory, or Milvus when an address is configured.
+        let vectors: Arc<dyn satori_core::dense::VectorBackend> = match &self.milvus {
+            Some((endpoint, prefix)) => Arc::new(
+                satori_milvus::MilvusBackend::new(endpoint.clone(), prefix)
+                    .map_err(|e| format!("Milvus: {e}"))?,
+            ),
+            None => Arc::new(EmbeddedVectors),
+        };
         let backends = Backends {
             embeddings: Arc::new(embeddings),
-            vectors: Arc::new(EmbeddedVectors),
+            vectors,
         };
         let engine = Arc::new(Engine::new(home, backends, self.tuning).with_policy(policy));
         engine.preload_model();
@@ -230,6 +240,18 @@ impl Config {
                 ),
             });
         }
+        let milvus = match var("MILVUS_ADDRESS") {
+            None => None,
+            Some(address) => {
+                let endpoint = satori_milvus::Endpoint::parse(&address, var("MILVUS_TOKEN"))
+                    .map_err(|e| ConfigError {
+                        name: "MILVUS_ADDRESS",
+                        value: address.clone(),
+                        expected: e.to_string(),
+                    })?;
+                Some((endpoint, var("SATORI_MILVUS_PREFIX").unwrap_or_default()))
+            }
+        };
         let mut tuning = match var(env::SEARCH_ABLATION) {
             None => SearchTuning::default(),
             Some(v) => SearchTuning::parse(&v).map_err(|e| ConfigError {
@@ -266,6 +288,7 @@ impl Config {
             guard,
             embedding,
             provider,
+            milvus,
             hub,
             tuning,
             home: match std::env::var_os(env::HOME).filter(|v| !v.is_empty()) {

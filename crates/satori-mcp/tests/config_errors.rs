@@ -176,6 +176,19 @@ fn bad_environment_is_refused_clearly() {
             exit: 1,
             stderr: &["embedding provider", "cannot be reached"],
         },
+        Case {
+            env: &[("MILVUS_ADDRESS", "http://host:port")],
+            exit: 2,
+            stderr: &["MILVUS_ADDRESS=http://host:port is not an address"],
+        },
+        Case {
+            env: &[
+                ("MILVUS_ADDRESS", "127.0.0.1:19530"),
+                ("SATORI_MILVUS_PREFIX", "team-a"),
+            ],
+            exit: 1,
+            stderr: &["SATORI_MILVUS_PREFIX=team-a may hold only letters"],
+        },
     ];
     for case in &cases {
         check(case);

@@ -62,6 +62,23 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "satori-client",
         ],
     ),
+    // The Milvus vector store: the engine's seam and nothing else of ours.
+    (
+        "satori-milvus",
+        &[
+            "satori-protocol",
+            "satori-mcp",
+            "satori-client",
+            "satori-cli",
+            "satori-node",
+            "satori-providers",
+            "mcat",
+            "mcp-client",
+            "rmcp",
+            "clap",
+            "napi",
+        ],
+    ),
     // Remote embedders: the engine's seam and nothing else of ours.
     (
         "satori-providers",

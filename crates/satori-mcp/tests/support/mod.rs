@@ -36,6 +36,7 @@ pub fn config(home: &Path) -> Config {
         reconcile_every: None,
         embedding: ModelSource::Bundled,
         provider: None,
+        milvus: None,
         hub: Default::default(),
         tuning: SearchTuning::default(),
         preopen: None,

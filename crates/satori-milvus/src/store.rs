@@ -1,0 +1,382 @@
+//! One codebase's collection: created on first use with the schema and index the backend
+//! reads, checked against the dimension a build embeds with, and the few operations the
+//! backend needs (insert rows, delete by expression, score a vector against filtered rows,
+//! read rows' vectors).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use prost::Message;
+
+use crate::Error;
+use crate::grpc::Client;
+use crate::proto::{self, FieldData, HasStatus, kv};
+
+/// Field names of the collection's schema.
+pub const ID: &str = "id";
+pub const LINEAGE: &str = "lineage";
+pub const KEY: &str = "key";
+pub const VECTOR: &str = "vector";
+
+/// The most rows one search returns (Milvus's `topk` limit).
+pub const MAX_TOPK: usize = 16_384;
+/// Longest wait for a new collection to load.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A collection of one Milvus.
+#[derive(Debug, Clone)]
+pub struct Collection {
+    pub client: Arc<Client>,
+    pub name: String,
+}
+
+/// Raises a response's failed status as an error naming what was asked.
+fn checked<R: HasStatus>(r: R, what: &str) -> Result<R, Error> {
+    match r.status() {
+        Some(s) if !s.ok() => Err(refusal(s, what)),
+        _ => Ok(r),
+    }
+}
+
+fn refusal(s: &proto::Status, what: &str) -> Error {
+    let reason = s.reason.trim();
+    let lower = reason.to_ascii_lowercase();
+    if lower.contains("auth") || lower.contains("permission") || lower.contains("privilege") {
+        return Error::Auth(format!(
+            "Milvus refused to {what} ({reason}); set MILVUS_TOKEN to credentials allowed to"
+        ));
+    }
+    Error::Protocol(format!(
+        "Milvus refused to {what} ({reason}, code {})",
+        s.code.max(s.error_code)
+    ))
+}
+
+impl Collection {
+    fn call<Req: Message, Resp: Message + Default + HasStatus + 'static>(
+        &self,
+        method: &'static str,
+        req: &Req,
+        what: &str,
+    ) -> Result<Resp, Error> {
+        checked(self.client.call::<Req, Resp>(method, req)?, what)
+    }
+
+    fn named(&self) -> proto::CollectionName {
+        proto::CollectionName {
+            collection_name: self.name.clone(),
+        }
+    }
+
+    /// Makes sure the collection exists, holds vectors of `dim` values and is loaded:
+    /// created when missing, refused when its dimension differs. Called before a build
+    /// embeds anything, so that a full cluster is reported before money is spent.
+    pub fn ensure(&self, dim: usize) -> Result<(), Error> {
+        let has: proto::BoolResponse =
+            self.call("HasCollection", &self.named(), "look up a collection")?;
+        if has.value {
+            let existing = self.dimension()?;
+            if existing != Some(dim) {
+                return Err(Error::Dimension(format!(
+                    "the Milvus collection {} holds vectors of {} values, but the model embeds {dim}: clear the codebase (manage_index clear) and index it again, or use the model it was built with",
+                    self.name,
+                    existing.map_or("unknown".to_string(), |d| d.to_string())
+                )));
+            }
+        } else {
+            self.create(dim)?;
+        }
+        self.load()
+    }
+
+    /// The dimension of the collection's vector field.
+    fn dimension(&self) -> Result<Option<usize>, Error> {
+        let d: proto::DescribeCollectionResponse =
+            self.call("DescribeCollection", &self.named(), "describe a collection")?;
+        Ok(d.schema.and_then(|s| {
+            s.fields
+                .iter()
+                .find(|f| f.name == VECTOR)
+                .and_then(|f| f.type_params.iter().find(|p| p.key == "dim"))
+                .and_then(|p| p.value.parse().ok())
+        }))
+    }
+
+    fn create(&self, dim: usize) -> Result<(), Error> {
+        let field =
+            |name: &str, data_type: i32, params: Vec<proto::KeyValuePair>| proto::FieldSchema {
+                name: name.into(),
+                is_primary_key: name == ID,
+                description: String::new(),
+                data_type,
+                type_params: params,
+                auto_id: false,
+            };
+        let schema = proto::CollectionSchema {
+            name: self.name.clone(),
+            description: "Satori: chunk vectors of one codebase".into(),
+            fields: vec![
+                field(ID, proto::data_type::VARCHAR, vec![kv("max_length", "64")]),
+                field(
+                    LINEAGE,
+                    proto::data_type::VARCHAR,
+                    vec![kv("max_length", "40")],
+                ),
+                field(KEY, proto::data_type::INT64, vec![]),
+                field(
+                    VECTOR,
+                    proto::data_type::FLOAT_VECTOR,
+                    vec![kv("dim", dim.to_string())],
+                ),
+            ],
+        };
+        let req = proto::CreateCollectionRequest {
+            collection_name: self.name.clone(),
+            schema: schema.encode_to_vec(),
+            shards_num: 1,
+            consistency_level: proto::CONSISTENCY_STRONG,
+        };
+        let status: proto::Status = self.client.call("CreateCollection", &req)?;
+        if !status.ok() {
+            let lower = status.reason.to_ascii_lowercase();
+            if lower.contains("limit") || lower.contains("exceed") || lower.contains("quota") {
+                let existing = self.list().unwrap_or_default();
+                let ours: Vec<&String> =
+                    existing.iter().filter(|n| n.contains("satori_")).collect();
+                return Err(Error::CollectionLimit(format!(
+                    "Milvus cannot create the collection {} for this codebase: {} ({} collections exist, {} of them Satori's). Free a slot: drop the satori_ collection of a codebase you no longer search, or another unused collection, or raise the limit (rootCoord.maxCollectionNum, or a larger Zilliz Cloud plan)",
+                    self.name,
+                    status.reason.trim(),
+                    existing.len(),
+                    ours.len()
+                )));
+            }
+            return Err(refusal(&status, "create a collection"));
+        }
+        let index = proto::CreateIndexRequest {
+            collection_name: self.name.clone(),
+            field_name: VECTOR.into(),
+            index_name: VECTOR.into(),
+            extra_params: vec![
+                kv("index_type", "AUTOINDEX"),
+                kv("metric_type", "COSINE"),
+                kv("params", "{}"),
+            ],
+        };
+        let status: proto::Status = self.client.call("CreateIndex", &index)?;
+        if !status.ok() {
+            return Err(refusal(&status, "index the vector field"));
+        }
+        Ok(())
+    }
+
+    /// Loads the collection and waits until it is searchable.
+    fn load(&self) -> Result<(), Error> {
+        let state = || -> Result<i32, Error> {
+            let r: proto::GetLoadStateResponse = self.call(
+                "GetLoadState",
+                &proto::GetLoadStateRequest {
+                    collection_name: self.name.clone(),
+                },
+                "read a collection's load state",
+            )?;
+            Ok(r.state)
+        };
+        if state()? == proto::LOAD_STATE_LOADED {
+            return Ok(());
+        }
+        let _: proto::Status = self.call("LoadCollection", &self.named(), "load a collection")?;
+        let start = Instant::now();
+        while state()? != proto::LOAD_STATE_LOADED {
+            if start.elapsed() > LOAD_TIMEOUT {
+                return Err(Error::Unavailable(format!(
+                    "Milvus did not load the collection {} within {} s",
+                    self.name,
+                    LOAD_TIMEOUT.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(())
+    }
+
+    /// Every collection's name.
+    pub fn list(&self) -> Result<Vec<String>, Error> {
+        let r: proto::ShowCollectionsResponse = self.call(
+            "ShowCollections",
+            &proto::ShowCollectionsRequest {},
+            "list collections",
+        )?;
+        Ok(r.collection_names)
+    }
+
+    /// Drops the collection (nothing when it does not exist).
+    pub fn drop_collection(&self) -> Result<(), Error> {
+        let _: proto::Status = self.call("DropCollection", &self.named(), "drop a collection")?;
+        Ok(())
+    }
+
+    /// Inserts rows of `lineage`: `keys[i]` with the `dim` values of `vectors` at `i * dim`.
+    pub fn insert(
+        &self,
+        lineage: &str,
+        keys: &[u64],
+        dim: usize,
+        vectors: Vec<f32>,
+    ) -> Result<(), Error> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        debug_assert_eq!(vectors.len(), keys.len() * dim);
+        let req = proto::InsertRequest {
+            collection_name: self.name.clone(),
+            num_rows: keys.len() as u32,
+            fields_data: vec![
+                FieldData::strings(ID, keys.iter().map(|k| row_id(lineage, *k)).collect()),
+                FieldData::strings(LINEAGE, vec![lineage.to_string(); keys.len()]),
+                FieldData::longs(KEY, keys.iter().map(|&k| k as i64).collect()),
+                FieldData::floats(VECTOR, dim, vectors),
+            ],
+        };
+        let r: proto::MutationResult = self.call("Insert", &req, "insert vectors")?;
+        if r.insert_cnt as usize != keys.len() {
+            return Err(Error::Protocol(format!(
+                "Milvus stored {} of {} vectors",
+                r.insert_cnt,
+                keys.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// How many rows `expr` selects.
+    pub fn count(&self, expr: &str) -> Result<u64, Error> {
+        let req = proto::QueryRequest {
+            collection_name: self.name.clone(),
+            expr: expr.into(),
+            output_fields: vec!["count(*)".into()],
+            query_params: vec![],
+            consistency_level: proto::CONSISTENCY_STRONG,
+        };
+        let r: proto::QueryResults = self.call("Query", &req, "count vectors")?;
+        Ok(r.fields_data
+            .iter()
+            .find_map(FieldData::as_longs)
+            .and_then(|v| v.first().copied())
+            .unwrap_or(0) as u64)
+    }
+
+    /// Deletes the rows `expr` selects.
+    pub fn delete(&self, expr: &str) -> Result<(), Error> {
+        let req = proto::DeleteRequest {
+            collection_name: self.name.clone(),
+            expr: expr.into(),
+        };
+        let _: proto::MutationResult = self.call("Delete", &req, "delete vectors")?;
+        Ok(())
+    }
+
+    /// The `limit` rows `expr` selects that are most similar to `vector`, as (key, cosine),
+    /// best first.
+    pub fn search(
+        &self,
+        vector: &[f32],
+        expr: &str,
+        limit: usize,
+    ) -> Result<Vec<(u64, f32)>, Error> {
+        let mut bytes = Vec::with_capacity(vector.len() * 4);
+        for x in vector {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        let group = proto::PlaceholderGroup {
+            placeholders: vec![proto::PlaceholderValue {
+                tag: "$0".into(),
+                r#type: proto::PLACEHOLDER_FLOAT_VECTOR,
+                values: vec![bytes],
+            }],
+        };
+        let req = proto::SearchRequest {
+            collection_name: self.name.clone(),
+            dsl: expr.into(),
+            placeholder_group: group.encode_to_vec(),
+            dsl_type: proto::DSL_BOOL_EXPR,
+            output_fields: vec![KEY.into()],
+            search_params: vec![
+                kv("anns_field", VECTOR),
+                kv("topk", limit.clamp(1, MAX_TOPK).to_string()),
+                kv("metric_type", "COSINE"),
+                kv("params", "{}"),
+                kv("round_decimal", "-1"),
+            ],
+            nq: 1,
+            consistency_level: proto::CONSISTENCY_STRONG,
+        };
+        let r: proto::SearchResults = self.call("Search", &req, "search vectors")?;
+        let Some(data) = r.results else {
+            return Ok(Vec::new());
+        };
+        let keys = data
+            .fields_data
+            .iter()
+            .find(|f| f.field_name == KEY)
+            .and_then(FieldData::as_longs)
+            .unwrap_or(&[]);
+        Ok(keys
+            .iter()
+            .zip(&data.scores)
+            .map(|(&k, &s)| (k as u64, s))
+            .collect())
+    }
+
+    /// The vectors of the rows `expr` selects, by key.
+    pub fn vectors(&self, expr: &str, dim: usize) -> Result<Vec<(u64, Vec<f32>)>, Error> {
+        let req = proto::QueryRequest {
+            collection_name: self.name.clone(),
+            expr: expr.into(),
+            output_fields: vec![KEY.into(), VECTOR.into()],
+            query_params: vec![],
+            consistency_level: proto::CONSISTENCY_STRONG,
+        };
+        let r: proto::QueryResults = self.call("Query", &req, "read vectors")?;
+        let keys = r
+            .fields_data
+            .iter()
+            .find(|f| f.field_name == KEY)
+            .and_then(FieldData::as_longs)
+            .unwrap_or(&[]);
+        let values = r
+            .fields_data
+            .iter()
+            .find(|f| f.field_name == VECTOR)
+            .and_then(FieldData::as_floats)
+            .unwrap_or(&[]);
+        if values.len() != keys.len() * dim {
+            return Err(Error::Protocol(format!(
+                "Milvus answered {} values for {} vectors of {dim}",
+                values.len(),
+                keys.len()
+            )));
+        }
+        Ok(keys
+            .iter()
+            .zip(values.chunks_exact(dim.max(1)))
+            .map(|(&k, v)| (k as u64, v.to_vec()))
+            .collect())
+    }
+}
+
+/// The primary key of a row.
+pub fn row_id(lineage: &str, key: u64) -> String {
+    format!("{lineage}/{key}")
+}
+
+/// `lineage == "<lineage>"`: lineages are made of `[a-z0-9_]` only, so they need no escaping.
+pub fn of_lineage(lineage: &str) -> String {
+    format!("{LINEAGE} == \"{lineage}\"")
+}
+
+/// `key in [..]` of at most a few thousand keys.
+pub fn keys_in(keys: &[u64]) -> String {
+    let list: Vec<String> = keys.iter().map(u64::to_string).collect();
+    format!("{KEY} in [{}]", list.join(","))
+}
