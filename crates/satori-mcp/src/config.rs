@@ -87,10 +87,26 @@ impl Config {
     /// a hub model that cannot be downloaded or verified).
     pub fn engine(&self) -> Result<Arc<Engine>, String> {
         let home = Home::new(self.home.clone());
+        let milvus = match &self.milvus {
+            Some((endpoint, prefix)) => Some(Arc::new(
+                satori_milvus::MilvusBackend::new(endpoint.clone(), prefix)
+                    .map_err(|e| format!("Milvus: {e}"))?,
+            )),
+            None => None,
+        };
         let embeddings = match &self.provider {
             Some(cfg) => {
-                satori_providers::RemoteEmbedder::embeddings(cfg.clone(), home.embed_cache_dir())
-                    .map_err(|e| format!("embedding provider: {e}"))?
+                // With Milvus, a provider's vectors are shared with every home that embeds
+                // with the same model.
+                let layer = milvus
+                    .clone()
+                    .map(|m| Box::new(move |e| m.share(e)) as satori_core::embed::Layer);
+                satori_providers::RemoteEmbedder::embeddings(
+                    cfg.clone(),
+                    home.embed_cache_dir(),
+                    layer,
+                )
+                .map_err(|e| format!("embedding provider: {e}"))?
             }
             None => Embeddings::new(self.embedding.clone(), &home.models_dir(), self.hub.clone())
                 .map_err(|e| format!("embedding model: {e}"))?,
@@ -98,11 +114,8 @@ impl Config {
         let policy = Policy::new(self.user_home.as_deref(), self.allow_secrets);
         // The vector backend is the binary's choice: the embedded matrix in each generation
         // directory, or Milvus when an address is configured.
-        let vectors: Arc<dyn satori_core::dense::VectorBackend> = match &self.milvus {
-            Some((endpoint, prefix)) => Arc::new(
-                satori_milvus::MilvusBackend::new(endpoint.clone(), prefix)
-                    .map_err(|e| format!("Milvus: {e}"))?,
-            ),
+        let vectors: Arc<dyn satori_core::dense::VectorBackend> = match milvus {
+            Some(m) => m,
             None => Arc::new(EmbeddedVectors),
         };
         let backends = Backends {

@@ -13,6 +13,8 @@ use satori_core::dense::{
 };
 
 use crate::Error;
+use satori_core::embed::{Embedder, ModelInfo};
+
 use crate::grpc::{Client, Endpoint};
 use crate::store::{self, Collection, MAX_TOPK};
 
@@ -87,39 +89,124 @@ impl MilvusBackend {
         })
     }
 
-    /// The collection of the codebase whose generations live in `gen_dir`'s parent.
-    fn collection(&self, gen_dir: &Path) -> Collection {
-        let id = gen_dir
-            .parent()
-            .and_then(Path::file_name)
+    /// The collection of the codebase whose generations live in `gen_dir`'s parent:
+    /// `<prefix>satori_<codebase id>_<home id>`. The home id keeps two homes that index
+    /// the same path (two machines, two users) out of each other's rows.
+    fn collection(&self, gen_dir: &Path) -> Result<Collection, Error> {
+        let codebase_dir = gen_dir.parent().unwrap_or(gen_dir);
+        let id = codebase_dir
+            .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let id: String = id
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        Collection {
+        // `<home>/indexes/<codebase id>`.
+        let home = codebase_dir
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(codebase_dir);
+        Ok(Collection {
             client: Arc::clone(&self.client),
-            name: format!("{}satori_{id}", self.prefix),
-        }
+            name: format!("{}satori_{id}_{}", self.prefix, home_id(home)?),
+        })
     }
 
     /// The collection a codebase's vectors are in, given its directory under
     /// `SATORI_HOME/indexes` (for tools that list or drop it).
-    pub fn collection_name(&self, codebase_dir: &Path) -> String {
-        self.collection(&codebase_dir.join("gen")).name
+    pub fn collection_name(&self, codebase_dir: &Path) -> Result<String, Error> {
+        Ok(self.collection(&codebase_dir.join("gen"))?.name)
+    }
+
+    /// `inner` (a remote provider's embedder) asking first the collection of vectors shared
+    /// by everyone who embeds with its model (see [`crate::SharedVectors`]).
+    pub fn share(&self, inner: Arc<dyn Embedder>) -> Arc<dyn Embedder> {
+        Arc::new(crate::shared::SharedVectors::new(
+            inner,
+            Arc::clone(&self.client),
+            &self.prefix,
+        ))
+    }
+
+    /// How many rows the shared collection of the model `info` holds.
+    pub fn shared_rows(&self, info: &ModelInfo) -> Result<u64, Error> {
+        Collection {
+            client: Arc::clone(&self.client),
+            name: crate::shared::collection_name(&self.prefix, info),
+        }
+        .count("id != \"\"")
     }
 
     /// How many vectors the collection of the codebase in `codebase_dir` holds, of every
     /// lineage.
     pub fn rows(&self, codebase_dir: &Path) -> Result<u64, Error> {
-        self.collection(&codebase_dir.join("gen"))
+        self.collection(&codebase_dir.join("gen"))?
             .count(&format!("{} >= 0", store::KEY))
     }
 
     /// Drops the collection of the codebase in `codebase_dir`.
     pub fn drop_codebase(&self, codebase_dir: &Path) -> Result<(), Error> {
-        self.collection(&codebase_dir.join("gen")).drop_collection()
+        self.collection(&codebase_dir.join("gen"))?
+            .drop_collection()
+    }
+}
+
+/// The id of a Satori home among the homes that share a Milvus: eight hex digits drawn when
+/// the home first uses one, kept in `<home>/milvus-id`.
+fn home_id(home: &Path) -> Result<String, Error> {
+    let path = home.join("milvus-id");
+    let valid = |s: &str| s.len() == 8 && s.chars().all(|c| c.is_ascii_hexdigit());
+    if let Ok(s) = std::fs::read_to_string(&path)
+        && valid(s.trim())
+    {
+        return Ok(s.trim().to_string());
+    }
+    let drawn = {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        format!("{:08x}", h.finish() as u32)
+    };
+    let io = |e: std::io::Error| {
+        Error::Config(format!(
+            "cannot keep the home's Milvus id in '{}': {e}",
+            path.display()
+        ))
+    };
+    std::fs::create_dir_all(home).map_err(io)?;
+    // The first process to write it wins; the others read what it wrote.
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
+        Ok(mut f) => {
+            use std::io::Write;
+            f.write_all(drawn.as_bytes()).map_err(io)?;
+            f.sync_all().map_err(io)?;
+            Ok(drawn)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            for _ in 0..50 {
+                if let Ok(s) = std::fs::read_to_string(&path)
+                    && valid(s.trim())
+                {
+                    return Ok(s.trim().to_string());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(Error::Config(format!(
+                "'{}' does not hold a Milvus id (eight hex digits): delete it and index again",
+                path.display()
+            )))
+        }
+        Err(e) => Err(io(e)),
     }
 }
 
@@ -153,7 +240,7 @@ impl VectorBackend for MilvusBackend {
         dim: usize,
         base: Option<SinkBase<'a>>,
     ) -> satori_core::Result<Box<dyn VectorSink + 'a>> {
-        let collection = self.collection(gen_dir);
+        let collection = self.collection(gen_dir)?;
         collection.ensure(dim)?;
         let (lineage, base) = match base {
             None => (lineage_of(gen_dir), None),

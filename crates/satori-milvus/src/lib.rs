@@ -12,15 +12,22 @@
 //! dropped, and every other lineage (older builds).
 //!
 //! The chunk table, the lexical index and the call graph stay in the generation directory:
-//! Milvus holds only what is expensive to recompute, the vectors.
+//! Milvus holds only what is expensive to recompute, the vectors. With a remote embedding
+//! provider, [`SharedVectors`] also keeps every vector the provider gave in a collection per
+//! model, by the digest of the text, so that another home (a teammate's machine) indexing the
+//! same code embeds only what nobody embedded before.
 
 mod backend;
 mod grpc;
 mod proto;
+mod shared;
 mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use backend::{MilvusBackend, VECTORS_FILE};
 pub use grpc::Endpoint;
+pub use shared::SharedVectors;
 
 /// What keeps Milvus from serving the backend.
 #[derive(Debug, thiserror::Error)]

@@ -186,6 +186,16 @@ impl FieldData {
         }
     }
 
+    /// The values of a VarChar field.
+    pub fn as_strings(&self) -> Option<&[String]> {
+        match &self.field {
+            Some(Field::Scalars(ScalarField {
+                data: Some(ScalarData::String(a)),
+            })) => Some(&a.data),
+            _ => None,
+        }
+    }
+
     /// The values of a float vector field, row after row.
     pub fn as_floats(&self) -> Option<&[f32]> {
         match &self.field {

@@ -72,6 +72,16 @@ impl Collection {
     /// created when missing, refused when its dimension differs. Called before a build
     /// embeds anything, so that a full cluster is reported before money is spent.
     pub fn ensure(&self, dim: usize) -> Result<(), Error> {
+        self.ensure_with(dim, |dim| codebase_schema(&self.name, dim))
+    }
+
+    /// [`Collection::ensure`] with the schema `schema` gives for a dimension (its vector
+    /// field is `vector`).
+    pub fn ensure_with(
+        &self,
+        dim: usize,
+        schema: impl FnOnce(usize) -> proto::CollectionSchema,
+    ) -> Result<(), Error> {
         let has: proto::BoolResponse =
             self.call("HasCollection", &self.named(), "look up a collection")?;
         if has.value {
@@ -84,7 +94,7 @@ impl Collection {
                 )));
             }
         } else {
-            self.create(dim)?;
+            self.create(schema(dim))?;
         }
         self.load()
     }
@@ -102,34 +112,7 @@ impl Collection {
         }))
     }
 
-    fn create(&self, dim: usize) -> Result<(), Error> {
-        let field =
-            |name: &str, data_type: i32, params: Vec<proto::KeyValuePair>| proto::FieldSchema {
-                name: name.into(),
-                is_primary_key: name == ID,
-                description: String::new(),
-                data_type,
-                type_params: params,
-                auto_id: false,
-            };
-        let schema = proto::CollectionSchema {
-            name: self.name.clone(),
-            description: "Satori: chunk vectors of one codebase".into(),
-            fields: vec![
-                field(ID, proto::data_type::VARCHAR, vec![kv("max_length", "64")]),
-                field(
-                    LINEAGE,
-                    proto::data_type::VARCHAR,
-                    vec![kv("max_length", "40")],
-                ),
-                field(KEY, proto::data_type::INT64, vec![]),
-                field(
-                    VECTOR,
-                    proto::data_type::FLOAT_VECTOR,
-                    vec![kv("dim", dim.to_string())],
-                ),
-            ],
-        };
+    fn create(&self, schema: proto::CollectionSchema) -> Result<(), Error> {
         let req = proto::CreateCollectionRequest {
             collection_name: self.name.clone(),
             schema: schema.encode_to_vec(),
@@ -362,6 +345,36 @@ impl Collection {
             .zip(values.chunks_exact(dim.max(1)))
             .map(|(&k, v)| (k as u64, v.to_vec()))
             .collect())
+    }
+}
+
+/// The schema of a codebase's collection.
+fn codebase_schema(name: &str, dim: usize) -> proto::CollectionSchema {
+    let field = |name: &str, data_type: i32, params: Vec<proto::KeyValuePair>| proto::FieldSchema {
+        name: name.into(),
+        is_primary_key: name == ID,
+        description: String::new(),
+        data_type,
+        type_params: params,
+        auto_id: false,
+    };
+    proto::CollectionSchema {
+        name: name.into(),
+        description: "Satori: chunk vectors of one codebase".into(),
+        fields: vec![
+            field(ID, proto::data_type::VARCHAR, vec![kv("max_length", "64")]),
+            field(
+                LINEAGE,
+                proto::data_type::VARCHAR,
+                vec![kv("max_length", "40")],
+            ),
+            field(KEY, proto::data_type::INT64, vec![]),
+            field(
+                VECTOR,
+                proto::data_type::FLOAT_VECTOR,
+                vec![kv("dim", dim.to_string())],
+            ),
+        ],
     }
 }
 

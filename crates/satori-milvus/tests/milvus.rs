@@ -1,98 +1,20 @@
-//! The backend against a real Milvus: the server binary PyPI's `milvus-lite==2.5.1` ships
-//! (`milvus_lite/lib/milvus`), started by these tests on a loopback port with a fresh
-//! database file and stopped after. `SATORI_TEST_MILVUS` names the binary; without it the
-//! tests say so and pass, except under CI (`CI` set), where a missing server is a failure.
+//! The backend against a real Milvus: the server binary PyPI's `milvus-lite==2.5.1` ships,
+//! started by these tests (`satori_milvus::testing`) and stopped after.
 //!
 //! What they check: an engine over the backend indexes a tree, finds a file by meaning, and
 //! sees a sync; a search never sees a sync that did not publish and the next sync removes
 //! its rows; old lineages and dropped keys are deleted; a collection of another dimension, a
 //! server that is down, and an index built for another backend are each refused clearly.
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use satori_core::dense::{EmbeddedVectors, VectorBackend};
 use satori_core::embed::Embeddings;
 use satori_core::search::{RetrievalMode, SearchRequest, SearchTuning};
 use satori_core::{Backends, Engine, Home, IndexOptions, SyncControl};
+use satori_milvus::testing::server;
 use satori_milvus::{Endpoint, MilvusBackend, VECTORS_FILE};
-
-/// A Milvus server process on a free loopback port, killed when dropped.
-struct Server {
-    child: Child,
-    address: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-// A skipped test says why on stderr.
-#[allow(clippy::print_stderr)]
-fn server() -> Option<Server> {
-    let Some(bin) = std::env::var_os("SATORI_TEST_MILVUS").map(PathBuf::from) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "SATORI_TEST_MILVUS is unset under CI: .ci/run installs milvus-lite==2.5.1 and sets it"
-        );
-        eprintln!("skipped: set SATORI_TEST_MILVUS to milvus-lite 2.5.1's milvus_lite/lib/milvus");
-        return None;
-    };
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dir = tempfile::tempdir().unwrap();
-    let address = format!("127.0.0.1:{port}");
-    let lib = bin.parent().unwrap();
-    let child = Command::new(&bin)
-        .arg(dir.path().join("milvus.db"))
-        .arg(&address)
-        .arg("ERROR")
-        .env("LD_LIBRARY_PATH", lib)
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-    let start = Instant::now();
-    while TcpStream::connect(&address).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "Milvus did not listen on {address}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // Listening is not ready: the server answers before its storage is set up. Ready is
-    // when a collection can be made (then dropped).
-    let probe = dir.path().join("probe");
-    let b = backend(&address);
-    loop {
-        match b.sink(&probe.join("gen-probe"), 4, None) {
-            Ok(_) => break,
-            Err(e) => assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "Milvus on {address} is not ready: {e}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    b.drop_codebase(&probe).unwrap();
-    Some(Server {
-        child,
-        address,
-        _dir: dir,
-    })
-}
 
 fn backend(address: &str) -> Arc<MilvusBackend> {
     Arc::new(MilvusBackend::new(Endpoint::parse(address, None).unwrap(), "test_").unwrap())
@@ -355,4 +277,131 @@ fn refusals_name_the_problem() {
         err.contains("but the model embeds 7") && err.contains("clear the codebase"),
         "{err}"
     );
+}
+
+/// The bundled model behind a counter: a stand-in for a paid API, counting the texts it is
+/// asked to embed.
+#[derive(Debug)]
+struct Counting {
+    inner: Arc<dyn satori_core::embed::Embedder>,
+    texts: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl satori_core::embed::Embedder for Counting {
+    fn info(&self) -> &satori_core::embed::ModelInfo {
+        self.inner.info()
+    }
+    fn max_batch(&self) -> usize {
+        self.inner.max_batch()
+    }
+    fn concurrency(&self) -> usize {
+        self.inner.concurrency()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, satori_core::embed::EmbedError> {
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+}
+
+/// An engine over `home` embedding through `counting` behind Milvus's shared vectors.
+fn team_engine(
+    home: &Path,
+    b: &Arc<MilvusBackend>,
+    texts: &Arc<std::sync::atomic::AtomicUsize>,
+) -> Arc<Engine> {
+    let bundled = Embeddings::new(
+        satori_core::embed::ModelSource::Bundled,
+        &home.join("models"),
+        Default::default(),
+    )
+    .unwrap();
+    let info = bundled.info().clone();
+    let inner = bundled.embedder(&home.join("models")).unwrap();
+    let (b2, t) = (Arc::clone(b), Arc::clone(texts));
+    let embeddings = Embeddings::remote(
+        info,
+        home.join("embed-cache"),
+        Box::new(move || {
+            let counting: Arc<dyn satori_core::embed::Embedder> = Arc::new(Counting {
+                inner: Arc::clone(&inner),
+                texts: Arc::clone(&t),
+            });
+            Ok(b2.share(counting))
+        }),
+    );
+    Arc::new(Engine::new(
+        Home::new(home.to_path_buf()),
+        Backends {
+            embeddings: Arc::new(embeddings),
+            vectors: b.clone(),
+        },
+        SearchTuning::parse("dense_only").unwrap(),
+    ))
+}
+
+#[test]
+fn a_team_shares_what_it_embedded() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let Some(milvus) = server() else { return };
+    let b = backend(&milvus.address);
+    // Two homes (two machines), each with its checkout of the same code.
+    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (repo_a, repo_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root_a = repo_a.path().canonicalize().unwrap();
+    let root_b = repo_b.path().canonicalize().unwrap();
+    tree(&root_a);
+    tree(&root_b);
+    let (texts_a, texts_b) = (Arc::default(), Arc::default());
+    let a = team_engine(home_a.path(), &b, &texts_a);
+    let bee = team_engine(home_b.path(), &b, &texts_b);
+
+    a.start_index(&root_a, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+    assert_eq!(texts_a.load(SeqCst), 5);
+    // The teammate indexes without asking the API for anything, and finds by meaning.
+    bee.start_index(&root_b, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+    assert_eq!(texts_b.load(SeqCst), 0);
+    assert_eq!(
+        files(&bee, &root_b, "exponential backoff between attempts")[0],
+        "src/retry.rs"
+    );
+
+    // A changes a file and syncs; the change reaches B's checkout, and B's sync embeds
+    // nothing either.
+    let changed = "/// compresses the archive with deflate\npub fn page() {}\n";
+    write(&root_a, "src/page.rs", changed);
+    a.sync(&root_a, &SyncControl::default()).unwrap();
+    write(&root_b, "src/page.rs", changed);
+    let before = texts_b.load(SeqCst);
+    bee.sync(&root_b, &SyncControl::default()).unwrap();
+    assert_eq!(
+        files(&bee, &root_b, "compresses the archive with deflate")[0],
+        "src/page.rs"
+    );
+    // Its search's own query is the only text it embedded.
+    assert_eq!(texts_b.load(SeqCst) - before, 1);
+
+    // The two homes keep their generations apart: each has its own collection.
+    let codebase_a = current(home_a.path()).parent().unwrap().to_path_buf();
+    let codebase_b = current(home_b.path()).parent().unwrap().to_path_buf();
+    assert_ne!(
+        b.collection_name(&codebase_a).unwrap(),
+        b.collection_name(&codebase_b).unwrap()
+    );
+    // Six texts were ever embedded (five files, one change) and the queries.
+    let info = Embeddings::new(
+        satori_core::embed::ModelSource::Bundled,
+        &home_a.path().join("models"),
+        Default::default(),
+    )
+    .unwrap()
+    .info()
+    .clone();
+    assert!(b.shared_rows(&info).unwrap() >= 6);
 }

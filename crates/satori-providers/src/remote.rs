@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use satori_core::embed::{Connect, EmbedError, Embedder, Embeddings, ModelInfo};
+use satori_core::embed::{Connect, EmbedError, Embedder, Embeddings, Layer, ModelInfo};
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, Provider};
@@ -68,7 +68,13 @@ impl RemoteEmbedder {
     /// `cache_dir`. When the model's dimension is known without asking (`EMBEDDING_OUTPUT_DIMENSION`,
     /// or a model of [`known_dimension`]) nothing is sent until the first text is embedded,
     /// so a server starts without the network; otherwise one probe learns it now.
-    pub fn embeddings(cfg: Config, cache_dir: PathBuf) -> Result<Embeddings, Error> {
+    /// `layer`, when given, is laid over the connected embedder (a store of vectors shared
+    /// with others, asked before the API).
+    pub fn embeddings(
+        cfg: Config,
+        cache_dir: PathBuf,
+        layer: Option<Layer>,
+    ) -> Result<Embeddings, Error> {
         let declared = cfg
             .output_dimension
             .or_else(|| known_dimension(cfg.provider, &cfg.model));
@@ -85,7 +91,10 @@ impl RemoteEmbedder {
                 Some(e) => e.clone(),
                 None => Arc::new(RemoteEmbedder::declared(cfg.clone(), dim)),
             };
-            Ok(e)
+            Ok(match &layer {
+                Some(layer) => layer(e),
+                None => e,
+            })
         });
         Ok(Embeddings::remote(info, cache_dir, connect))
     }

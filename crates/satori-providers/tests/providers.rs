@@ -462,7 +462,7 @@ fn a_known_model_starts_without_the_network_and_a_rebuild_asks_nothing_again() {
     // an address that is down; the first embedding says what is wrong.
     let mut down = fake.config(Provider::OpenAi, "text-embedding-3-small");
     down.base_url = "http://127.0.0.1:9".into();
-    let embeddings = RemoteEmbedder::embeddings(down, cache.clone()).unwrap();
+    let embeddings = RemoteEmbedder::embeddings(down, cache.clone(), None).unwrap();
     assert_eq!(embeddings.info().dim, 1536);
     assert_eq!(
         known_dimension(Provider::OpenAi, "text-embedding-3-small"),
@@ -477,6 +477,7 @@ fn a_known_model_starts_without_the_network_and_a_rebuild_asks_nothing_again() {
     let embeddings = RemoteEmbedder::embeddings(
         fake.config(Provider::OpenAi, "text-embedding-3-small"),
         cache.clone(),
+        None,
     )
     .unwrap();
     let embedder = embeddings.embedder(&cache).unwrap();
@@ -496,7 +497,7 @@ fn a_known_model_starts_without_the_network_and_a_rebuild_asks_nothing_again() {
     let build = |expect_texts: usize| {
         let engine = Arc::new(Engine::new(
             Home::new(home.path().to_path_buf()),
-            Arc::new(RemoteEmbedder::embeddings(cfg.clone(), cache.clone()).unwrap()),
+            Arc::new(RemoteEmbedder::embeddings(cfg.clone(), cache.clone(), None).unwrap()),
             SearchTuning::parse("dense_only").unwrap(),
         ));
         let before = fake.texts.load(Ordering::SeqCst);

@@ -115,6 +115,10 @@ pub struct Embeddings {
 /// network may be back).
 pub type Connect = Box<dyn Fn() -> Result<Arc<dyn Embedder>, ModelError> + Send + Sync>;
 
+/// What a caller lays over a connected embedder (a shared store of vectors, say) before the
+/// disk cache.
+pub type Layer = Box<dyn Fn(Arc<dyn Embedder>) -> Arc<dyn Embedder> + Send + Sync>;
+
 /// An embedder connected on first use, its answers kept in a [`CachedEmbedder`].
 struct Remote {
     connect: Connect,
