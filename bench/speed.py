@@ -60,8 +60,8 @@ def assemble_corpus(dest):
 
 
 class Server:
-    def __init__(self, exe, home):
-        env = dict(os.environ, SATORI_HOME=home, SATORI_RUN_MODE="cli")
+    def __init__(self, exe, home, extra_env=None):
+        env = dict(os.environ, SATORI_HOME=home, SATORI_RUN_MODE="cli", **(extra_env or {}))
         self.p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, env=env)
         self.next_id = 0

@@ -133,8 +133,26 @@ impl RemoteEmbedder {
         &self.cfg
     }
 
-    /// One request: the raw vectors of `texts`, or the API's refusal as a typed error.
+    /// The raw vectors of `texts`: one request, repeated after a pause that doubles (with
+    /// jitter) while the failure is one that passes (the API unreachable or timing out, an
+    /// HTTP 500, 502, 503 or 504), at most [`TRANSIENT_ATTEMPTS`] times in all.
     fn call(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut attempt = 1;
+        loop {
+            match self.request(texts) {
+                Err((_, true)) if attempt < TRANSIENT_ATTEMPTS => {
+                    std::thread::sleep(backoff(attempt));
+                    attempt += 1;
+                }
+                Err((e, _)) => return Err(e),
+                Ok(v) => return Ok(v),
+            }
+        }
+    }
+
+    /// One request: the raw vectors of `texts`, or the API's refusal as a typed error and
+    /// whether trying again may help.
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, (EmbedError, bool)> {
         let (provider, cfg) = (self.cfg.provider, &self.cfg);
         let req = wire::request(cfg, texts);
         let mut builder = self.agent.post(&req.url).content_type("application/json");
@@ -142,10 +160,11 @@ impl RemoteEmbedder {
             builder = builder.header(*name, value);
         }
         let mut response = builder.send(&req.body).map_err(|e| {
-            EmbedError::Unavailable(format!(
+            let e = EmbedError::Unavailable(format!(
                 "{provider} at {} cannot be reached ({e}); check the address and the network",
                 cfg.base_url
-            ))
+            ));
+            (e, true)
         })?;
         let status = response.status().as_u16();
         let retry_after = response
@@ -155,14 +174,37 @@ impl RemoteEmbedder {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
         let body = response.body_mut().read_to_string().map_err(|e| {
-            EmbedError::Unavailable(format!("{provider}: the answer could not be read ({e})"))
+            let e =
+                EmbedError::Unavailable(format!("{provider}: the answer could not be read ({e})"));
+            (e, true)
         })?;
         if status == 200 {
             return wire::vectors(provider, &body, texts.len())
-                .map_err(|e| EmbedError::Unavailable(format!("{provider}: {e}")));
+                .map_err(|e| (EmbedError::Unavailable(format!("{provider}: {e}")), false));
         }
-        Err(refusal(cfg, status, retry_after, &wire::message(&body)))
+        let passes = matches!(status, 500 | 502 | 503 | 504);
+        Err((
+            refusal(cfg, status, retry_after, &wire::message(&body)),
+            passes,
+        ))
     }
+}
+
+/// Attempts at a request whose failure passes (see [`RemoteEmbedder::call`]).
+const TRANSIENT_ATTEMPTS: u32 = 4;
+/// The first pause before trying such a request again.
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+
+/// The pause after failed attempt `n` (1-based): doubling from [`FIRST_BACKOFF`], with up to
+/// half of it again as jitter, so that the concurrent batches of a build do not retry in
+/// step.
+fn backoff(n: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let base = FIRST_BACKOFF * 2u32.pow(n.saturating_sub(1).min(6));
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(n);
+    let jitter = h.finish() % (base.as_millis() as u64 / 2 + 1);
+    base + Duration::from_millis(jitter)
 }
 
 /// The identity recorded in the fingerprint of indexes built with `cfg`'s model answering

@@ -419,11 +419,20 @@ fn refusals_are_typed_and_name_the_fix() {
         ),
     ];
     for (canned, ok) in cases {
-        fake.next(canned);
+        // A failure that passes is tried four times before it is reported.
+        let times = if canned.0 == 503 { 4 } else { 1 };
+        for _ in 0..times {
+            fake.next(canned);
+        }
         let err = embedder.embed(&["x"]).unwrap_err();
         assert!(ok(&err), "{canned:?}: {}", text(&err));
         assert!(!text(&err).contains(KEY));
     }
+    // One that passes within the attempts is not seen at all.
+    fake.next((502, "", "bad gateway"));
+    fake.next((503, "", "upstream overloaded"));
+    assert_eq!(embedder.embed(&["x"]).unwrap().len(), 1);
+
     // A model swapped behind the address answers another dimension: an error, not a
     // corrupt index.
     *fake.dim.lock().unwrap() = DIM / 2;
@@ -519,4 +528,36 @@ fn a_known_model_starts_without_the_network_and_a_rebuild_asks_nothing_again() {
     // Five chunks and the query.
     build(5 + 1);
     build(0);
+
+    // A build the API fails midway (one of its two batches refused) keeps what the other
+    // batch embedded: the next build asks only for the refused batch's texts.
+    let fresh_home = tempfile::tempdir().unwrap();
+    let fresh_cache = fresh_home.path().join("embed-cache");
+    let engine = Arc::new(Engine::new(
+        Home::new(fresh_home.path().to_path_buf()),
+        Arc::new(RemoteEmbedder::embeddings(cfg.clone(), fresh_cache.clone(), None).unwrap()),
+        SearchTuning::parse("dense_only").unwrap(),
+    ));
+    fake.next((400, "", r#"{"error":{"message":"maximum context length"}}"#));
+    let before = fake.texts.load(Ordering::SeqCst);
+    let err = engine
+        .start_index(&root, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap_err();
+    assert!(err.to_string().contains("maximum context length"), "{err}");
+    let first = fake.texts.load(Ordering::SeqCst) - before;
+    let before = fake.texts.load(Ordering::SeqCst);
+    engine
+        .start_index(&root, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+    let again = fake.texts.load(Ordering::SeqCst) - before;
+    // Batches of four: the refused one held four texts or one. (Had the failure stopped the
+    // other batch before it was sent, nothing would be kept.)
+    assert!(
+        (first == 5 && (again == 4 || again == 1)) || (first < 5 && again == 5),
+        "{first} then {again}"
+    );
 }

@@ -656,8 +656,8 @@ fn prepare(
 /// Attempts at a batch the embedder rate-limits before the job fails with that error.
 const RATE_LIMIT_ATTEMPTS: usize = 4;
 
-/// The wait before retrying a rate-limited batch that came without a Retry-After, and the
-/// longest one a Retry-After is granted.
+/// The first wait before retrying a rate-limited batch that came without a Retry-After
+/// (doubling with each attempt), and the longest one a Retry-After is granted.
 const RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
 const RATE_LIMIT_MAX_WAIT: Duration = Duration::from_secs(60);
 
@@ -721,8 +721,8 @@ fn embed_batch(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>>>
     loop {
         match embedder.embed(texts) {
             Err(EmbedError::RateLimited { retry_after }) if attempt < RATE_LIMIT_ATTEMPTS => {
+                let wait = retry_after.unwrap_or(RATE_LIMIT_WAIT * (1 << (attempt - 1)));
                 attempt += 1;
-                let wait = retry_after.unwrap_or(RATE_LIMIT_WAIT);
                 std::thread::sleep(wait.min(RATE_LIMIT_MAX_WAIT));
             }
             Err(e) => return Err(Error::Embed(e)),

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Embedded vectors against Milvus, on one corpus, in one run.
+
+The same `satori` binary indexes the corpus twice, into two homes: once with its vectors in
+the generation directory (the embedded default) and once in a Milvus (`MILVUS_ADDRESS`),
+the real server binary of PyPI's milvus-lite 2.5.1, started here on a loopback port. Both
+use the bundled model, so the difference is the vector store alone. Reported for each: cold
+index time, warm search_codebase p50/p95 over MCP (the two servers' searches interleaved,
+query by query, so both see the same machine noise), the peak resident memory of the satori
+process, and the Milvus server's own peak memory; then the ratios Milvus/embedded.
+
+Usage: bench/scale_out.py --milvus-bin PATH/milvus_lite/lib/milvus
+                          [--server target/release/satori] [--corpus DIR] [--reps 20]
+"""
+import argparse, json, os, shutil, socket, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import speed  # noqa: E402  (the MCP driver, corpus and percentiles of the speed benchmark)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_milvus(binary, work):
+    address = f"127.0.0.1:{free_port()}"
+    lib = os.path.dirname(binary)
+    proc = subprocess.Popen([binary, os.path.join(work, "milvus.db"), address, "ERROR"],
+                            cwd=work, env=dict(os.environ, LD_LIBRARY_PATH=lib),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", int(address.split(":")[1])), 1).close()
+            break
+        except OSError:
+            if time.time() > deadline:
+                sys.exit("bench: Milvus did not start")
+            time.sleep(0.1)
+    # It answers before its storage is ready; the first index build retries below.
+    time.sleep(2)
+    return proc, address
+
+
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--milvus-bin", required=True)
+    ap.add_argument("--server", default="target/release/satori")
+    ap.add_argument("--corpus")
+    ap.add_argument("--reps", type=int, default=20)
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="satori-scale-")
+    corpus = os.path.realpath(a.corpus or speed.assemble_corpus(os.path.join(work, "corpus")))
+    milvus, address = start_milvus(os.path.realpath(a.milvus_bin), work)
+    try:
+        runs = {}
+        for name, env in (("embedded", {}), ("milvus", {"MILVUS_ADDRESS": address})):
+            srv = speed.Server(a.server, os.path.join(work, f"home-{name}"), env)
+            secs, st = speed.index(srv, corpus)
+            runs[name] = {"srv": srv, "indexS": secs, "chunks": st["stats"]["chunks"],
+                          "files": st["stats"]["files"], "lat": []}
+        queries = [q for q, _ in speed.IDENTIFIER_QUERIES] + speed.NL_QUERIES
+        for q in queries:  # warm up both
+            for r in runs.values():
+                r["srv"].call("search_codebase", {"path": corpus, "query": q})
+        for _ in range(a.reps):
+            for q in queries:
+                for r in runs.values():
+                    r["lat"].append(speed.timed_search(r["srv"], corpus, q))
+        same_top = 0
+        for q in queries:
+            tops = [[x["file"] for x in r["srv"].call("search_codebase", {"path": corpus, "query": q, "limit": 5})["results"]]
+                    for r in runs.values()]
+            same_top += tops[0][:1] == tops[1][:1]
+        ms = lambda s: round(s * 1000, 2)
+        out = {"corpus": {"files": runs["embedded"]["files"], "chunks": runs["embedded"]["chunks"]}}
+        for name, r in runs.items():
+            out[name] = {"indexMs": ms(r["indexS"]), "chunks": r["chunks"],
+                         "searchP50Ms": ms(speed.pct(r["lat"], 0.5)),
+                         "searchP95Ms": ms(speed.pct(r["lat"], 0.95)),
+                         "satoriPeakRssMb": r["srv"].peak_rss_mb()}
+            r["srv"].close()
+        out["milvus"]["milvusServerPeakRssMb"] = peak_rss_mb(milvus.pid)
+        e, m = out["embedded"], out["milvus"]
+        out["ratios (milvus / embedded)"] = {
+            "index": round(m["indexMs"] / e["indexMs"], 2),
+            "searchP50": round(m["searchP50Ms"] / e["searchP50Ms"], 2),
+            "searchP95": round(m["searchP95Ms"] / e["searchP95Ms"], 2),
+            "satoriPeakRss": round(m["satoriPeakRssMb"] / e["satoriPeakRssMb"], 2),
+        }
+        out["sameTopFile"] = f"{same_top}/{len(queries)}"
+        print(json.dumps(out, indent=2))
+    finally:
+        milvus.kill()
+        milvus.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
