@@ -298,6 +298,15 @@ impl VectorBackend for MilvusBackend {
         }))
     }
 
+    /// Drops the codebase's collection (its other lineages and crashed syncs' rows too).
+    fn forget(&self, codebase_dir: &Path) -> satori_core::Result<()> {
+        self.drop_codebase(codebase_dir).map_err(|e| {
+            satori_core::Error::Vectors(format!(
+                "the index is kept, because its Milvus collection could not be dropped: {e}. Clear again once Milvus answers, or without MILVUS_ADDRESS to remove only the local index"
+            ))
+        })
+    }
+
     fn open(&self, spec: OpenSpec<'_>) -> satori_core::Result<Option<Box<dyn VectorIndex>>> {
         let Some(record) = Record::read(spec.gen_dir)? else {
             return Ok(None);

@@ -432,6 +432,25 @@ mod tests {
     }
 
     #[test]
+    fn grpc_statuses_name_the_fix() {
+        let e = Endpoint::parse("h:1", Some("tok".into())).unwrap();
+        for (code, expected) in [
+            (16, "set MILVUS_TOKEN"),
+            (7, "set MILVUS_TOKEN"),
+            (12, "is it Milvus 2.4 or newer"),
+            (14, "is unavailable"),
+            (13, "gRPC status 13"),
+        ] {
+            let text = status_error(&e, "Search", (code, "why".into())).to_string();
+            assert!(
+                text.contains(expected) && text.contains("why"),
+                "{code}: {text}"
+            );
+            assert!(!text.contains("tok"), "{text}");
+        }
+    }
+
+    #[test]
     fn grpc_messages_are_percent_decoded() {
         assert_eq!(percent_decode("a%20b%"), "a b%");
         assert_eq!(percent_decode("collection%3A x"), "collection: x");

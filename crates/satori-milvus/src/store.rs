@@ -46,6 +46,12 @@ fn refusal(s: &proto::Status, what: &str) -> Error {
             "Milvus refused to {what} ({reason}); set MILVUS_TOKEN to credentials allowed to"
         ));
     }
+    if lower.contains("collection") && (lower.contains("not found") || lower.contains("not exist"))
+    {
+        return Error::Protocol(format!(
+            "Milvus refused to {what}: the collection is gone ({reason}); it was dropped, or MILVUS_ADDRESS names another server than the one this index was built on: index the codebase again"
+        ));
+    }
     Error::Protocol(format!(
         "Milvus refused to {what} ({reason}, code {})",
         s.code.max(s.error_code)
@@ -121,18 +127,9 @@ impl Collection {
         };
         let status: proto::Status = self.client.call("CreateCollection", &req)?;
         if !status.ok() {
-            let lower = status.reason.to_ascii_lowercase();
-            if lower.contains("limit") || lower.contains("exceed") || lower.contains("quota") {
+            if is_limit(&status.reason) {
                 let existing = self.list().unwrap_or_default();
-                let ours: Vec<&String> =
-                    existing.iter().filter(|n| n.contains("satori_")).collect();
-                return Err(Error::CollectionLimit(format!(
-                    "Milvus cannot create the collection {} for this codebase: {} ({} collections exist, {} of them Satori's). Free a slot: drop the satori_ collection of a codebase you no longer search, or another unused collection, or raise the limit (rootCoord.maxCollectionNum, or a larger Zilliz Cloud plan)",
-                    self.name,
-                    status.reason.trim(),
-                    existing.len(),
-                    ours.len()
-                )));
+                return Err(limit_refusal(&self.name, &status.reason, &existing));
             }
             return Err(refusal(&status, "create a collection"));
         }
@@ -195,6 +192,11 @@ impl Collection {
 
     /// Drops the collection (nothing when it does not exist).
     pub fn drop_collection(&self) -> Result<(), Error> {
+        let has: proto::BoolResponse =
+            self.call("HasCollection", &self.named(), "look up a collection")?;
+        if !has.value {
+            return Ok(());
+        }
         let _: proto::Status = self.call("DropCollection", &self.named(), "drop a collection")?;
         Ok(())
     }
@@ -348,6 +350,24 @@ impl Collection {
     }
 }
 
+/// Whether a refused creation was refused for a limit on collections (Milvus's
+/// `maxCollectionNum`, a Zilliz Cloud plan's).
+fn is_limit(reason: &str) -> bool {
+    let lower = reason.to_ascii_lowercase();
+    lower.contains("limit") || lower.contains("exceed") || lower.contains("quota")
+}
+
+/// The error of a creation refused for a limit: which limit, how many collections there are
+/// (and how many are Satori's), and how to free a slot.
+fn limit_refusal(name: &str, reason: &str, existing: &[String]) -> Error {
+    let ours = existing.iter().filter(|n| n.contains("satori_")).count();
+    Error::CollectionLimit(format!(
+        "Milvus cannot create the collection {name} for this codebase: {} ({} collections exist, {ours} of them Satori's). Free a slot: drop the satori_ collection of a codebase you no longer search, or another unused collection, or raise the limit (rootCoord.maxCollectionNum, or a larger Zilliz Cloud plan)",
+        reason.trim(),
+        existing.len(),
+    ))
+}
+
 /// The schema of a codebase's collection.
 fn codebase_schema(name: &str, dim: usize) -> proto::CollectionSchema {
     let field = |name: &str, data_type: i32, params: Vec<proto::KeyValuePair>| proto::FieldSchema {
@@ -392,4 +412,50 @@ pub fn of_lineage(lineage: &str) -> String {
 pub fn keys_in(keys: &[u64]) -> String {
     let list: Vec<String> = keys.iter().map(u64::to_string).collect();
     format!("{KEY} in [{}]", list.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal with `reason` reads as `expected` (a fragment of the error).
+    fn check(reason: &str, expected: &str) {
+        let status = proto::Status {
+            error_code: 0,
+            reason: reason.into(),
+            code: 65535,
+        };
+        let got = if is_limit(reason) {
+            limit_refusal(
+                "satori_ab_cd",
+                reason,
+                &["satori_x_1".into(), "other".into(), "satori_y_2".into()],
+            )
+        } else {
+            refusal(&status, "create a collection")
+        };
+        let text = got.to_string();
+        assert!(text.contains(expected), "{reason}: {text}");
+    }
+
+    #[test]
+    fn refusals_read_clearly() {
+        // The words Zilliz Cloud and Milvus use for a full cluster or plan.
+        check(
+            "exceeded the limit number of collections[dbName=default][limit=5]",
+            "3 collections exist, 2 of them Satori's). Free a slot",
+        );
+        check(
+            "failed to create collection: quota exceeded",
+            "raise the limit (rootCoord.maxCollectionNum",
+        );
+        check(
+            "access denied: user has no privilege CreateCollection",
+            "set MILVUS_TOKEN to credentials allowed to",
+        );
+        check(
+            "collection name invalid",
+            "Milvus refused to create a collection (collection name invalid, code 65535)",
+        );
+    }
 }

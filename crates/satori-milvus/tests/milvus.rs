@@ -165,10 +165,17 @@ fn indexes_searches_and_syncs_through_milvus() {
     );
     // The old lineage's rows are gone: only the six files' chunks remain.
     assert_eq!(b.rows(&codebase).unwrap(), 6);
+
     assert_eq!(
         files(&engine, &root, "least recently used cache entries")[0],
         "src/cache.rs"
     );
+
+    // Clearing the codebase drops its collection: no slot is left taken.
+    let name = b.collection_name(&codebase).unwrap();
+    engine.clear(&root).unwrap();
+    let client = backend(&milvus.address);
+    assert!(client.rows(&codebase).is_err(), "{name} is still there");
 }
 
 #[test]
@@ -246,6 +253,14 @@ fn refusals_name_the_problem() {
         err.contains("cannot be reached") && err.contains("MILVUS_ADDRESS"),
         "{err}"
     );
+    // Clearing it keeps the local index while Milvus cannot be told, and says how to go on.
+    let err = down.clear(&root).unwrap_err().to_string();
+    assert!(
+        err.contains("the index is kept") && err.contains("without MILVUS_ADDRESS"),
+        "{err}"
+    );
+    let local = engine(home.path(), Arc::new(EmbeddedVectors), "dense_only");
+    assert!(local.clear(&root).unwrap());
 
     // An index built on the embedded backend, opened with Milvus: rebuilt, not misread.
     let home = tempfile::tempdir().unwrap();

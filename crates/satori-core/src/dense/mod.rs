@@ -227,4 +227,12 @@ pub trait VectorBackend: Send + Sync + std::fmt::Debug {
     ) -> Result<Box<dyn VectorSink + 'a>>;
     /// The vectors of a published generation; `None` when it was built without them.
     fn open(&self, spec: OpenSpec<'_>) -> Result<Option<Box<dyn VectorIndex>>>;
+    /// The codebase whose generations live in `codebase_dir` is being cleared: drop what the
+    /// backend keeps of it outside that directory. Called with the codebase's writer lock
+    /// held, before the directory goes; a failure keeps the index, so the clear can be
+    /// tried again.
+    fn forget(&self, codebase_dir: &Path) -> Result<()> {
+        let _ = codebase_dir;
+        Ok(())
+    }
 }

@@ -378,6 +378,9 @@ impl Engine {
                     .ok_or_else(|| Error::Busy(root.to_path_buf()))?
             }
         };
+        if dir.path().exists() {
+            self.vectors.forget(dir.path())?;
+        }
         self.forget_open(root);
         *lock(&self.codebases.of(root).own_check) = None;
         let tracked = self.store.remove(root)?;
