@@ -60,17 +60,30 @@ def main():
     ap.add_argument("--server", default="target/release/satori")
     ap.add_argument("--corpus")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--max-chunks", type=int,
+                    help="SATORI_MAX_CHUNKS for both servers (a corpus past the default 450,000)")
+    ap.add_argument("--default-too", action="store_true",
+                    help="also index with the embedded default's own limit, to show where it stops")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="satori-scale-")
     corpus = os.path.realpath(a.corpus or speed.assemble_corpus(os.path.join(work, "corpus")))
     milvus, address = start_milvus(os.path.realpath(a.milvus_bin), work)
     try:
         runs = {}
-        for name, env in (("embedded", {}), ("milvus", {"MILVUS_ADDRESS": address})):
+        limit = {"SATORI_MAX_CHUNKS": str(a.max_chunks)} if a.max_chunks else {}
+        extra = {}
+        if a.default_too:
+            srv = speed.Server(a.server, os.path.join(work, "home-default"))
+            secs, st = speed.index(srv, corpus)
+            extra["embeddedDefaultLimit"] = {"indexMs": round(secs * 1000), "chunks": st["stats"]["chunks"],
+                                             "indexStatus": st.get("indexStatus"),
+                                             "satoriPeakRssMb": srv.peak_rss_mb()}
+            srv.close()
+        for name, env in (("embedded", dict(limit)), ("milvus", dict(limit, MILVUS_ADDRESS=address))):
             srv = speed.Server(a.server, os.path.join(work, f"home-{name}"), env)
             secs, st = speed.index(srv, corpus)
             runs[name] = {"srv": srv, "indexS": secs, "chunks": st["stats"]["chunks"],
-                          "files": st["stats"]["files"], "lat": []}
+                          "files": st["stats"]["files"], "status": st.get("indexStatus"), "lat": []}
         queries = [q for q, _ in speed.IDENTIFIER_QUERIES] + speed.NL_QUERIES
         for q in queries:  # warm up both
             for r in runs.values():
@@ -87,7 +100,8 @@ def main():
         ms = lambda s: round(s * 1000, 2)
         out = {"corpus": {"files": runs["embedded"]["files"], "chunks": runs["embedded"]["chunks"]}}
         for name, r in runs.items():
-            out[name] = {"indexMs": ms(r["indexS"]), "chunks": r["chunks"],
+            out[name] = {"indexMs": ms(r["indexS"]), "chunks": r["chunks"], "indexStatus": r["status"],
+                         "chunksPerSecond": round(r["chunks"] / r["indexS"]),
                          "searchP50Ms": ms(speed.pct(r["lat"], 0.5)),
                          "searchP95Ms": ms(speed.pct(r["lat"], 0.95)),
                          "satoriPeakRssMb": r["srv"].peak_rss_mb()}
@@ -101,6 +115,7 @@ def main():
             "satoriPeakRss": round(m["satoriPeakRssMb"] / e["satoriPeakRssMb"], 2),
         }
         out["sameTopFile"] = f"{same_top}/{len(queries)}"
+        out.update(extra)
         print(json.dumps(out, indent=2))
     finally:
         milvus.kill()

@@ -605,3 +605,44 @@ fn a_qualified_name_finds_the_definition_in_its_scope_or_file() {
         );
     }
 }
+
+/// An engine given a chunk limit stops there, in a build and in a sync, and says so.
+#[test]
+fn the_chunk_limit_is_the_engines() {
+    let f = fixture();
+    for name in ["a", "b", "c", "d"] {
+        std::fs::write(
+            f.root.join(format!("src/{name}.rs")),
+            format!("pub fn {name}() {{}}\n"),
+        )
+        .unwrap();
+    }
+    let engine = Arc::new(
+        Engine::new(
+            f.home.clone(),
+            Arc::new(Embeddings::disabled()),
+            SearchTuning::default(),
+        )
+        .with_chunk_limit(3),
+    );
+    let summary = engine
+        .start_index(&f.root, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+    assert!(summary.limit_reached, "{summary:?}");
+    assert_eq!(summary.chunks, 3, "{summary:?}");
+    let state = store(&f).load().unwrap();
+    assert_eq!(
+        state.codebases[&f.root].index_status,
+        Some(satori_core::IndexStatus::LimitReached)
+    );
+    // The same tree under the default limit fits whole.
+    let summary = f
+        .engine
+        .start_index(&f.root, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+    assert!(!summary.limit_reached && summary.chunks == 5, "{summary:?}");
+}

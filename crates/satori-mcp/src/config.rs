@@ -58,6 +58,8 @@ pub struct Config {
     /// `MILVUS_ADDRESS` (+ `MILVUS_TOKEN`, `SATORI_MILVUS_PREFIX`): vectors in Milvus or
     /// Zilliz Cloud instead of the generation directory.
     pub milvus: Option<(satori_milvus::Endpoint, String)>,
+    /// `SATORI_MAX_CHUNKS`: the most chunks one codebase's index holds (default 450,000).
+    pub max_chunks: Option<u64>,
     /// `SATORI_HF_ENDPOINT` (hub address) and `SATORI_OFFLINE` (never download), for hub
     /// models.
     pub hub: HubOptions,
@@ -122,7 +124,11 @@ impl Config {
             embeddings: Arc::new(embeddings),
             vectors,
         };
-        let engine = Arc::new(Engine::new(home, backends, self.tuning).with_policy(policy));
+        let mut engine = Engine::new(home, backends, self.tuning).with_policy(policy);
+        if let Some(limit) = self.max_chunks {
+            engine = engine.with_chunk_limit(limit);
+        }
+        let engine = Arc::new(engine);
         engine.preload_model();
         Ok(engine)
     }
@@ -265,6 +271,21 @@ impl Config {
                 Some((endpoint, var("SATORI_MILVUS_PREFIX").unwrap_or_default()))
             }
         };
+        let max_chunks = match var(env::MAX_CHUNKS) {
+            None => None,
+            Some(v) => Some(
+                v.trim()
+                    .replace('_', "")
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (1..=100_000_000).contains(n))
+                    .ok_or(ConfigError {
+                        name: env::MAX_CHUNKS,
+                        value: v,
+                        expected: "expected a whole number of chunks from 1 to 100000000".into(),
+                    })?,
+            ),
+        };
         let mut tuning = match var(env::SEARCH_ABLATION) {
             None => SearchTuning::default(),
             Some(v) => SearchTuning::parse(&v).map_err(|e| ConfigError {
@@ -302,6 +323,7 @@ impl Config {
             embedding,
             provider,
             milvus,
+            max_chunks,
             hub,
             tuning,
             home: match std::env::var_os(env::HOME).filter(|v| !v.is_empty()) {

@@ -177,6 +177,11 @@ fn bad_environment_is_refused_clearly() {
             stderr: &["embedding provider", "cannot be reached"],
         },
         Case {
+            env: &[("SATORI_MAX_CHUNKS", "0")],
+            exit: 2,
+            stderr: &["SATORI_MAX_CHUNKS='0'", "from 1 to 100000000"],
+        },
+        Case {
             env: &[("MILVUS_ADDRESS", "http://host:port")],
             exit: 2,
             stderr: &["MILVUS_ADDRESS=http://host:port is not an address"],

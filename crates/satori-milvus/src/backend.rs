@@ -45,6 +45,11 @@ struct Record {
     /// Keys of the base generation this one no longer holds: their rows are deleted by the
     /// sink of the next generation, once this one is published and its base retired.
     dropped: Vec<u64>,
+    /// The timestamp of the generation's last insert: a search guaranteed at it sees every
+    /// row of the generation without waiting for the server's newest writes (0: unknown,
+    /// search strongly).
+    #[serde(default)]
+    written: u64,
 }
 
 impl Record {
@@ -242,8 +247,8 @@ impl VectorBackend for MilvusBackend {
     ) -> satori_core::Result<Box<dyn VectorSink + 'a>> {
         let collection = self.collection(gen_dir)?;
         collection.ensure(dim)?;
-        let (lineage, base) = match base {
-            None => (lineage_of(gen_dir), None),
+        let (lineage, base, written) = match base {
+            None => (lineage_of(gen_dir), None, 0),
             Some(b) => {
                 let record = Record::read(b.gen_dir)?.ok_or_else(|| {
                     satori_core::Error::Vectors(format!(
@@ -278,7 +283,7 @@ impl VectorBackend for MilvusBackend {
                     store::of_lineage(&record.lineage)
                 ))?;
                 let base_keys: Vec<u64> = (0..b.keys.len()).map(|i| b.keys.key(i)).collect();
-                (record.lineage, Some(base_keys))
+                (record.lineage, Some(base_keys), record.written)
             }
         };
         if base.is_none() {
@@ -295,6 +300,7 @@ impl VectorBackend for MilvusBackend {
             copies: Vec::new(),
             keys: Vec::new(),
             values: Vec::new(),
+            written,
         }))
     }
 
@@ -320,6 +326,7 @@ impl VectorBackend for MilvusBackend {
             lineage: record.lineage,
             dim: record.dim,
             slack: record.dropped.len(),
+            written: record.written,
             keys,
         })))
     }
@@ -339,14 +346,19 @@ struct MilvusSink {
     /// Rows waiting to be inserted.
     keys: Vec<u64>,
     values: Vec<f32>,
+    /// The newest insert's timestamp (the base's when nothing new was written).
+    written: u64,
 }
 
 impl MilvusSink {
     fn flush(&mut self) -> Result<(), Error> {
         let keys = std::mem::take(&mut self.keys);
         let values = std::mem::take(&mut self.values);
-        self.collection
-            .insert(&self.lineage, &keys, self.dim, values)
+        let ts = self
+            .collection
+            .insert(&self.lineage, &keys, self.dim, values)?;
+        self.written = self.written.max(ts);
+        Ok(())
     }
 
     fn push(&mut self, key: u64, vector: &[f32]) -> Result<(), Error> {
@@ -431,6 +443,7 @@ impl VectorSink for MilvusSink {
             lineage: self.lineage.clone(),
             dim: self.dim,
             dropped,
+            written: self.written,
         };
         let path = self.gen_dir.join(VECTORS_FILE);
         let text = serde_json::to_string(&record).expect("a record serialises");
@@ -454,6 +467,8 @@ struct MilvusIndex {
     /// Rows of the lineage within the key range that the generation does not hold (those it
     /// dropped, deleted only by the next sync): asked for beyond `k`.
     slack: usize,
+    /// What every search must see (see `Record::written`).
+    written: u64,
     /// The generation's keys by ordinal (ascending).
     keys: Vec<u64>,
 }
@@ -487,9 +502,9 @@ impl VectorIndex for MilvusIndex {
             return Ok(Vec::new());
         }
         let limit = (k + self.slack).min(MAX_TOPK);
-        let found = self
-            .collection
-            .search(query.values(), &self.in_range(), limit)?;
+        let found =
+            self.collection
+                .search(query.values(), &self.in_range(), limit, self.written)?;
         let mut out: Vec<Neighbor> = found
             .into_iter()
             .filter_map(|(key, score)| self.ordinal(key).map(|row| Neighbor { score, row }))
@@ -522,7 +537,10 @@ impl VectorIndex for MilvusIndex {
                 store::of_lineage(&self.lineage),
                 store::keys_in(batch)
             );
-            for (key, score) in self.collection.search(query.values(), &expr, batch.len())? {
+            for (key, score) in
+                self.collection
+                    .search(query.values(), &expr, batch.len(), self.written)?
+            {
                 scores.insert(key, score);
             }
         }

@@ -51,6 +51,11 @@ pub const PLACEHOLDER_FLOAT_VECTOR: i32 = 101;
 pub const DSL_BOOL_EXPR: i32 = 1;
 /// `common.ConsistencyLevel.Strong`.
 pub const CONSISTENCY_STRONG: i32 = 0;
+/// `common.ConsistencyLevel.Bounded`.
+pub const CONSISTENCY_BOUNDED: i32 = 2;
+/// `common.ConsistencyLevel.Customized`: the request's `guarantee_timestamp` says what it
+/// must see.
+pub const CONSISTENCY_CUSTOMIZED: i32 = 4;
 /// `common.LoadState.Loaded`.
 pub const LOAD_STATE_LOADED: i32 = 3;
 
@@ -315,6 +320,9 @@ pub struct MutationResult {
     pub insert_cnt: i64,
     #[prost(int64, tag = "7")]
     pub delete_cnt: i64,
+    /// The write's timestamp: a search guaranteed at it sees the write.
+    #[prost(uint64, tag = "9")]
+    pub timestamp: u64,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -339,6 +347,8 @@ pub struct SearchRequest {
     pub output_fields: Vec<String>,
     #[prost(message, repeated, tag = "9")]
     pub search_params: Vec<KeyValuePair>,
+    #[prost(uint64, tag = "11")]
+    pub guarantee_timestamp: u64,
     #[prost(int64, tag = "12")]
     pub nq: i64,
     #[prost(int32, tag = "14")]

@@ -82,7 +82,8 @@ impl SharedVectors {
                 expr: format!("id in [{}]", list.join(",")),
                 output_fields: vec!["id".into(), "vector".into()],
                 query_params: vec![],
-                consistency_level: proto::CONSISTENCY_STRONG,
+                // A vector stored a moment ago and not yet seen costs one embedding.
+                consistency_level: proto::CONSISTENCY_BOUNDED,
             };
             let Ok(r) = self
                 .collection

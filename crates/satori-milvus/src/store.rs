@@ -202,15 +202,16 @@ impl Collection {
     }
 
     /// Inserts rows of `lineage`: `keys[i]` with the `dim` values of `vectors` at `i * dim`.
+    /// Returns the write's timestamp (0 when nothing was written).
     pub fn insert(
         &self,
         lineage: &str,
         keys: &[u64],
         dim: usize,
         vectors: Vec<f32>,
-    ) -> Result<(), Error> {
+    ) -> Result<u64, Error> {
         if keys.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         debug_assert_eq!(vectors.len(), keys.len() * dim);
         let req = proto::InsertRequest {
@@ -231,7 +232,7 @@ impl Collection {
                 keys.len()
             )));
         }
-        Ok(())
+        Ok(r.timestamp)
     }
 
     /// How many rows `expr` selects.
@@ -262,12 +263,14 @@ impl Collection {
     }
 
     /// The `limit` rows `expr` selects that are most similar to `vector`, as (key, cosine),
-    /// best first.
+    /// best first. `seen` is the timestamp of the last write the search must see (0: every
+    /// write so far, which makes the server wait for its latest tick).
     pub fn search(
         &self,
         vector: &[f32],
         expr: &str,
         limit: usize,
+        seen: u64,
     ) -> Result<Vec<(u64, f32)>, Error> {
         let mut bytes = Vec::with_capacity(vector.len() * 4);
         for x in vector {
@@ -294,7 +297,12 @@ impl Collection {
                 kv("round_decimal", "-1"),
             ],
             nq: 1,
-            consistency_level: proto::CONSISTENCY_STRONG,
+            guarantee_timestamp: seen,
+            consistency_level: if seen > 0 {
+                proto::CONSISTENCY_CUSTOMIZED
+            } else {
+                proto::CONSISTENCY_STRONG
+            },
         };
         let r: proto::SearchResults = self.call("Search", &req, "search vectors")?;
         let Some(data) = r.results else {

@@ -109,6 +109,10 @@ fn indexes_searches_and_syncs_through_milvus() {
     assert_eq!(b.rows(&codebase).unwrap(), 5);
     let record = std::fs::read_to_string(first.join(VECTORS_FILE)).unwrap();
     assert!(record.contains("\"collection\":\"test_satori_"), "{record}");
+    // The last write's timestamp, which searches are guaranteed at (Milvus Lite answers 0
+    // for every write, so its searches are strong).
+    let written: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert!(written["written"].is_u64(), "{record}");
     assert_eq!(
         files(&engine, &root, "exponential backoff between attempts")[0],
         "src/retry.rs"

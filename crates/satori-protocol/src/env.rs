@@ -55,6 +55,9 @@ pub const OFFLINE: &str = "SATORI_OFFLINE";
 /// Set by `satori-cli` on the server it spawns for a search: the path being searched, whose
 /// index the server opens in the background while the handshake runs.
 pub const PREOPEN: &str = "SATORI_PREOPEN";
+/// The most chunks one codebase's index holds (default 450,000), for a monorepo whose
+/// vectors live in Milvus.
+pub const MAX_CHUNKS: &str = "SATORI_MAX_CHUNKS";
 /// Comma-separated ranking switches, for measuring each part of the ranking.
 pub const SEARCH_ABLATION: &str = "SATORI_SEARCH_ABLATION";
 /// A JSON object of ranking weights to change (`{"rrf_k": 30}`), for trying weights without

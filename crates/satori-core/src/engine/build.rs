@@ -23,8 +23,9 @@ use crate::util::{hash_parts, hash16, now_ms};
 use crate::walk::{self, SourceFile, WalkOptions};
 use crate::{Error, Result};
 
-/// Indexing stops adding chunks past this many (the index is then `limit_reached`).
-pub(super) const CHUNK_LIMIT: u64 = 450_000;
+/// Indexing stops adding chunks past this many (the index is then `limit_reached`), unless
+/// the engine is given another limit ([`super::Engine::with_chunk_limit`]).
+pub const CHUNK_LIMIT: u64 = 450_000;
 
 /// Files chunked per parallel batch: bounds memory on huge repositories.
 pub(super) const BATCH_FILES: usize = 512;
@@ -343,8 +344,13 @@ impl IndexJob {
     ) -> Result<(Manifest, IndexSummary)> {
         let dim = embedder.as_ref().map(|e| e.dim());
         let mut writer = GenerationWriter::create_in(gen_dir, dim, self.engine.vectors.as_ref())?;
-        let mut indexer =
-            FileIndexer::new(embedder, self.engine.chunk_options, &self.engine.policy, 0);
+        let mut indexer = FileIndexer::new(
+            embedder,
+            self.engine.chunk_options,
+            &self.engine.policy,
+            0,
+            self.engine.chunk_limit,
+        );
         let mut file_list = Vec::with_capacity(walked.files.len());
         let total = walked.files.len() as u64;
         for batch in walked.files.chunks(BATCH_FILES) {
@@ -450,6 +456,8 @@ pub(super) struct FileIndexer {
     pub indexed_at: u64,
     /// Chunks in the generation so far (a derived one starts with the chunks it kept).
     pub chunks: u64,
+    /// The most chunks the generation may hold.
+    pub limit: u64,
     pub limit_reached: bool,
     /// Files read but not indexed (binary, minified).
     pub skipped: u64,
@@ -467,6 +475,7 @@ impl FileIndexer {
         opts: ChunkOptions,
         policy: &Policy,
         chunks: u64,
+        limit: u64,
     ) -> FileIndexer {
         FileIndexer {
             embedder,
@@ -474,6 +483,7 @@ impl FileIndexer {
             policy: policy.clone(),
             indexed_at: now_ms(),
             chunks,
+            limit,
             limit_reached: false,
             skipped: 0,
             unreadable: Vec::new(),
@@ -542,7 +552,7 @@ impl FileIndexer {
                     texts,
                     ..
                 } if self.limit_reached
-                    || self.chunks + chunked.chunks.len() as u64 > CHUNK_LIMIT =>
+                    || self.chunks + chunked.chunks.len() as u64 > self.limit =>
                 {
                     // Its vectors go unused.
                     vectors.by_ref().take(texts.len()).for_each(drop);

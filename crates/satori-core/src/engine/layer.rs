@@ -126,7 +126,7 @@ impl Engine {
             None => None,
         };
         let mut writer = GenerationWriter::in_memory(g.dense_dim())?;
-        let mut indexer = FileIndexer::new(embedder, self.chunk_options, &self.policy, 0);
+        let mut indexer = FileIndexer::new(embedder, self.chunk_options, &self.policy, 0, u64::MAX);
         files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
         indexer.batch(&files, &mut writer, &|_, _| None)?;
         let delta = writer.finish_in_memory()?;

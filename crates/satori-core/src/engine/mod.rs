@@ -64,6 +64,8 @@ pub struct Engine {
     /// changes, what its syncs saw (see `codebase`).
     codebases: codebase::Codebases,
     chunk_options: ChunkOptions,
+    /// The most chunks one codebase's index holds (`build::CHUNK_LIMIT` unless set).
+    chunk_limit: u64,
     policy: Policy,
 }
 
@@ -108,9 +110,17 @@ impl Engine {
             tuning,
             codebases: codebase::Codebases::default(),
             chunk_options: ChunkOptions::default(),
+            chunk_limit: build::CHUNK_LIMIT,
             policy: Policy::default().with_state_dir(home.root()),
             home,
         }
+    }
+
+    /// The same engine stopping indexes at `limit` chunks instead of
+    /// [`CHUNK_LIMIT`](build::CHUNK_LIMIT) (a monorepo whose vectors live in a remote store).
+    pub fn with_chunk_limit(mut self, limit: u64) -> Engine {
+        self.chunk_limit = limit.max(1);
+        self
     }
 
     /// The same engine applying `policy` (its state directory is this engine's home).

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::Engine;
 use super::build::{
-    BATCH_FILES, CHUNK_LIMIT, FileIndexer, IndexOptions, Progress, ignore_signature, walk_options,
+    BATCH_FILES, FileIndexer, IndexOptions, Progress, ignore_signature, walk_options,
 };
 use super::status::published_state;
 use crate::chunk::chunking_signature;
@@ -670,7 +670,13 @@ impl Engine {
             }
         }
         let reuse = |path: &str, hash: &str| reusable.get(path).and_then(|h| h.get(hash)).copied();
-        let mut indexer = FileIndexer::new(embedder, self.chunk_options, &self.policy, live);
+        let mut indexer = FileIndexer::new(
+            embedder,
+            self.chunk_options,
+            &self.policy,
+            live,
+            self.chunk_limit,
+        );
         let mut progress = Progress {
             phase: Phase::Chunking,
             files_done: 0,
@@ -713,7 +719,7 @@ impl Engine {
         if ctl.cancelled() {
             return Err(Error::Cancelled);
         }
-        debug_assert!(indexer.chunks <= CHUNK_LIMIT);
+        debug_assert!(indexer.chunks <= self.chunk_limit);
         let file_list = plan
             .walked
             .iter()

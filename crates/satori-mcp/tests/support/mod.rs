@@ -37,6 +37,7 @@ pub fn config(home: &Path) -> Config {
         embedding: ModelSource::Bundled,
         provider: None,
         milvus: None,
+        max_chunks: None,
         hub: Default::default(),
         tuning: SearchTuning::default(),
         preopen: None,
