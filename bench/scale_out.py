@@ -76,14 +76,14 @@ def main():
             srv = speed.Server(a.server, os.path.join(work, "home-default"))
             secs, st = speed.index(srv, corpus)
             extra["embeddedDefaultLimit"] = {"indexMs": round(secs * 1000), "chunks": st["stats"]["chunks"],
-                                             "indexStatus": st.get("indexStatus"),
+                                             "indexStatus": st["stats"].get("indexStatus"),
                                              "satoriPeakRssMb": srv.peak_rss_mb()}
             srv.close()
         for name, env in (("embedded", dict(limit)), ("milvus", dict(limit, MILVUS_ADDRESS=address))):
             srv = speed.Server(a.server, os.path.join(work, f"home-{name}"), env)
             secs, st = speed.index(srv, corpus)
             runs[name] = {"srv": srv, "indexS": secs, "chunks": st["stats"]["chunks"],
-                          "files": st["stats"]["files"], "status": st.get("indexStatus"), "lat": []}
+                          "files": st["stats"]["files"], "status": st["stats"].get("indexStatus"), "lat": []}
         queries = [q for q, _ in speed.IDENTIFIER_QUERIES] + speed.NL_QUERIES
         for q in queries:  # warm up both
             for r in runs.values():
