@@ -46,14 +46,6 @@ def start_milvus(binary, work):
     return proc, address
 
 
-def peak_rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return None
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--milvus-bin", required=True)
@@ -106,7 +98,7 @@ def main():
                          "searchP95Ms": ms(speed.pct(r["lat"], 0.95)),
                          "satoriPeakRssMb": r["srv"].peak_rss_mb()}
             r["srv"].close()
-        out["milvus"]["milvusServerPeakRssMb"] = peak_rss_mb(milvus.pid)
+        out["milvus"]["milvusServerPeakRssMb"] = speed.peak_rss_mb(milvus.pid)
         e, m = out["embedded"], out["milvus"]
         out["ratios (milvus / embedded)"] = {
             "index": round(m["indexMs"] / e["indexMs"], 2),

@@ -86,15 +86,20 @@ class Server:
         return r.get("structuredContent") or r["content"][0]["text"]
 
     def peak_rss_mb(self):
-        with open(f"/proc/{self.p.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-        return None
+        return peak_rss_mb(self.p.pid)
 
     def close(self):
         self.p.stdin.close()
         self.p.wait(timeout=30)
+
+
+def peak_rss_mb(pid):
+    """The peak resident memory of process `pid` (VmHWM), in MB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return None
 
 
 def index(srv, corpus):

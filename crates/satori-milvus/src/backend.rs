@@ -103,10 +103,7 @@ impl MilvusBackend {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let id: String = id
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
+        let id = name_part(&id);
         // `<home>/indexes/<codebase id>`.
         let home = codebase_dir
             .parent()
@@ -221,17 +218,18 @@ fn lineage_of(gen_dir: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let id: String = name
+    name_part(&name)
+        .to_ascii_lowercase()
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    id.chars().take(40).collect()
+        .take(40)
+        .collect()
+}
+
+/// `s` with every character a Milvus name may not hold turned into `_`.
+fn name_part(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 impl VectorBackend for MilvusBackend {

@@ -15,7 +15,7 @@ use satori_core::embed::{EmbedError, Embedder, ModelInfo};
 
 use crate::grpc::Client;
 use crate::proto::{self, FieldData, kv};
-use crate::store::Collection;
+use crate::store::{self, Collection};
 
 /// Digests per lookup.
 const LOOKUP: usize = 512;
@@ -95,20 +95,8 @@ impl SharedVectors {
             if r.status.as_ref().is_some_and(|s| !s.ok()) {
                 return found;
             }
-            let ids = r
-                .fields_data
-                .iter()
-                .find(|f| f.field_name == "id")
-                .and_then(FieldData::as_strings)
-                .unwrap_or(&[]);
-            let values = r
-                .fields_data
-                .iter()
-                .find(|f| f.field_name == "vector")
-                .and_then(FieldData::as_floats)
-                .unwrap_or(&[]);
-            if values.len() == ids.len() * dim {
-                for (id, v) in ids.iter().zip(values.chunks_exact(dim.max(1))) {
+            if let Ok(rows) = store::rows(&r.fields_data, "id", FieldData::as_strings, dim) {
+                for (id, v) in rows {
                     found.insert(id.clone(), v.to_vec());
                 }
             }

@@ -308,10 +308,7 @@ impl Collection {
         let Some(data) = r.results else {
             return Ok(Vec::new());
         };
-        let keys = data
-            .fields_data
-            .iter()
-            .find(|f| f.field_name == KEY)
+        let keys = field(&data.fields_data, KEY)
             .and_then(FieldData::as_longs)
             .unwrap_or(&[]);
         Ok(keys
@@ -331,31 +328,38 @@ impl Collection {
             consistency_level: proto::CONSISTENCY_STRONG,
         };
         let r: proto::QueryResults = self.call("Query", &req, "read vectors")?;
-        let keys = r
-            .fields_data
-            .iter()
-            .find(|f| f.field_name == KEY)
-            .and_then(FieldData::as_longs)
-            .unwrap_or(&[]);
-        let values = r
-            .fields_data
-            .iter()
-            .find(|f| f.field_name == VECTOR)
-            .and_then(FieldData::as_floats)
-            .unwrap_or(&[]);
-        if values.len() != keys.len() * dim {
-            return Err(Error::Protocol(format!(
-                "Milvus answered {} values for {} vectors of {dim}",
-                values.len(),
-                keys.len()
-            )));
-        }
-        Ok(keys
-            .iter()
-            .zip(values.chunks_exact(dim.max(1)))
+        Ok(rows(&r.fields_data, KEY, FieldData::as_longs, dim)?
+            .into_iter()
             .map(|(&k, v)| (k as u64, v.to_vec()))
             .collect())
     }
+}
+
+/// The field `name` of an answer.
+pub fn field<'a>(fields: &'a [FieldData], name: &str) -> Option<&'a FieldData> {
+    fields.iter().find(|f| f.field_name == name)
+}
+
+/// The rows of a query's answer: each one's id (the field `id`, read by `ids`) with its
+/// vector of `dim` values (the field `vector`).
+pub fn rows<'a, T>(
+    fields: &'a [FieldData],
+    id: &str,
+    ids: impl Fn(&'a FieldData) -> Option<&'a [T]>,
+    dim: usize,
+) -> Result<Vec<(&'a T, &'a [f32])>, Error> {
+    let ids = field(fields, id).and_then(ids).unwrap_or(&[]);
+    let values = field(fields, VECTOR)
+        .and_then(FieldData::as_floats)
+        .unwrap_or(&[]);
+    if values.len() != ids.len() * dim {
+        return Err(Error::Protocol(format!(
+            "Milvus answered {} values for {} vectors of {dim}",
+            values.len(),
+            ids.len()
+        )));
+    }
+    Ok(ids.iter().zip(values.chunks_exact(dim.max(1))).collect())
 }
 
 /// Whether a refused creation was refused for a limit on collections (Milvus's

@@ -64,6 +64,15 @@ fn tree(root: &Path) {
     }
 }
 
+/// A full build of `root`, which must succeed.
+fn build(engine: &Arc<Engine>, root: &Path) {
+    engine
+        .start_index(root, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+}
+
 /// The files of the first hits of a dense-only search for `query`.
 fn files(engine: &Engine, root: &Path, query: &str) -> Vec<String> {
     let req = SearchRequest {
@@ -98,11 +107,7 @@ fn indexes_searches_and_syncs_through_milvus() {
     tree(&root);
     let b = backend(&milvus.address);
     let engine = engine(home.path(), b.clone(), "dense_only");
-    engine
-        .start_index(&root, IndexOptions::default())
-        .unwrap()
-        .run(|_| {})
-        .unwrap();
+    build(&engine, &root);
     let first = current(home.path());
     let codebase = first.parent().unwrap().to_path_buf();
     // One chunk per file.
@@ -152,11 +157,7 @@ fn indexes_searches_and_syncs_through_milvus() {
 
     // A full rebuild starts a lineage; the next sync deletes the old one.
     engine.clear(&root).unwrap();
-    engine
-        .start_index(&root, IndexOptions::default())
-        .unwrap()
-        .run(|_| {})
-        .unwrap();
+    build(&engine, &root);
     write(
         &root,
         "src/extra.rs",
@@ -191,11 +192,7 @@ fn a_sync_that_never_published_is_invisible_and_cleaned() {
     tree(&root);
     let milvus_backend = backend(&milvus.address);
     let engine = engine(home.path(), milvus_backend.clone(), "dense_only");
-    engine
-        .start_index(&root, IndexOptions::default())
-        .unwrap()
-        .run(|_| {})
-        .unwrap();
+    build(&engine, &root);
 
     // A sync that is stopped after its vectors went in and before it published.
     write(
@@ -269,11 +266,7 @@ fn refusals_name_the_problem() {
     // An index built on the embedded backend, opened with Milvus: rebuilt, not misread.
     let home = tempfile::tempdir().unwrap();
     let embedded = engine(home.path(), Arc::new(EmbeddedVectors), "dense_only");
-    embedded
-        .start_index(&root, IndexOptions::default())
-        .unwrap()
-        .run(|_| {})
-        .unwrap();
+    build(&embedded, &root);
     let milvus_engine = engine(home.path(), backend(&milvus.address), "dense_only");
     let reason = milvus_engine.check_fingerprint(&root).unwrap();
     assert!(reason.is_some(), "a backend switch must require a reindex");
@@ -283,10 +276,7 @@ fn refusals_name_the_problem() {
     let home = tempfile::tempdir().unwrap();
     let b = backend(&milvus.address);
     let e = engine(home.path(), b.clone(), "dense_only");
-    e.start_index(&root, IndexOptions::default())
-        .unwrap()
-        .run(|_| {})
-        .unwrap();
+    build(&e, &root);
     let gen_dir = current(home.path());
     let err = match b.sink(&gen_dir.parent().unwrap().join("gen-other"), 7, None) {
         Ok(_) => panic!("a sink of another dimension was accepted"),
@@ -375,16 +365,10 @@ fn a_team_shares_what_it_embedded() {
     let a = team_engine(home_a.path(), &b, &texts_a);
     let bee = team_engine(home_b.path(), &b, &texts_b);
 
-    a.start_index(&root_a, IndexOptions::default())
-        .unwrap()
-        .run(|_| {})
-        .unwrap();
+    build(&a, &root_a);
     assert_eq!(texts_a.load(SeqCst), 5);
     // The teammate indexes without asking the API for anything, and finds by meaning.
-    bee.start_index(&root_b, IndexOptions::default())
-        .unwrap()
-        .run(|_| {})
-        .unwrap();
+    build(&bee, &root_b);
     assert_eq!(texts_b.load(SeqCst), 0);
     assert_eq!(
         files(&bee, &root_b, "exponential backoff between attempts")[0],

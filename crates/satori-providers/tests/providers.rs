@@ -283,23 +283,7 @@ fn every_provider_embeds_and_serves_a_search() {
         let home = tempfile::tempdir().unwrap();
         let repo = tempfile::tempdir().unwrap();
         let root = repo.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        for (name, body) in [
-            (
-                "retry",
-                "retries a request with exponential backoff between attempts",
-            ),
-            ("header", "parses one header line at its colon"),
-            ("page", "renders the page layout and its widgets"),
-            ("queue", "pushes jobs onto a bounded work queue"),
-            ("socket", "opens a socket and reads the stream"),
-        ] {
-            std::fs::write(
-                root.join(format!("src/{name}.rs")),
-                format!("/// {body}\npub fn {name}() {{}}\n"),
-            )
-            .unwrap();
-        }
+        small_tree(&root);
         let engine = Arc::new(Engine::new(
             Home::new(home.path().to_path_buf()),
             Arc::new(Embeddings::provided(Arc::new(embedder))),
