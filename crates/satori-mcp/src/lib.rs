@@ -14,6 +14,7 @@ pub mod config;
 mod ctx;
 pub mod guard;
 mod handoff;
+pub mod http;
 mod jobs;
 mod logging;
 mod roots;
@@ -60,6 +61,14 @@ pub fn run_main() -> ExitCode {
             None => ExitCode::from(2),
         };
     }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let shared_server = match http::parse_args(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "satori: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let protocol_out = match guard::install(config.guard) {
         Ok(out) => out,
         Err(e) => {
@@ -81,7 +90,10 @@ pub fn run_main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    let result = runtime.block_on(serve_stdio(config, protocol_out));
+    let result = match shared_server {
+        Some(opts) => runtime.block_on(serve_shared(config, opts)),
+        None => runtime.block_on(serve_stdio(config, protocol_out)),
+    };
     // Background index builds must not keep a finished session alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     guard::finish();
@@ -92,6 +104,20 @@ pub fn run_main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Serves MCP over Streamable HTTP to any number of clients until a signal asks the server
+/// to stop (see [`http`]).
+async fn serve_shared(config: Config, opts: http::HttpOptions) -> anyhow::Result<()> {
+    let service = Service::new(config).map_err(anyhow::Error::msg)?;
+    if let Ok(exe) = std::env::current_exe() {
+        service.hand_off_builds_to(exe);
+    }
+    service.log().install_for_process();
+    http::serve(service, opts, shutdown_signal(), |at| {
+        let _ = writeln!(std::io::stderr(), "satori: serving MCP at {at}");
+    })
+    .await
 }
 
 /// Serves MCP on stdin and the guarded protocol output until the client disconnects or a
