@@ -49,6 +49,8 @@ pub struct Globals {
     pub debug: bool,
     /// `--guard-recovery`; `None` defers to the environment variable.
     pub guard_recovery: Option<GuardRecovery>,
+    /// `--endpoint`: a shared server to talk to; `None` defers to `SATORI_ENDPOINT`.
+    pub endpoint: Option<String>,
 }
 
 impl Default for Globals {
@@ -59,6 +61,7 @@ impl Default for Globals {
             format: Format::Json,
             debug: false,
             guard_recovery: None,
+            endpoint: None,
         }
     }
 }
@@ -140,6 +143,8 @@ struct GlobalArgs {
     debug: bool,
     #[arg(long, global = true, value_name = "auto|never")]
     guard_recovery: Option<GuardRecovery>,
+    #[arg(long, global = true, value_name = "url")]
+    endpoint: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -226,6 +231,7 @@ impl GlobalArgs {
             format: self.format.unwrap_or(defaults.format),
             debug: self.debug,
             guard_recovery: self.guard_recovery,
+            endpoint: self.endpoint,
         }
     }
 }
@@ -428,6 +434,7 @@ mod tests {
             format,
             debug,
             guard_recovery: None,
+            endpoint: None,
         }
     }
 

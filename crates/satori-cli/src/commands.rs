@@ -18,9 +18,9 @@ use crate::report::{Failure, Report};
 use crate::wrapper;
 use satori_client::flags::ToolFlags;
 use satori_client::{
-    Classification, Client, GUARD_RECOVERY_ENV, GuardRecovery, SpawnOptions, Wire, classify,
-    envelope, first_text, index_state, is_index_success, resolve_server_bin, starts_index_build,
-    status, wait_for_index,
+    Classification, Client, ENDPOINT_ENV, GUARD_RECOVERY_ENV, GuardRecovery, SpawnOptions, Wire,
+    classify, envelope, first_text, index_state, is_index_success, resolve_server_bin,
+    starts_index_build, status, wait_for_index,
 };
 
 /// How often a waiting `manage_index create|reindex` polls `status`.
@@ -169,19 +169,39 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
         Ok(policy) => policy,
         Err(failure) => return Report::failure(failure),
     };
-    let server_bin = match resolve_server_bin() {
-        Ok(path) => path,
-        Err(e) => return Report::failure(Failure::from_client(&e)),
+    let endpoint = match globals
+        .endpoint
+        .clone()
+        .or_else(|| std::env::var(ENDPOINT_ENV).ok())
+        .filter(|e| !e.trim().is_empty())
+    {
+        None => None,
+        Some(e) => match satori_client::Endpoint::parse(e.trim()) {
+            Ok(ep) => Some(ep),
+            Err(err) => return Report::failure(usage(err.to_string())),
+        },
+    };
+    // A shared server needs no executable here.
+    let server_bin = match &endpoint {
+        Some(_) => std::path::PathBuf::new(),
+        None => match resolve_server_bin() {
+            Ok(path) => path,
+            Err(e) => return Report::failure(Failure::from_client(&e)),
+        },
     };
     debug(
         globals.debug,
-        &format!(
-            "server executable: {}; guard recovery: {policy}",
-            server_bin.display()
-        ),
+        &match &endpoint {
+            Some(ep) => format!("shared server: {}; guard recovery: {policy}", ep.shown()),
+            None => format!(
+                "server executable: {}; guard recovery: {policy}",
+                server_bin.display()
+            ),
+        },
     );
 
     let mut options = SpawnOptions::new(server_bin);
+    options.endpoint = endpoint;
     options.startup_timeout = globals.startup_timeout;
     options.client_name = help::NAME.to_owned();
     options.client_version = help::VERSION.to_owned();

@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 use crate::args::{DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS};
 use crate::exit::{ErrorCode, ExitStatus};
 use crate::report::ATTEMPTS_META_KEY;
-use satori_client::{GUARD_RECOVERY_ENV, PROTOCOL_VERSION, SERVER_BIN_ENV, STDOUT_GUARD_ENV};
+use satori_client::{
+    ENDPOINT_ENV, ENDPOINT_TOKEN_ENV, GUARD_RECOVERY_ENV, PROTOCOL_VERSION, SERVER_BIN_ENV,
+    STDOUT_GUARD_ENV,
+};
 
 pub const NAME: &str = "satori-cli";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -91,13 +94,17 @@ pub fn help() -> Value {
              "description": "text adds a human summary on stderr; stdout stays JSON."},
             {"flag": "--guard-recovery", "value": "auto|never", "default": "never",
              "description": format!("auto: after a transport or protocol failure, retry once with {STDOUT_GUARD_ENV}=off (see guardRecovery); overrides {GUARD_RECOVERY_ENV}.")},
-            {"flag": "--debug", "description": "Diagnostics on stderr: server path, pid, timings, the arguments sent, the recovery record."}
+            {"flag": "--debug", "description": "Diagnostics on stderr: server path, pid, timings, the arguments sent, the recovery record."},
+            {"flag": "--endpoint", "value": "<url>",
+             "description": format!("Talk to a running shared server (satori --http ADDR: http://ADDR/mcp; satori --socket PATH: unix:///PATH) instead of starting one; overrides {ENDPOINT_ENV}. When nothing answers there, the error says how to start it.")}
         ],
         "globalFlagPlacement": "Global flags go before the command; after tools list, tool call, help and version they are accepted too. After a tool name (wrapper mode) every flag is the tool's.",
         "environment": [
             {"name": SERVER_BIN_ENV, "description": "Path of the satori server executable; default: the satori next to satori-cli (symlinks resolved)."},
             {"name": GUARD_RECOVERY_ENV, "description": "auto or never: the default of --guard-recovery; an invalid value is a usage error."},
-            {"name": STDOUT_GUARD_ENV, "description": "Passed to the server: drop (its default in cli mode), redirect or off."}
+            {"name": STDOUT_GUARD_ENV, "description": "Passed to the server: drop (its default in cli mode), redirect or off."},
+            {"name": ENDPOINT_ENV, "description": "The default of --endpoint."},
+            {"name": ENDPOINT_TOKEN_ENV, "description": "The bearer token of the shared server, when it was started with --token-env or --token-file."}
         ],
         "output": {
             "stdout": "Exactly one JSON document: the tools/list result, the tools/call result (for manage_index create|reindex: the final status), a tool's flags, or {\"error\": {\"code\": <token>, \"message\": ...}}. Pretty-printed on a terminal, one line otherwise.",

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mcp_client::{ClientInfo, Spawn, StdioClient};
+use mcp_client::{ClientInfo, Conn, Endpoint, Spawn, StdioClient};
 use serde_json::{Map, Value};
 
 use crate::ClientError;
@@ -43,7 +43,16 @@ pub struct SpawnOptions {
     pub client_version: String,
     /// Whether a failed attempt may be retried once with the stdout guard off.
     pub guard_recovery: GuardRecovery,
+    /// A running shared server (`satori --http` / `--socket`) to talk to instead of
+    /// starting one; its bearer token, when it asks for one, is read from
+    /// [`ENDPOINT_TOKEN_ENV`] when connecting.
+    pub endpoint: Option<Endpoint>,
 }
+
+/// Where a shared server is (`http://…/mcp` or `unix:///path`), when no `--endpoint` is given.
+pub const ENDPOINT_ENV: &str = "SATORI_ENDPOINT";
+/// The bearer token of the shared server, when it was started with one.
+pub const ENDPOINT_TOKEN_ENV: &str = "SATORI_ENDPOINT_TOKEN";
 
 impl SpawnOptions {
     /// Options with the defaults used by the shell client.
@@ -55,6 +64,7 @@ impl SpawnOptions {
             client_name: "satori-client".to_owned(),
             client_version: env!("CARGO_PKG_VERSION").to_owned(),
             guard_recovery: GuardRecovery::Never,
+            endpoint: None,
         }
     }
 
@@ -72,11 +82,25 @@ impl SpawnOptions {
     }
 }
 
-/// A client of one `satori` server child (two, after a guard recovery).
-/// Dropping it kills the child.
+/// A server connection: the child this client started, or a shared server's session.
+enum Connection {
+    Stdio(Box<StdioClient>),
+    Http(Box<Shared>),
+}
+
+/// A session on a shared server.
+struct Shared {
+    conn: Conn,
+    server_info: Value,
+    /// False once a request failed for a reason other than a JSON-RPC error.
+    open: bool,
+}
+
+/// A client of one `satori` server child (two, after a guard recovery), or of a shared
+/// server. Dropping it kills the child.
 pub struct Client {
     options: SpawnOptions,
-    connection: Option<StdioClient>,
+    connection: Option<Connection>,
     tools: Option<Value>,
     attempts: Attempts,
 }
@@ -133,14 +157,20 @@ impl Client {
         &self.options
     }
 
-    /// Process id of the server child while it is connected.
+    /// Process id of the server child while it is connected (none for a shared server).
     pub fn pid(&self) -> Option<u32> {
-        self.connection.as_ref().and_then(StdioClient::pid)
+        match self.connection.as_ref()? {
+            Connection::Stdio(c) => c.pid(),
+            Connection::Http(_) => None,
+        }
     }
 
     /// The server's `initialize` result (protocol version, capabilities, info).
     pub fn server_info(&self) -> Option<&Value> {
-        self.connection.as_ref().map(StdioClient::server_info)
+        match self.connection.as_ref()? {
+            Connection::Stdio(c) => Some(c.server_info()),
+            Connection::Http(h) => Some(&h.server_info),
+        }
     }
 
     /// What happened to the stdout guard so far (see [`crate::recovery`]).
@@ -193,14 +223,22 @@ impl Client {
     /// Close the connection politely: close the server's stdin, give it
     /// a moment to exit, then kill it. Always reaps the child.
     pub async fn shutdown(mut self) {
-        if let Some(connection) = self.connection.take() {
-            connection.shutdown().await;
+        match self.connection.take() {
+            Some(Connection::Stdio(c)) => (*c).shutdown().await,
+            // The shared server ends an idle session itself; nothing of ours runs there.
+            Some(Connection::Http(_)) | None => {}
         }
     }
 
-    /// Start one server process with the current guard mode.
+    /// Start one server process with the current guard mode, or open a session on the
+    /// shared server.
     async fn open(&mut self) -> Result<(), ClientError> {
         self.attempts.attempt_count += 1;
+        if let Some(endpoint) = self.options.endpoint.clone() {
+            let shared = self.open_shared(&endpoint).await?;
+            self.connection = Some(Connection::Http(Box::new(shared)));
+            return Ok(());
+        }
         let mut env = Vec::new();
         if self.attempts.guard_recovery_attempted {
             env.push((STDOUT_GUARD_ENV.to_owned(), RECOVERY_GUARD_MODE.to_owned()));
@@ -215,8 +253,39 @@ impl Client {
             startup_timeout: self.options.startup_timeout,
             client: ClientInfo::new(&self.options.client_name, &self.options.client_version),
         };
-        self.connection = Some(StdioClient::spawn(&spawn).await?);
+        self.connection = Some(Connection::Stdio(Box::new(
+            StdioClient::spawn(&spawn).await?,
+        )));
         Ok(())
+    }
+
+    /// The handshake with the shared server at `endpoint`, within the startup budget.
+    async fn open_shared(&self, endpoint: &Endpoint) -> Result<Shared, ClientError> {
+        let token = std::env::var(ENDPOINT_TOKEN_ENV)
+            .ok()
+            .filter(|t| !t.trim().is_empty());
+        let mut conn = Conn::new(endpoint, token)?
+            .client_info(ClientInfo::new(
+                &self.options.client_name,
+                &self.options.client_version,
+            ))
+            .timeout(None);
+        let budget = self.options.startup_timeout;
+        let handshake = match tokio::time::timeout(budget, conn.initialize()).await {
+            Err(_) => return Err(ClientError::StartupTimeout(budget)),
+            Ok(Err(e)) => {
+                return Err(ClientError::Protocol(format!(
+                    "no satori server answers at {} ({e}); start one with `satori --http 127.0.0.1:7700` (or `satori --socket PATH`), or leave out --endpoint and {ENDPOINT_ENV} to start a server for each call",
+                    endpoint.shown()
+                )));
+            }
+            Ok(Ok(h)) => h,
+        };
+        Ok(Shared {
+            conn,
+            server_info: handshake.result,
+            open: true,
+        })
     }
 
     /// Decide on a retry after `first`: `Err(first)` when there is none,
@@ -263,8 +332,28 @@ impl Client {
     }
 
     async fn list_tools_once(&mut self, timeout: Duration) -> Result<Value, ClientError> {
-        let connection = self.connection.as_mut().ok_or(ClientError::Closed)?;
-        let outcome = connection.list_tools(timeout).await;
+        let outcome = match self.connection.as_mut().ok_or(ClientError::Closed)? {
+            Connection::Stdio(c) => c.list_tools(timeout).await,
+            Connection::Http(h) => {
+                let Shared { conn, open, .. } = &mut **h;
+                let conn = &*conn;
+                let pages = async {
+                    let mut tools = Vec::new();
+                    let mut cursor = None;
+                    loop {
+                        let (page, _) = conn
+                            .request("tools/list", mcp_client::client::cursor_params(cursor))
+                            .await?;
+                        tools.extend(page["tools"].as_array().cloned().unwrap_or_default());
+                        cursor = page["nextCursor"].as_str().map(str::to_owned);
+                        if cursor.is_none() {
+                            return Ok(serde_json::json!({ "tools": tools }));
+                        }
+                    }
+                };
+                within(open, "tools/list".to_owned(), timeout, pages).await
+            }
+        };
         self.settle(outcome)
     }
 
@@ -274,8 +363,19 @@ impl Client {
         args: Map<String, Value>,
         timeout: Duration,
     ) -> Result<Value, ClientError> {
-        let connection = self.connection.as_mut().ok_or(ClientError::Closed)?;
-        let outcome = connection.call_tool(name, args, timeout).await;
+        let outcome = match self.connection.as_mut().ok_or(ClientError::Closed)? {
+            Connection::Stdio(c) => c.call_tool(name, args, timeout).await,
+            Connection::Http(h) => {
+                let Shared { conn, open, .. } = &mut **h;
+                let conn = &*conn;
+                let params = serde_json::json!({"name": name, "arguments": args});
+                let call = async {
+                    let (result, _) = conn.request("tools/call", Some(params)).await?;
+                    Ok(result)
+                };
+                within(open, format!("tools/call {name}"), timeout, call).await
+            }
+        };
         self.settle(outcome)
     }
 
@@ -283,9 +383,34 @@ impl Client {
     /// (anything but a JSON-RPC error) leaves no connection behind, so the next
     /// `connect` or recovery starts a new server.
     fn settle(&mut self, outcome: mcp_client::Result<Value>) -> Result<Value, ClientError> {
-        if self.connection.as_ref().is_some_and(|c| !c.is_open()) {
+        let open = match self.connection.as_ref() {
+            Some(Connection::Stdio(c)) => c.is_open(),
+            Some(Connection::Http(h)) => h.open,
+            None => true,
+        };
+        if !open {
             self.connection = None;
         }
         outcome.map_err(ClientError::from)
     }
+}
+
+/// `request` on the shared server within `timeout`; a failure other than the server's
+/// JSON-RPC error closes the session for this client.
+async fn within(
+    open: &mut bool,
+    what: String,
+    timeout: Duration,
+    request: impl Future<Output = mcp_client::Result<Value>>,
+) -> mcp_client::Result<Value> {
+    let outcome = match tokio::time::timeout(timeout, request).await {
+        Ok(r) => r,
+        Err(_) => Err(mcp_client::Error::CallTimeout { what, timeout }),
+    };
+    if let Err(e) = &outcome
+        && !matches!(e, mcp_client::Error::Server { .. })
+    {
+        *open = false;
+    }
+    outcome
 }

@@ -26,10 +26,15 @@ pub use classify::{
     Classification, ToolError, Wire, classify, envelope, first_text, index_state, is_index_success,
     is_terminal, status,
 };
-pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line};
+pub use client::{
+    Client, ENDPOINT_ENV, ENDPOINT_TOKEN_ENV, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions,
+    take_stderr_mid_line,
+};
 pub use codes::{ErrorCode, typescript_union};
 pub use error::ClientError;
 pub use guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
+/// Where a shared server is: `http://…`, `https://…` or `unix:///path`.
+pub use mcp_client::Endpoint;
 pub use recovery::{Attempts, GUARD_RECOVERY_ENV, GuardRecovery, Stage, should_retry};
 pub use resolve::{SERVER_BIN_ENV, SERVER_BIN_NAME, resolve_server_bin, resolve_server_bin_from};
 pub use wait::{MANAGE_INDEX, starts_index_build, wait_for_index};

@@ -56,8 +56,8 @@ async def main(url: str, token: str, repo: str) -> None:
         tools = await session.list_tools()
         seen["tools"] = len(tools.tools)
         await indexed.wait()
-        listed = await call(session, "list_codebases", {})
-        seen["listed"] = json.dumps(listed)
+        listed = await session.call_tool("list_codebases", {})
+        seen["listed"] = listed.content[0].text
         found = await call(session, "search_codebase", {"path": repo, "query": "route_request"})
         seen["second"] = [r["file"] for r in found["results"]]
 

@@ -1,0 +1,208 @@
+//! One shared `satori --http` (and `--socket`) serving `satori-cli --endpoint` calls and,
+//! at the same time, two clients of the official MCP Python SDK
+//! (`crates/satori-mcp/tests/python/sdk_http.py`): the CLI indexes and searches through it,
+//! the SDK clients search the same engine, the token is required, and an endpoint where
+//! nothing answers is an error that says how to start the server.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+use satori_e2e::{binary, small_repo};
+use serde_json::Value;
+
+const TOKEN: &str = "token-of-the-shared-server-test";
+
+/// A `satori` started with `args`, and the address it printed once it listened.
+fn start(home: &Path, args: &[&str]) -> (Child, String) {
+    let mut server = Command::new(binary("satori"))
+        .args(args)
+        .env("SATORI_HOME", home)
+        .env("SATORI_SHARED_TEST_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let at = line
+        .trim()
+        .strip_prefix("satori: serving MCP at ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while stderr.read_line(&mut sink).is_ok_and(|n| n > 0) {
+            sink.clear();
+        }
+    });
+    (server, at)
+}
+
+fn stop(mut server: Child) {
+    #[cfg(unix)]
+    {
+        unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+        assert!(server.wait().unwrap().success());
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = server.kill();
+        let _ = server.wait();
+    }
+}
+
+/// `satori-cli` with `env`; its exit code and its stdout, which must be one JSON document.
+fn cli(env: &[(&str, &str)], args: &[&str]) -> (Output, Value) {
+    let mut cmd = Command::new(binary("satori-cli"));
+    // No server executable is found or started: a shared server answers.
+    cmd.env("SATORI_SERVER_BIN", "/nonexistent/satori")
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    let doc: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stdout:?}"));
+    (out, doc)
+}
+
+#[test]
+fn the_cli_and_two_sdk_clients_share_one_server() {
+    let home = tempfile::tempdir().unwrap();
+    let repo_dir = tempfile::tempdir().unwrap();
+    small_repo(repo_dir.path());
+    let repo = repo_dir.path().canonicalize().unwrap();
+    let repo_s = repo.to_str().unwrap();
+    let (server, url) = start(
+        home.path(),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token-env",
+            "SATORI_SHARED_TEST_TOKEN",
+        ],
+    );
+    let with_token = [("SATORI_ENDPOINT_TOKEN", TOKEN)];
+
+    // The CLI indexes through the shared server and searches it.
+    let (out, doc) = cli(
+        &with_token,
+        &[
+            "--endpoint",
+            &url,
+            "manage_index",
+            "--action",
+            "create",
+            "--path",
+            repo_s,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{doc}");
+    assert_eq!(doc["structuredContent"]["state"], "indexed", "{doc}");
+    let env = [
+        ("SATORI_ENDPOINT", url.as_str()),
+        ("SATORI_ENDPOINT_TOKEN", TOKEN),
+    ];
+    let (out, doc) = cli(
+        &env,
+        &[
+            "search_codebase",
+            "--path",
+            repo_s,
+            "--query",
+            "retry_with_backoff",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{doc}");
+    assert_eq!(
+        doc["structuredContent"]["results"][0]["file"], "src/retry.py",
+        "{doc}"
+    );
+
+    // Two SDK clients on the same server meanwhile (skipped where the SDK is missing,
+    // never under CI).
+    let python = std::env::var("SATORI_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_sdk = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        has_sdk || std::env::var_os("CI").is_none(),
+        "{python} cannot import mcp"
+    );
+    if has_sdk {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../crates/satori-mcp/tests/python/sdk_http.py");
+        let other = tempfile::tempdir().unwrap();
+        let other_repo = other.path().canonicalize().unwrap();
+        std::fs::create_dir_all(other_repo.join("app")).unwrap();
+        std::fs::write(
+            other_repo.join("app/router.py"),
+            "class Router:\n    def route_request(self, request):\n        return request\n",
+        )
+        .unwrap();
+        let out = Command::new(&python)
+            .args(["-W", "ignore"])
+            .arg(script)
+            .args([url.as_str(), TOKEN])
+            .arg(&other_repo)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(seen["second"][0], "app/router.py", "{seen}");
+        // The SDK client's list shows the codebase the CLI indexed: one engine.
+        assert!(seen["listed"].as_str().unwrap().contains(repo_s), "{seen}");
+    }
+
+    // Without the token the server refuses, and the CLI says what failed.
+    let (out, doc) = cli(&[], &["--endpoint", &url, "list_codebases"]);
+    assert_eq!(out.status.code(), Some(3), "{doc}");
+    stop(server);
+
+    // Nothing answers any more: the error says how to start the server.
+    let (out, doc) = cli(&with_token, &["--endpoint", &url, "list_codebases"]);
+    assert_eq!(out.status.code(), Some(3), "{doc}");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(message.contains("satori --http"), "{message}");
+    let (out, doc) = cli(&[], &["--endpoint", "ftp://x", "list_codebases"]);
+    assert_eq!(out.status.code(), Some(2), "{doc}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_cli_reaches_a_server_on_a_unix_socket() {
+    let home = tempfile::tempdir().unwrap();
+    let repo_dir = tempfile::tempdir().unwrap();
+    small_repo(repo_dir.path());
+    let repo = repo_dir.path().canonicalize().unwrap();
+    let sock = home.path().join("satori.sock");
+    let (server, at) = start(home.path(), &["--socket", sock.to_str().unwrap()]);
+    assert_eq!(at, format!("unix://{}", sock.display()));
+    let (out, doc) = cli(
+        &[],
+        &[
+            "--endpoint",
+            &at,
+            "manage_index",
+            "--action",
+            "create",
+            "--path",
+            repo.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{doc}");
+    let (out, doc) = cli(&[], &["--endpoint", &at, "list_codebases"]);
+    assert_eq!(out.status.code(), Some(0), "{doc}");
+    stop(server);
+}
