@@ -1,8 +1,10 @@
 //! One shared `satori --http` (and `--socket`) serving `satori-cli --endpoint` calls and,
 //! at the same time, two clients of the official MCP Python SDK
 //! (`crates/satori-mcp/tests/python/sdk_http.py`): the CLI indexes and searches through it,
-//! the SDK clients search the same engine, the token is required, and an endpoint where
-//! nothing answers is an error that says how to start the server.
+//! the SDK clients search the same engine, the token is required, a page of a foreign origin
+//! is refused, SIGTERM stops the server cleanly, and an endpoint where nothing answers is an
+//! error that says how to start the server. On a unix socket: mode 0600, the same protocol,
+//! a second server on a live socket refused, the socket removed on exit.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -168,6 +170,15 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
     // Without the token the server refuses, and the CLI says what failed.
     let (out, doc) = cli(&[], &["--endpoint", &url, "list_codebases"]);
     assert_eq!(out.status.code(), Some(3), "{doc}");
+    // A page of a foreign origin is refused even with the token.
+    let status = raw_post(
+        &url,
+        &[
+            ("Origin", "http://evil.example"),
+            ("Authorization", &format!("Bearer {TOKEN}")),
+        ],
+    );
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
     stop(server);
 
     // Nothing answers any more: the error says how to start the server.
@@ -179,6 +190,33 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
     assert_eq!(out.status.code(), Some(2), "{doc}");
 }
 
+/// The status line of a bare `initialize` POSTed to `url` (`http://host:port/mcp`) with
+/// `headers`.
+fn raw_post(url: &str, headers: &[(&str, &str)]) -> String {
+    use std::io::{Read, Write};
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .unwrap();
+    let mut conn = std::net::TcpStream::connect(authority).unwrap();
+    let mut extra = String::new();
+    for (k, v) in headers {
+        extra.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let body = INITIALIZE;
+    write!(
+        conn,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = conn.read_to_string(&mut answer);
+    answer.lines().next().unwrap_or_default().to_string()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
 #[cfg(unix)]
 #[test]
 fn the_cli_reaches_a_server_on_a_unix_socket() {
@@ -189,6 +227,9 @@ fn the_cli_reaches_a_server_on_a_unix_socket() {
     let sock = home.path().join("satori.sock");
     let (server, at) = start(home.path(), &["--socket", sock.to_str().unwrap()]);
     assert_eq!(at, format!("unix://{}", sock.display()));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
     let (out, doc) = cli(
         &[],
         &[
@@ -204,5 +245,17 @@ fn the_cli_reaches_a_server_on_a_unix_socket() {
     assert_eq!(out.status.code(), Some(0), "{doc}");
     let (out, doc) = cli(&[], &["--endpoint", &at, "list_codebases"]);
     assert_eq!(out.status.code(), Some(0), "{doc}");
+
+    // A second server on the live socket is refused.
+    let second = Command::new(binary("satori"))
+        .arg("--socket")
+        .arg(&sock)
+        .env("SATORI_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("in use by a running server"));
     stop(server);
+    assert!(!sock.exists(), "the socket is removed on exit");
 }

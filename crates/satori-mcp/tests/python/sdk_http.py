@@ -1,8 +1,9 @@
 """Two clients of the official MCP Python SDK share one `satori --http` at once: the first
 indexes a repository while the second waits for it, both search it, each has its own session
 (`Mcp-Session-Id`) and ends it with DELETE. A request without the bearer token is refused.
-Prints one JSON line with what it saw; the Rust test `two_sdk_clients_share_one_server` in
-http.rs starts the server and checks that line.
+Prints one JSON line with what it saw; the end-to-end test
+`the_cli_and_two_sdk_clients_share_one_server` (tests/e2e/tests/shared_server.rs) starts the
+server, drives satori-cli against it too, and checks that line.
 
 Usage: python3 sdk_http.py URL TOKEN /path/to/repository
 """
