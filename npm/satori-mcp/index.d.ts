@@ -26,6 +26,13 @@ export interface ClientOptions {
   /** Extra environment for the server. */
   env?: Record<string, string>;
   /**
+   * A running shared server to talk to instead of starting one: `satori --http ADDR` is
+   * `http://ADDR/mcp`, `satori --socket PATH` is `unix:///PATH`. Its token, when it was
+   * started with one, is read from SATORI_ENDPOINT_TOKEN. When nothing answers there, calls
+   * reject with `E_PROTOCOL_FAILURE` and a message saying how to start it.
+   */
+  endpoint?: string;
+  /**
    * Whether the server writes its `[TELEMETRY]` line per search to this process's stderr.
    * Default: as SATORI_TELEMETRY says (`stderr` or `off`), and off when it is unset.
    */

@@ -37,7 +37,7 @@ function serverBin(options) {
   return file;
 }
 
-const CLIENT_KEYS = ["serverBin", "startupTimeoutMs", "callTimeoutMs", "guardRecovery", "env"];
+const CLIENT_KEYS = ["serverBin", "startupTimeoutMs", "callTimeoutMs", "guardRecovery", "env", "endpoint"];
 const CALL_KEYS = ["callTimeoutMs", "wait"];
 
 function pick(options, keys) {
@@ -69,7 +69,9 @@ function clientOptions(options) {
   if (options && options.telemetry !== undefined && typeof options.telemetry !== "boolean") {
     throw usageError("E_USAGE telemetry must be true or false");
   }
-  return { ...pick(options, CLIENT_KEYS), env: serverEnv(options), serverBin: serverBin(options) };
+  // A shared server (`endpoint`) is already running: no executable is looked for.
+  const bin = options && options.endpoint ? undefined : serverBin(options);
+  return { ...pick(options, CLIENT_KEYS), env: serverEnv(options), serverBin: bin };
 }
 
 /** Resolve a success to its value (with the recovery report on it); throw a failure. */

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { after, test } from "node:test";
 import { json, makeRepo, project, run, satoriEnv, envelopeOf } from "./helpers.mjs";
@@ -112,6 +113,41 @@ test("a SatoriClient keeps one server across calls and refuses calls after close
   await client.close();
   const closed = await rejection(client.listTools());
   assert.equal(closed.code, "E_USAGE");
+});
+
+test("a SatoriClient with an endpoint uses a running shared server", async (t) => {
+  const server = spawn(path.join(project, "node_modules", ".bin", "satori"), ["--http", "127.0.0.1:0"], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let seen = "";
+    server.stderr.on("data", (chunk) => {
+      seen += chunk;
+      const match = /serving MCP at (\S+)/.exec(seen);
+      if (match) resolve(match[1]);
+    });
+    server.on("exit", () => reject(new Error(`the server exited: ${seen}`)));
+  });
+  // However the test ends, the server does not outlive it.
+  t.after(() => server.kill("SIGKILL"));
+  const client = new satori.SatoriClient({ endpoint: url });
+  clients.push(client);
+  const fresh = makeRepo();
+  const indexed = await client.callTool("manage_index", { action: "create", path: fresh });
+  assert.equal(envelopeOf(indexed).state, "indexed");
+  const found = await client.callTool("search_codebase", { path: fresh, query: "stdout guard modes" });
+  assert.equal(envelopeOf(found).status, "ok");
+  await client.close();
+  const exited = new Promise((resolve) => server.on("exit", resolve));
+  server.kill("SIGTERM");
+  await exited;
+
+  // Nothing answers there any more: the error says how to start the server.
+  const gone = await rejection(satori.callTool("list_codebases", {}, { endpoint: url }));
+  assert.equal(gone.code, "E_PROTOCOL_FAILURE", gone.message);
+  assert.match(gone.message, /satori --http/);
+  assert.throws(() => new satori.SatoriClient({ endpoint: "ftp://x" }), { code: "E_USAGE" });
 });
 
 test("bad client options throw E_USAGE", () => {

@@ -47,6 +47,10 @@ pub struct ClientOptions {
     pub guard_recovery: Option<String>,
     /// Extra environment for the server.
     pub env: Option<HashMap<String, String>>,
+    /// A running shared server (`satori --http ADDR`: `http://ADDR/mcp`; `satori --socket
+    /// PATH`: `unix:///PATH`) to talk to instead of starting one; its token, when it asks for
+    /// one, is read from `SATORI_ENDPOINT_TOKEN`.
+    pub endpoint: Option<String>,
 }
 
 /// Options of one call.
@@ -69,7 +73,13 @@ struct Settings {
 
 impl Settings {
     fn parse(options: ClientOptions) -> Result<Settings, String> {
+        let endpoint = match options.endpoint.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(e) => Some(satori_client::Endpoint::parse(e).map_err(|e| e.to_string())?),
+        };
         let server_bin = match options.server_bin.filter(|bin| !bin.is_empty()) {
+            // A shared server needs no executable here.
+            _ if endpoint.is_some() => PathBuf::new(),
             // A server that is not there is a configuration problem (E_USAGE), as for the
             // CLI, not a failure to talk to it.
             Some(bin) if !std::path::Path::new(&bin).is_file() => {
@@ -79,6 +89,7 @@ impl Settings {
             None => satori_client::resolve_server_bin().map_err(|e| e.to_string())?,
         };
         let mut spawn = SpawnOptions::new(server_bin);
+        spawn.endpoint = endpoint;
         spawn.client_name = "satori-node".to_owned();
         spawn.startup_timeout = options
             .startup_timeout_ms
