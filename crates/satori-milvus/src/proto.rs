@@ -75,6 +75,20 @@ pub struct FieldSchema {
     pub auto_id: bool,
 }
 
+impl FieldSchema {
+    /// A field of a collection we create (`primary`: its primary key; never auto-id).
+    pub fn new(name: &str, data_type: i32, params: Vec<KeyValuePair>, primary: bool) -> Self {
+        FieldSchema {
+            name: name.into(),
+            is_primary_key: primary,
+            description: String::new(),
+            data_type,
+            type_params: params,
+            auto_id: false,
+        }
+    }
+}
+
 #[derive(Clone, PartialEq, Message)]
 pub struct CollectionSchema {
     #[prost(string, tag = "1")]

@@ -128,13 +128,8 @@ impl SharedVectors {
 
 /// The schema of a shared collection: the text's digest and its vector.
 fn shared_schema(name: &str, dim: usize) -> proto::CollectionSchema {
-    let field = |n: &str, data_type: i32, params: Vec<proto::KeyValuePair>| proto::FieldSchema {
-        name: n.into(),
-        is_primary_key: n == "id",
-        description: String::new(),
-        data_type,
-        type_params: params,
-        auto_id: false,
+    let field = |n: &str, data_type: i32, params: Vec<proto::KeyValuePair>| {
+        proto::FieldSchema::new(n, data_type, params, n == "id")
     };
     proto::CollectionSchema {
         name: name.into(),

@@ -382,13 +382,8 @@ fn limit_refusal(name: &str, reason: &str, existing: &[String]) -> Error {
 
 /// The schema of a codebase's collection.
 fn codebase_schema(name: &str, dim: usize) -> proto::CollectionSchema {
-    let field = |name: &str, data_type: i32, params: Vec<proto::KeyValuePair>| proto::FieldSchema {
-        name: name.into(),
-        is_primary_key: name == ID,
-        description: String::new(),
-        data_type,
-        type_params: params,
-        auto_id: false,
+    let field = |name: &str, data_type: i32, params: Vec<proto::KeyValuePair>| {
+        proto::FieldSchema::new(name, data_type, params, name == ID)
     };
     proto::CollectionSchema {
         name: name.into(),

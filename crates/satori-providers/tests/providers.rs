@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use satori_core::embed::Embeddings;
-use satori_core::search::{RetrievalMode, SearchRequest, SearchTuning};
+use satori_core::search::{RetrievalMode, SearchOutcome, SearchRequest, SearchTuning};
 use satori_core::{Engine, Home, IndexOptions};
 use satori_providers::{
     Config, EmbedError, Embedder, Error, Provider, RemoteEmbedder, known_dimension,
@@ -289,17 +289,7 @@ fn every_provider_embeds_and_serves_a_search() {
             Arc::new(Embeddings::provided(Arc::new(embedder))),
             SearchTuning::parse("dense_only").unwrap(),
         ));
-        engine
-            .start_index(&root, IndexOptions::default())
-            .unwrap()
-            .run(|_| {})
-            .unwrap();
-        let req = SearchRequest {
-            query: "exponential backoff between attempts".into(),
-            limit: 2,
-            ..SearchRequest::default()
-        };
-        let out = engine.search(&root, &req).unwrap();
+        let out = index_and_search(&engine, &root);
         assert_eq!(
             out.diagnostics.retrieval_mode,
             RetrievalMode::Dense,
@@ -424,6 +414,21 @@ fn refusals_are_typed_and_name_the_fix() {
     assert!(text(&err).contains("reindex"), "{}", text(&err));
 }
 
+/// Indexes `root` and searches it for the text of `src/retry.rs`'s doc line.
+fn index_and_search(engine: &Arc<Engine>, root: &std::path::Path) -> SearchOutcome {
+    engine
+        .start_index(root, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+    let req = SearchRequest {
+        query: "exponential backoff between attempts".into(),
+        limit: 2,
+        ..SearchRequest::default()
+    };
+    engine.search(root, &req).unwrap()
+}
+
 /// Writes a small tree of five files, each defining one function described by its doc line.
 fn small_tree(root: &std::path::Path) {
     std::fs::create_dir_all(root.join("src")).unwrap();
@@ -494,17 +499,7 @@ fn a_known_model_starts_without_the_network_and_a_rebuild_asks_nothing_again() {
             SearchTuning::parse("dense_only").unwrap(),
         ));
         let before = fake.texts.load(Ordering::SeqCst);
-        engine
-            .start_index(&root, IndexOptions::default())
-            .unwrap()
-            .run(|_| {})
-            .unwrap();
-        let req = SearchRequest {
-            query: "exponential backoff between attempts".into(),
-            limit: 2,
-            ..SearchRequest::default()
-        };
-        let out = engine.search(&root, &req).unwrap();
+        let out = index_and_search(&engine, &root);
         assert_eq!(out.hits[0].file, "src/retry.rs", "{:?}", out.hits);
         assert_eq!(fake.texts.load(Ordering::SeqCst) - before, expect_texts);
         engine.clear(&root).unwrap();
