@@ -518,7 +518,13 @@ def parity(cfg, params, samples):
     bert = numpy_bert(params, cfg)
     _, embed, _ = make_model(cfg, 0.0)
     worst = 0.0
-    with jax.default_matmul_precision("highest"):
+    # The context manager is older than some releases' config names: fall back to the config.
+    highest = getattr(jax, "default_matmul_precision", None)
+    if highest is None:
+        import contextlib
+        jax.config.update("jax_default_matmul_precision", "highest")
+        highest = contextlib.nullcontext
+    with highest("highest"):
         p = jax.tree_util.tree_map(jax.numpy.asarray, params)
         for ids in samples:
             ids = np.asarray([ids], dtype=np.int32)
@@ -797,6 +803,11 @@ def main():
     ap.add_argument("--log", help="JSON-lines log (default <work>/train.jsonl)")
     ap.add_argument("--export", help="write the trained teacher folder here at the end")
     ap.add_argument("--export-delta", help="write the trained change as fp16 parts here at the end")
+    ap.add_argument("--export-targets",
+                    help="write the trained teacher's embeddings of --targets training codes and "
+                         "descriptions here at the end (targets for training the static table)")
+    ap.add_argument("--targets", type=int, default=20000,
+                    help="texts of each side for --export-targets (seeded sample)")
     args = ap.parse_args()
     started = time.time()
     cache = os.path.abspath(os.path.expanduser(args.cache))
@@ -1034,6 +1045,30 @@ def main():
                      {"bundle": manifest["id"] if args.bundle else None,
                       "step": step, "total": total, "mrr10": result["mrr10"]})
         log(f"wrote the change in parts under {args.export_delta}")
+    if args.export_targets:
+        export_targets(args.export_targets, embed_eval, params, pairs, train, args.targets,
+                       args.seed)
+
+
+def export_targets(out, embed_fn, params, pairs, train, n, seed):
+    """Writes the trained teacher's sentence embeddings (fp16) of a seeded sample of `n`
+    training pairs, one file per side (`targets.code.npz`, `targets.desc.npz`: `index` into
+    the pairs, `vectors`). A static table is then trained to reproduce them where the teacher
+    is too slow to run over many texts. Written after everything else: a failure here loses
+    nothing already written."""
+    import numpy as np
+    try:
+        os.makedirs(out, exist_ok=True)
+        rng = np.random.RandomState((seed * 7 + 3) % (2 ** 32))
+        index = np.sort(rng.permutation(train)[:n]).astype(np.int32)
+        for side in ("code", "desc"):
+            t = time.time()
+            vectors = embed_all(embed_fn, params, getattr(pairs, side)[index]).astype(np.float16)
+            path = os.path.join(out, f"targets.{side}.npz")
+            atomic_write(path, lambda f: np.savez(f, index=index, vectors=vectors))
+            log(f"wrote {path}: {len(index):,} embeddings ({time.time() - t:.0f}s)")
+    except Exception as e:  # noqa: BLE001 (the delta is already written; report and go on)
+        log(f"could not write the targets: {e!r}")
 
 
 if __name__ == "__main__":
