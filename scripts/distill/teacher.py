@@ -204,17 +204,19 @@ class Pairs:
         return out
 
     @staticmethod
-    def from_arrays(arrays, names, desc_len, code_len):
+    def from_arrays(arrays, names, desc_len, code_len, cls=CLS, sep=SEP):
+        """`cls` and `sep` are the ids of [CLS] and [SEP] in the arrays' numbering (a
+        bundle renumbers every token into its list of rows)."""
         import numpy as np
 
         def padded(ids, lens, width):
             lens = lens.astype(np.int64)
             m = np.zeros((len(lens), width), dtype=np.uint16)
-            m[:, 0] = CLS
+            m[:, 0] = cls
             cols = np.arange(width)[None, :]
             inside = (cols >= 1) & (cols <= lens[:, None])
             m[inside] = ids
-            m[np.arange(len(lens)), lens + 1] = SEP
+            m[np.arange(len(lens)), lens + 1] = sep
             return m
 
         return Pairs(padded(arrays["desc_ids"], arrays["desc_len"], desc_len),
@@ -589,8 +591,12 @@ def load_bundle(folder):
         raw = lzma.decompress(f.read())
     with np.load(io.BytesIO(raw)) as z:
         arrays = {k: z[k] for k in z.files}
+    # The bundle's token ids index its own list of rows, [CLS] and [SEP] included: the
+    # markers added here must be numbered the same way, or every text would begin and end
+    # with whichever tokens happen to sit at rows 101 and 102.
+    rows = manifest["vocab_rows"]
     pairs = Pairs.from_arrays(arrays, manifest["names"], manifest["desc_len"],
-                              manifest["code_len"])
+                              manifest["code_len"], cls=rows.index(CLS), sep=rows.index(SEP))
     return manifest, tensors, pairs
 
 
