@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 
 profile="${SATORI_NPM_PROFILE:-debug}"
 target_dir="${CARGO_TARGET_DIR:-target}"
-# Exact versions of what the proof takes from the registry.
-sdk="@modelcontextprotocol/sdk@1.32.2"
-typescript="typescript@7.0.2"
+# Exact versions of what the proof takes from the registry (one list, shared with .ci/run).
+sdk="$(node -p 'require("./tests/npm/registry-pins.json").sdk')"
+typescript="$(node -p 'require("./tests/npm/registry-pins.json").typescript')"
 
 node scripts/npm-packages.mjs --check
 

@@ -1,6 +1,7 @@
 //! One shared `satori --http` (and `--socket`) serving `satori-cli --endpoint` calls and,
 //! at the same time, two clients of the official MCP Python SDK
-//! (`crates/satori-mcp/tests/python/sdk_http.py`): the CLI indexes and searches through it,
+//! (`crates/satori-mcp/tests/python/sdk_http.py`) and one of the TypeScript SDK
+//! (`crates/satori-mcp/tests/node/sdk_http.mjs`): the CLI indexes and searches through it,
 //! the SDK clients search the same engine, the token is required, a page of a foreign origin
 //! is refused, SIGTERM stops the server cleanly, and an endpoint where nothing answers is an
 //! error that says how to start the server. On a unix socket: mode 0600, the same protocol,
@@ -164,6 +165,35 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
         let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         assert_eq!(seen["second"][0], "app/router.py", "{seen}");
         // The SDK client's list shows the codebase the CLI indexed: one engine.
+        assert!(seen["listed"].as_str().unwrap().contains(repo_s), "{seen}");
+    }
+
+    // A client of the TypeScript SDK on the same server finds what the CLI indexed
+    // (skipped where the SDK is not installed, never under CI: `.ci/run` installs it).
+    let node_sdk = std::env::var_os("SATORI_TEST_NODE_SDK");
+    assert!(
+        node_sdk.is_some() || std::env::var_os("CI").is_none(),
+        "SATORI_TEST_NODE_SDK is not set"
+    );
+    if let Some(sdk) = node_sdk {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../crates/satori-mcp/tests/node/sdk_http.mjs");
+        let out = Command::new("node")
+            .arg(script)
+            .arg(&sdk)
+            .args([url.as_str(), TOKEN, repo_s])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(seen["session"], true, "{seen}");
+        assert_eq!(seen["tools"].as_array().unwrap().len(), 6, "{seen}");
+        assert_eq!(seen["found"][0], "src/retry.py", "{seen}");
         assert!(seen["listed"].as_str().unwrap().contains(repo_s), "{seen}");
     }
 
