@@ -51,6 +51,8 @@ pub struct Globals {
     pub guard_recovery: Option<GuardRecovery>,
     /// `--endpoint`: a shared server to talk to; `None` defers to `SATORI_ENDPOINT`.
     pub endpoint: Option<String>,
+    /// `--endpoint-fallback`; `false` defers to `SATORI_ENDPOINT_FALLBACK`.
+    pub endpoint_fallback: bool,
 }
 
 impl Default for Globals {
@@ -62,6 +64,7 @@ impl Default for Globals {
             debug: false,
             guard_recovery: None,
             endpoint: None,
+            endpoint_fallback: false,
         }
     }
 }
@@ -145,6 +148,8 @@ struct GlobalArgs {
     guard_recovery: Option<GuardRecovery>,
     #[arg(long, global = true, value_name = "url")]
     endpoint: Option<String>,
+    #[arg(long, global = true)]
+    endpoint_fallback: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -232,6 +237,7 @@ impl GlobalArgs {
             debug: self.debug,
             guard_recovery: self.guard_recovery,
             endpoint: self.endpoint,
+            endpoint_fallback: self.endpoint_fallback,
         }
     }
 }
@@ -435,6 +441,7 @@ mod tests {
             debug,
             guard_recovery: None,
             endpoint: None,
+            endpoint_fallback: false,
         }
     }
 

@@ -18,9 +18,9 @@ use crate::report::{Failure, Report};
 use crate::wrapper;
 use satori_client::flags::ToolFlags;
 use satori_client::{
-    Classification, Client, ENDPOINT_ENV, GUARD_RECOVERY_ENV, GuardRecovery, SpawnOptions, Wire,
-    classify, envelope, first_text, index_state, is_index_success, resolve_server_bin,
-    starts_index_build, status, wait_for_index,
+    Classification, Client, ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, GUARD_RECOVERY_ENV, GuardRecovery,
+    SpawnOptions, Wire, classify, envelope, first_text, index_state, is_index_success,
+    resolve_server_bin, starts_index_build, status, wait_for_index,
 };
 
 /// How often a waiting `manage_index create|reindex` polls `status`.
@@ -159,6 +159,21 @@ pub fn guard_recovery(
     }
 }
 
+/// Whether to start a server when nothing answers at the endpoint: the flag, else
+/// `SATORI_ENDPOINT_FALLBACK` (`1` or `0`), else no.
+pub fn endpoint_fallback(flag: bool, env_value: Option<String>) -> Result<bool, Failure> {
+    if flag {
+        return Ok(true);
+    }
+    match env_value.as_deref().map(str::trim) {
+        None | Some("") | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(other) => Err(usage(format!(
+            "{ENDPOINT_FALLBACK_ENV} must be 1 or 0, not {other:?}"
+        ))),
+    }
+}
+
 /// Run a command that needs the server. The client is shut down (child
 /// reaped, stderr drained) before this returns, on every path.
 pub async fn execute(globals: &Globals, remote: Remote) -> Report {
@@ -181,10 +196,17 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
             Err(err) => return Report::failure(usage(err.to_string())),
         },
     };
-    // A shared server needs no executable here.
+    let fallback = match endpoint_fallback(
+        globals.endpoint_fallback,
+        std::env::var(ENDPOINT_FALLBACK_ENV).ok(),
+    ) {
+        Ok(fallback) => fallback,
+        Err(failure) => return Report::failure(failure),
+    };
+    // A shared server needs no executable here, unless the call may fall back to a child.
     let server_bin = match &endpoint {
-        Some(_) => std::path::PathBuf::new(),
-        None => match resolve_server_bin() {
+        Some(_) if !fallback => std::path::PathBuf::new(),
+        _ => match resolve_server_bin() {
             Ok(path) => path,
             Err(e) => return Report::failure(Failure::from_client(&e)),
         },
@@ -202,6 +224,7 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
 
     let mut options = SpawnOptions::new(server_bin);
     options.endpoint = endpoint;
+    options.endpoint_fallback = fallback;
     options.startup_timeout = globals.startup_timeout;
     options.client_name = help::NAME.to_owned();
     options.client_version = help::VERSION.to_owned();
@@ -232,6 +255,16 @@ async fn run_remote(globals: &Globals, client: &mut Client, remote: Remote) -> R
     let started = Instant::now();
     if let Err(e) = client.connect().await {
         return Report::failure(Failure::from_client(&e));
+    }
+    if client.fell_back_to_child() {
+        output::stderr_line(&format!(
+            "satori-cli: no shared server answers at {}; started a server for this call (--endpoint-fallback)",
+            client
+                .options()
+                .endpoint
+                .as_ref()
+                .map_or_else(String::new, |e| e.shown())
+        ));
     }
     if globals.debug {
         let pid = client

@@ -10,8 +10,8 @@ use crate::args::{DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS};
 use crate::exit::{ErrorCode, ExitStatus};
 use crate::report::ATTEMPTS_META_KEY;
 use satori_client::{
-    ENDPOINT_ENV, ENDPOINT_TOKEN_ENV, GUARD_RECOVERY_ENV, PROTOCOL_VERSION, SERVER_BIN_ENV,
-    STDOUT_GUARD_ENV,
+    ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, ENDPOINT_TOKEN_ENV, GUARD_RECOVERY_ENV, PROTOCOL_VERSION,
+    SERVER_BIN_ENV, STDOUT_GUARD_ENV,
 };
 
 pub const NAME: &str = "satori-cli";
@@ -96,7 +96,9 @@ pub fn help() -> Value {
              "description": format!("auto: after a transport or protocol failure, retry once with {STDOUT_GUARD_ENV}=off (see guardRecovery); overrides {GUARD_RECOVERY_ENV}.")},
             {"flag": "--debug", "description": "Diagnostics on stderr: server path, pid, timings, the arguments sent, the recovery record."},
             {"flag": "--endpoint", "value": "<url>",
-             "description": format!("Talk to a running shared server (satori --http ADDR: http://ADDR/mcp; satori --socket PATH: unix:///PATH) instead of starting one; overrides {ENDPOINT_ENV}. When nothing answers there, the error says how to start it.")}
+             "description": format!("Talk to a running shared server (satori --http ADDR: http://ADDR/mcp; satori --socket PATH: unix:///PATH) instead of starting one; overrides {ENDPOINT_ENV}. When nothing answers there, the error says how to start it.")},
+            {"flag": "--endpoint-fallback",
+             "description": format!("When nothing answers at the endpoint (connection refused, no socket), start a server for this call as if no endpoint had been given, and say so on stderr; a server that answers and refuses (a wrong token) is never bypassed. Overrides {ENDPOINT_FALLBACK_ENV}.")}
         ],
         "globalFlagPlacement": "Global flags go before the command; after tools list, tool call, help and version they are accepted too. After a tool name (wrapper mode) every flag is the tool's.",
         "environment": [
@@ -104,6 +106,7 @@ pub fn help() -> Value {
             {"name": GUARD_RECOVERY_ENV, "description": "auto or never: the default of --guard-recovery; an invalid value is a usage error."},
             {"name": STDOUT_GUARD_ENV, "description": "Passed to the server: drop (its default in cli mode), redirect or off."},
             {"name": ENDPOINT_ENV, "description": "The default of --endpoint."},
+            {"name": ENDPOINT_FALLBACK_ENV, "description": "1 or 0: the default of --endpoint-fallback; another value is a usage error."},
             {"name": ENDPOINT_TOKEN_ENV, "description": "The bearer token of the shared server, when it was started with --token-env or --token-file."}
         ],
         "output": {

@@ -28,6 +28,13 @@ pub use satori_protocol::PROTOCOL_VERSION;
 /// Environment variable that tells the server it runs as a one-shot CLI child.
 pub const RUN_MODE_ENV: &str = satori_protocol::env::RUN_MODE;
 
+/// Whether a shared server that failed the handshake was there at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    Unreachable,
+    Answered,
+}
+
 /// How to start the server.
 #[derive(Debug, Clone)]
 pub struct SpawnOptions {
@@ -47,12 +54,18 @@ pub struct SpawnOptions {
     /// starting one; its bearer token, when it asks for one, is read from
     /// [`ENDPOINT_TOKEN_ENV`] when connecting.
     pub endpoint: Option<Endpoint>,
+    /// When nothing answers at `endpoint` (refused, no socket), start a server child as if
+    /// no endpoint had been given, instead of failing. A server that answers and refuses
+    /// (a wrong token, an error) is never bypassed.
+    pub endpoint_fallback: bool,
 }
 
 /// Where a shared server is (`http://…/mcp` or `unix:///path`), when no `--endpoint` is given.
 pub const ENDPOINT_ENV: &str = "SATORI_ENDPOINT";
 /// The bearer token of the shared server, when it was started with one.
 pub const ENDPOINT_TOKEN_ENV: &str = "SATORI_ENDPOINT_TOKEN";
+/// `1` to start a server for the call when nothing answers at the endpoint (`0`: fail).
+pub const ENDPOINT_FALLBACK_ENV: &str = "SATORI_ENDPOINT_FALLBACK";
 
 impl SpawnOptions {
     /// Options with the defaults used by the shell client.
@@ -65,6 +78,7 @@ impl SpawnOptions {
             client_version: env!("CARGO_PKG_VERSION").to_owned(),
             guard_recovery: GuardRecovery::Never,
             endpoint: None,
+            endpoint_fallback: false,
         }
     }
 
@@ -103,6 +117,8 @@ pub struct Client {
     connection: Option<Connection>,
     tools: Option<Value>,
     attempts: Attempts,
+    /// Set once the shared server could not be reached and a child was started instead.
+    fell_back: bool,
 }
 
 impl std::fmt::Debug for Client {
@@ -124,7 +140,14 @@ impl Client {
             connection: None,
             tools: None,
             attempts: Attempts::new(initial_mode),
+            fell_back: false,
         }
+    }
+
+    /// Whether this client started a server child because nothing answered at the endpoint
+    /// (see [`SpawnOptions::endpoint_fallback`]).
+    pub fn fell_back_to_child(&self) -> bool {
+        self.fell_back
     }
 
     /// Start the server and complete the MCP handshake within
@@ -234,10 +257,19 @@ impl Client {
     /// shared server.
     async fn open(&mut self) -> Result<(), ClientError> {
         self.attempts.attempt_count += 1;
-        if let Some(endpoint) = self.options.endpoint.clone() {
-            let shared = self.open_shared(&endpoint).await?;
-            self.connection = Some(Connection::Http(Box::new(shared)));
-            return Ok(());
+        if let Some(endpoint) = self.options.endpoint.clone()
+            && !self.fell_back
+        {
+            match self.open_shared(&endpoint).await {
+                Ok(shared) => {
+                    self.connection = Some(Connection::Http(Box::new(shared)));
+                    return Ok(());
+                }
+                Err((_, Reach::Unreachable)) if self.options.endpoint_fallback => {
+                    self.fell_back = true;
+                }
+                Err((e, _)) => return Err(e),
+            }
         }
         let mut env = Vec::new();
         if self.attempts.guard_recovery_attempted {
@@ -260,11 +292,14 @@ impl Client {
     }
 
     /// The handshake with the shared server at `endpoint`, within the startup budget.
-    async fn open_shared(&self, endpoint: &Endpoint) -> Result<Shared, ClientError> {
+    /// On failure, also whether the server could not be reached at all (what
+    /// [`SpawnOptions::endpoint_fallback`] falls back on) or answered and refused.
+    async fn open_shared(&self, endpoint: &Endpoint) -> Result<Shared, (ClientError, Reach)> {
         let token = std::env::var(ENDPOINT_TOKEN_ENV)
             .ok()
             .filter(|t| !t.trim().is_empty());
-        let mut conn = Conn::new(endpoint, token)?
+        let mut conn = Conn::new(endpoint, token)
+            .map_err(|e| (ClientError::from(e), Reach::Answered))?
             .client_info(ClientInfo::new(
                 &self.options.client_name,
                 &self.options.client_version,
@@ -272,12 +307,23 @@ impl Client {
             .timeout(None);
         let budget = self.options.startup_timeout;
         let handshake = match tokio::time::timeout(budget, conn.initialize()).await {
-            Err(_) => return Err(ClientError::StartupTimeout(budget)),
+            Err(_) => return Err((ClientError::StartupTimeout(budget), Reach::Answered)),
             Ok(Err(e)) => {
-                return Err(ClientError::Protocol(format!(
-                    "no satori server answers at {} ({e}); start one with `satori --http 127.0.0.1:7700` (or `satori --socket PATH`), or leave out --endpoint and {ENDPOINT_ENV} to start a server for each call",
-                    endpoint.shown()
-                )));
+                // Refused connections and missing sockets are "nobody there"; a server that
+                // answered with a status or an error is not.
+                let reach = match e {
+                    mcp_client::Error::Transport(_) | mcp_client::Error::Proxy(_) => {
+                        Reach::Unreachable
+                    }
+                    _ => Reach::Answered,
+                };
+                return Err((
+                    ClientError::Protocol(format!(
+                        "no satori server answers at {} ({e}); start one with `satori --http 127.0.0.1:7700` (or `satori --socket PATH`), leave out --endpoint and {ENDPOINT_ENV} to start a server for each call, or add --endpoint-fallback to start one for a call when none answers",
+                        endpoint.shown()
+                    )),
+                    reach,
+                ));
             }
             Ok(Ok(h)) => h,
         };

@@ -27,8 +27,8 @@ pub use classify::{
     is_terminal, status,
 };
 pub use client::{
-    Client, ENDPOINT_ENV, ENDPOINT_TOKEN_ENV, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions,
-    take_stderr_mid_line,
+    Client, ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, ENDPOINT_TOKEN_ENV, PROTOCOL_VERSION,
+    RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line,
 };
 pub use codes::{ErrorCode, typescript_union};
 pub use error::ClientError;

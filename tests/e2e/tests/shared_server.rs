@@ -197,8 +197,19 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
         assert!(seen["listed"].as_str().unwrap().contains(repo_s), "{seen}");
     }
 
-    // Without the token the server refuses, and the CLI says what failed.
+    // Without the token the server refuses, and the CLI says what failed; a server that
+    // answers and refuses is never bypassed, even where a fallback was asked for.
     let (out, doc) = cli(&[], &["--endpoint", &url, "list_codebases"]);
+    assert_eq!(out.status.code(), Some(3), "{doc}");
+    let satori = binary("satori");
+    let fallback_env = [
+        ("SATORI_SERVER_BIN", satori.to_str().unwrap()),
+        ("SATORI_HOME", home.path().to_str().unwrap()),
+    ];
+    let (out, doc) = cli(
+        &fallback_env,
+        &["--endpoint", &url, "--endpoint-fallback", "list_codebases"],
+    );
     assert_eq!(out.status.code(), Some(3), "{doc}");
     // A page of a foreign origin is refused even with the token.
     let status = raw_post(
@@ -218,6 +229,38 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
     assert!(message.contains("satori --http"), "{message}");
     let (out, doc) = cli(&[], &["--endpoint", "ftp://x", "list_codebases"]);
     assert_eq!(out.status.code(), Some(2), "{doc}");
+
+    // Where the caller asked for it, the call starts a server of its own instead (on the
+    // same home: it knows the codebase indexed through the shared one), and says so.
+    for (extra_env, extra_flag) in [
+        (None, Some("--endpoint-fallback")),
+        (Some(("SATORI_ENDPOINT_FALLBACK", "1")), None),
+    ] {
+        let mut env = fallback_env.to_vec();
+        env.extend(extra_env);
+        let mut args = vec!["--endpoint", url.as_str()];
+        args.extend(extra_flag);
+        args.push("list_codebases");
+        let (out, doc) = cli(&env, &args);
+        assert_eq!(out.status.code(), Some(0), "{doc}");
+        assert!(doc.to_string().contains(repo_s), "{doc}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("started a server for this call"),
+            "{stderr}"
+        );
+    }
+    let mut env = fallback_env.to_vec();
+    env.push(("SATORI_ENDPOINT_FALLBACK", "yes"));
+    let (out, doc) = cli(&env, &["--endpoint", &url, "list_codebases"]);
+    assert_eq!(out.status.code(), Some(2), "{doc}");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("SATORI_ENDPOINT_FALLBACK"),
+        "{doc}"
+    );
 }
 
 /// The status line of a bare `initialize` POSTed to `url` (`http://host:port/mcp`) with
