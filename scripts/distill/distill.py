@@ -125,6 +125,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "quality"))
 from fetch_corpus import sha256_of as sha256_file  # noqa: E402  (one implementation)
 import pairs  # noqa: E402
 import tune  # noqa: E402
+import tokenlearn  # noqa: E402
 
 
 # ------------------------------------------------------------------ preprocessing
@@ -418,6 +419,12 @@ def main():
     ap.add_argument("--teacher", help="a teacher folder from teacher.py (config.json and "
                     "model.safetensors of the same architecture) to distil instead of the "
                     "sha-checked all-MiniLM-L6-v2; the numpy forward is still checked on the latter")
+    ap.add_argument("--tokenlearn", help="a folder of targets.code.npz and targets.desc.npz "
+                    "(teacher.py --export-targets): first train the rows to reproduce the "
+                    "teacher's embeddings of those texts (tokenlearn.py)")
+    ap.add_argument("--bundle", default=os.path.join(ROOT, ".teacher-bundle"),
+                    help="the pack.py bundle the targets index (default .teacher-bundle)")
+    ap.add_argument("--tokenlearn-epochs", type=int, default=10)
     ap.add_argument("--tune-epochs", type=int, default=20,
                     help="epochs of contrastive fine-tuning on doc-comment pairs (0: none)")
     args = ap.parse_args()
@@ -464,6 +471,15 @@ def main():
     weights = (args.sif / (args.sif + p)).astype(np.float32)
 
     tuning = None
+    if args.tokenlearn:
+        bags, vectors, index, is_code = tokenlearn.load_targets(args.tokenlearn, args.bundle,
+                                                                table.shape[0])
+        table, learned = tokenlearn.fit(table * weights[:, None], bags,
+                                        tokenlearn.project(vectors, basis.astype(np.float32)),
+                                        index, is_code, epochs=args.tokenlearn_epochs,
+                                        seed=args.seed, log=log)
+        weights = np.ones_like(weights)
+        tuning = {"tokenlearn": learned}
     if args.tune_epochs > 0:
         # The frequency corpus and the tuning corpus both give pairs; directories named
         # after a benchmark package are skipped so no benchmark text reaches the model.
@@ -473,9 +489,10 @@ def main():
                               avoid)
         groups = [code.split("/", 1)[0] for _, code in mined]
         log(f"{len(mined)} (description, code) pairs from {len(roots_for_pairs)} packages")
-        table, tuning = tune.fine_tune(table * weights[:, None], mined, groups, tok, split_camel,
-                                       epochs=args.tune_epochs, seed=args.seed, log=log)
+        table, tuned = tune.fine_tune(table * weights[:, None], mined, groups, tok, split_camel,
+                                      epochs=args.tune_epochs, seed=args.seed, log=log)
         weights = np.ones_like(weights)
+        tuning = dict(tuning or {}, **tuned)
 
     write_model(args.out, table, weights, tok_path, teacher, args, counts.sum(), tuning,
                 teacher_sha)

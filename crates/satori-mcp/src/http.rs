@@ -225,6 +225,10 @@ pub async fn serve(
                 tokio::select! {
                     accepted = listener.accept() => {
                         let Ok((stream, _)) = accepted else { continue };
+                        // An answer is written in pieces (an SSE priming event, then the
+                        // message): with Nagle's algorithm on, the second waits for the
+                        // client's delayed ACK, 40 ms on Linux, on every request.
+                        let _ = stream.set_nodelay(true);
                         spawn_connection(TokioIo::new(stream), handle.clone());
                     }
                     _ = &mut stop => break,

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""A soak of one shared `satori --http`: many clients at once over loopback, files changing.
+
+Starts `satori --http 127.0.0.1:0` on a fresh home, indexes a copy of a source tree (by
+default this repository's `crates/`), then for `--seconds` runs `--clients` clients, each with
+its own MCP session, calling `search_codebase`, `read_file` and `file_outline` in a loop, while
+a writer edits, adds and removes files in the tree (so the server's watcher keeps syncing), a
+client now and then drops its connection in the middle of a request, and another opens a
+request and never reads the answer. It samples the server's resident memory and open file
+descriptors every few seconds.
+
+Prints one JSON document: per tool the calls, p50/p95/p99 latency in ms and the errors (an
+answer that is neither a result nor a documented tool error), the memory and descriptor
+samples with their values after warm-up and at the end, and the counts of the misbehaving
+clients. Exit status 1 when a call failed outside the documented statuses.
+
+Bounded in time (`--seconds`) and requests (`--max-requests`); loopback only. Linux (reads
+/proc for the samples).
+
+Usage:
+  cargo build --release --bins
+  python3 bench/soak.py --seconds 600 --clients 16 > soak.json
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUERIES = [
+    "where are search results ranked", "parse the query operators", "index a repository",
+    "watcher debounce file changes", "read a file with a line range", "call graph of a symbol",
+    "tool error envelope", "embedding model tokenizer", "BM25 scoring", "chunk a source file",
+    "manifest of an index generation", "lock file of the index", "Weights", "SearchRequest",
+    "http origin check", "session log level", "file outline of symbols", "snapshot of the tree",
+]
+
+
+def log(msg):
+    print(f"soak: {msg}", file=sys.stderr, flush=True)
+
+
+class Session:
+    """One MCP session over Streamable HTTP on a keep-alive connection."""
+
+    def __init__(self, host, port, path):
+        self.host, self.port, self.path = host, port, path
+        self.conn = http.client.HTTPConnection(host, port, timeout=120)
+        self.session = None
+        self.next_id = 0
+        result = self.request("initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "satori-soak", "version": "1"}})
+        assert "result" in result, result
+        self.notify("notifications/initialized")
+
+    def _post(self, body):
+        headers = {"Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"}
+        if self.session:
+            headers["Mcp-Session-Id"] = self.session
+        self.conn.request("POST", self.path, json.dumps(body), headers)
+        resp = self.conn.getresponse()
+        sid = resp.getheader("Mcp-Session-Id")
+        if sid:
+            self.session = sid
+        data = resp.read()
+        return resp.status, resp.getheader("Content-Type", ""), data
+
+    def notify(self, method, params=None):
+        body = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            body["params"] = params
+        status, _, _ = self._post(body)
+        assert status in (200, 202), status
+
+    def request(self, method, params):
+        self.next_id += 1
+        rid = self.next_id
+        status, ctype, data = self._post(
+            {"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        if status != 200:
+            return {"httpStatus": status, "body": data[:300].decode("utf-8", "replace")}
+        if "text/event-stream" in ctype:
+            for line in data.decode("utf-8", "replace").splitlines():
+                if line.startswith("data:") and line[5:].strip():
+                    msg = json.loads(line[5:])
+                    if msg.get("id") == rid:
+                        return msg
+            return {"noAnswer": data[:300].decode("utf-8", "replace")}
+        return json.loads(data)
+
+    def call(self, tool, args):
+        return self.request("tools/call", {"name": tool, "arguments": args})
+
+    def close(self):
+        try:
+            if self.session:
+                self.conn.request("DELETE", self.path, headers={"Mcp-Session-Id": self.session})
+                self.conn.getresponse().read()
+        except OSError:
+            pass
+        self.conn.close()
+
+
+def documented(answer):
+    """A result, or a tool error with Satori's envelope (a file removed by the writer, say)."""
+    if "result" not in answer:
+        return False
+    result = answer["result"]
+    if not result.get("isError"):
+        return True
+    structured = result.get("structuredContent") or {}
+    return isinstance(structured, dict) and "status" in structured
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    values = sorted(values)
+    k = min(len(values) - 1, max(0, int(round(p / 100 * (len(values) - 1)))))
+    return round(values[k], 2)
+
+
+def sample(pid):
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    return {"rssKiB": rss, "fds": fds}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "release"))
+    ap.add_argument("--tree", default=os.path.join(ROOT, "crates"),
+                    help="source tree to copy and index (default: this repository's crates/)")
+    ap.add_argument("--seconds", type=float, default=600)
+    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--max-requests", type=int, default=2_000_000)
+    ap.add_argument("--warm-up", type=float, default=60, help="seconds before the baseline sample")
+    ap.add_argument("--sample-every", type=float, default=5)
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="satori-soak-")
+    repo = os.path.join(work, "repo")
+    shutil.copytree(args.tree, repo, ignore=shutil.ignore_patterns("target", "node_modules",
+                                                                   ".git", "*.snap"))
+    files = sorted(os.path.relpath(os.path.join(d, f), repo)
+                   for d, _, fs in os.walk(repo) for f in fs if f.endswith(".rs"))
+    log(f"{len(files)} Rust files copied to {repo}")
+    env = dict(os.environ, SATORI_HOME=os.path.join(work, "home"))
+    server = subprocess.Popen([os.path.join(args.bin_dir, "satori"), "--http", "127.0.0.1:0"],
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    line = server.stderr.readline()
+    url = line.strip().removeprefix("satori: serving MCP at ")
+    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    hostport, path = url.removeprefix("http://").split("/", 1)
+    host, port = hostport.rsplit(":", 1)
+    port, path = int(port), "/" + path
+    log(f"server {server.pid} at {url}")
+
+    try:
+        admin = Session(host, port, path)
+        started = time.time()
+        admin.call("manage_index", {"action": "create", "path": repo})
+        while True:
+            status = admin.call("manage_index", {"action": "status", "path": repo})
+            state = (status.get("result") or {}).get("structuredContent", {}).get("state")
+            if state != "indexing":
+                break
+            time.sleep(0.2)
+        index_seconds = time.time() - started
+        log(f"indexed in {index_seconds:.1f}s: {state}")
+
+        stop = threading.Event()
+        deadline = time.time() + args.seconds
+        lock = threading.Lock()
+        latencies = {"search_codebase": [], "read_file": [], "file_outline": []}
+        errors = {k: 0 for k in latencies}
+        examples = []
+        requests = [0]
+        misbehaving = {"dropped mid-request": 0, "never read": 0, "writer edits": 0}
+
+        def client(seed):
+            rng = random.Random(seed)
+            s = Session(host, port, path)
+            try:
+                while not stop.is_set():
+                    with lock:
+                        if requests[0] >= args.max_requests:
+                            return
+                        requests[0] += 1
+                    tool = rng.choice(["search_codebase", "search_codebase", "read_file",
+                                       "file_outline"])
+                    rel = rng.choice(files)
+                    if tool == "search_codebase":
+                        call_args = {"path": repo, "query": rng.choice(QUERIES)}
+                    elif tool == "read_file":
+                        start = rng.randint(1, 40)
+                        call_args = {"path": os.path.join(repo, rel), "start_line": start,
+                                     "end_line": start + 40}
+                    else:
+                        call_args = {"path": repo, "file": rel}
+                    t = time.perf_counter()
+                    answer = s.call(tool, call_args)
+                    ms = (time.perf_counter() - t) * 1000
+                    with lock:
+                        latencies[tool].append(ms)
+                        if not documented(answer):
+                            errors[tool] += 1
+                            if len(examples) < 5:
+                                examples.append({"tool": tool, "args": call_args,
+                                                 "answer": str(answer)[:400]})
+            finally:
+                s.close()
+
+        def raw_post(body, read):
+            sock = socket.create_connection((host, port), timeout=10)
+            data = json.dumps(body).encode()
+            sock.sendall((f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                          "Content-Type: application/json\r\n"
+                          "Accept: application/json, text/event-stream\r\n"
+                          f"Content-Length: {len(data)}\r\n\r\n").encode() + data)
+            if read:
+                sock.recv(1)
+            return sock
+
+        def misbehave():
+            rng = random.Random(99)
+            held = []
+            while not stop.is_set():
+                # A client that sends a request and disconnects before the answer.
+                s = Session(host, port, path)
+                s.next_id += 1
+                body = {"jsonrpc": "2.0", "id": s.next_id, "method": "tools/call",
+                        "params": {"name": "search_codebase",
+                                   "arguments": {"path": repo, "query": rng.choice(QUERIES)}}}
+                s.conn.request("POST", path, json.dumps(body),
+                               {"Content-Type": "application/json",
+                                "Accept": "application/json, text/event-stream",
+                                "Mcp-Session-Id": s.session})
+                s.conn.sock.close()
+                misbehaving["dropped mid-request"] += 1
+                # A client that opens a request and never reads what comes back (kept open
+                # a while, at most four at once, then dropped).
+                held.append(raw_post({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                      "params": {"protocolVersion": "2025-06-18",
+                                                 "capabilities": {},
+                                                 "clientInfo": {"name": "mute", "version": "1"}}},
+                                     read=False))
+                misbehaving["never read"] += 1
+                if len(held) > 4:
+                    held.pop(0).close()
+                stop.wait(1.0)
+            for sock in held:
+                sock.close()
+
+        def writer():
+            rng = random.Random(7)
+            added = []
+            n = 0
+            while not stop.is_set():
+                n += 1
+                if added and rng.random() < 0.3:
+                    os.remove(added.pop(0))
+                elif rng.random() < 0.5:
+                    p = os.path.join(repo, f"soak_added_{n}.rs")
+                    with open(p, "w", encoding="utf-8") as f:
+                        f.write(f"/// Soak file {n}.\npub fn soak_added_{n}() -> u32 {{ {n} }}\n")
+                    added.append(p)
+                else:
+                    p = os.path.join(repo, rng.choice(files))
+                    with open(p, "a", encoding="utf-8") as f:
+                        f.write(f"\n// soak edit {n}\n")
+                misbehaving["writer edits"] += 1
+                stop.wait(2.0)
+
+        samples = []
+
+        def sampler():
+            t0 = time.time()
+            while not stop.is_set():
+                samples.append(dict(sample(server.pid), t=round(time.time() - t0, 1)))
+                stop.wait(args.sample_every)
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+        threads += [threading.Thread(target=f) for f in (misbehave, writer, sampler)]
+        for t in threads:
+            t.start()
+        while time.time() < deadline and requests[0] < args.max_requests:
+            if server.poll() is not None:
+                raise SystemExit(f"soak: the server exited with {server.returncode}")
+            time.sleep(1)
+        stop.set()
+        for t in threads:
+            t.join()
+        samples.append(dict(sample(server.pid), t=round(time.time() - started - index_seconds, 1)))
+        admin.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+    warm = [s for s in samples if s["t"] >= args.warm_up] or samples[-1:]
+    report = {
+        "seconds": args.seconds, "clients": args.clients, "files": len(files),
+        "index_seconds": round(index_seconds, 1), "requests": requests[0],
+        "tools": {k: {"calls": len(v), "errors": errors[k], "p50_ms": percentile(v, 50),
+                      "p95_ms": percentile(v, 95), "p99_ms": percentile(v, 99),
+                      "mean_ms": round(statistics.fmean(v), 2) if v else None}
+                  for k, v in latencies.items()},
+        "misbehaving": misbehaving,
+        "memory": {"after_warm_up_kib": warm[0]["rssKiB"], "end_kib": samples[-1]["rssKiB"],
+                   "max_kib": max(s["rssKiB"] for s in samples)},
+        "fds": {"after_warm_up": warm[0]["fds"], "end": samples[-1]["fds"],
+                "max": max(s["fds"] for s in samples)},
+        "samples": samples,
+        "error_examples": examples,
+        "exit_status": server.returncode,
+    }
+    json.dump(report, sys.stdout, indent=1)
+    print()
+    sys.exit(1 if any(errors.values()) else 0)
+
+
+if __name__ == "__main__":
+    main()
