@@ -9,8 +9,9 @@ client now and then drops its connection in the middle of a request, and another
 request and never reads the answer. It samples the server's resident memory and open file
 descriptors every few seconds.
 
-Prints one JSON document: per tool the calls, p50/p95/p99 latency in ms and the errors (an
-answer that is neither a result nor a documented tool error), the memory and descriptor
+Prints one JSON document: per tool the calls, p50/p95/p99 latency in ms, the documented tool
+errors (`tool_errors`: a file that looks like a secret refused, say) and the errors (an answer
+that is neither a result nor a documented tool error), the memory and descriptor
 samples with their values after warm-up and at the end, and the counts of the misbehaving
 clients. Exit status 1 when a call failed outside the documented statuses.
 
@@ -113,14 +114,19 @@ class Session:
 
 
 def documented(answer):
-    """A result, or a tool error with Satori's envelope (a file removed by the writer, say)."""
+    """A result, or a tool error the contract documents: the structured envelope with its
+    `status`, or a plain-text tool's `Error: ...` (read_file refusing a file that looks like
+    a secret, say). A JSON-RPC error, an HTTP failure or no answer is not."""
     if "result" not in answer:
         return False
     result = answer["result"]
     if not result.get("isError"):
         return True
     structured = result.get("structuredContent") or {}
-    return isinstance(structured, dict) and "status" in structured
+    if isinstance(structured, dict) and "status" in structured:
+        return True
+    content = result.get("content") or [{}]
+    return str(content[0].get("text", "")).startswith("Error: ")
 
 
 def percentile(values, p):
@@ -161,8 +167,11 @@ def main():
     server = subprocess.Popen([os.path.join(args.bin_dir, "satori"), "--http", "127.0.0.1:0"],
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
-    line = server.stderr.readline()
-    url = line.strip().removeprefix("satori: serving MCP at ")
+    line = server.stderr.readline().strip()
+    if not line.startswith("satori: serving MCP at http://"):
+        server.kill()
+        raise SystemExit(f"soak: the server did not start serving: {line or server.wait()}")
+    url = line.removeprefix("satori: serving MCP at ")
     threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
     hostport, path = url.removeprefix("http://").split("/", 1)
     host, port = hostport.rsplit(":", 1)
@@ -187,6 +196,7 @@ def main():
         lock = threading.Lock()
         latencies = {"search_codebase": [], "read_file": [], "file_outline": []}
         errors = {k: 0 for k in latencies}
+        refusals = {k: 0 for k in latencies}
         examples = []
         requests = [0]
         misbehaving = {"dropped mid-request": 0, "never read": 0, "writer edits": 0}
@@ -216,6 +226,8 @@ def main():
                     ms = (time.perf_counter() - t) * 1000
                     with lock:
                         latencies[tool].append(ms)
+                        if (answer.get("result") or {}).get("isError"):
+                            refusals[tool] += 1
                         if not documented(answer):
                             errors[tool] += 1
                             if len(examples) < 5:
@@ -318,7 +330,8 @@ def main():
     report = {
         "seconds": args.seconds, "clients": args.clients, "files": len(files),
         "index_seconds": round(index_seconds, 1), "requests": requests[0],
-        "tools": {k: {"calls": len(v), "errors": errors[k], "p50_ms": percentile(v, 50),
+        "tools": {k: {"calls": len(v), "errors": errors[k], "tool_errors": refusals[k],
+                      "p50_ms": percentile(v, 50),
                       "p95_ms": percentile(v, 95), "p99_ms": percentile(v, 99),
                       "mean_ms": round(statistics.fmean(v), 2) if v else None}
                   for k, v in latencies.items()},

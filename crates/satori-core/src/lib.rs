@@ -35,7 +35,7 @@ pub use engine::{
 };
 pub use error::{Error, Result};
 pub use lang::Language;
-pub use layout::{Fingerprint, Home};
+pub use layout::{Fingerprint, Home, fuzz_loaders};
 pub use policy::{Policy, RootRefusal, Rule, SecretKind};
 pub use state::{
     CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, SkippedFiles, StateFile,

@@ -156,6 +156,46 @@ fn refuse<B>(req: &Request<B>, token: Option<&str>) -> Option<Response<Body>> {
     None
 }
 
+/// The checks in front of the transport on a request made of `data` (the fuzz target
+/// `http_front`, crates/satori-fuzz): lines `Name: value` as headers, the first line as the
+/// command line of `satori` when it splits into arguments. A request is refused or passed,
+/// and never both with the wrong token and let through.
+#[doc(hidden)]
+pub fn fuzz_front(data: &[u8]) {
+    let mut lines = data.split(|b| *b == b'\n');
+    if let Some(first) = lines.next() {
+        let args: Vec<String> = String::from_utf8_lossy(first)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let _ = parse_args(&args);
+    }
+    let mut req = Request::new(());
+    for line in lines {
+        let Some(colon) = line.iter().position(|b| *b == b':') else {
+            continue;
+        };
+        let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(&line[..colon]),
+            http::HeaderValue::from_bytes(line[colon + 1..].trim_ascii()),
+        ) else {
+            continue;
+        };
+        req.headers_mut().append(name, value);
+    }
+    let token = "fuzz-token";
+    let refused = refuse(&req, Some(token));
+    let has_token = req
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("Bearer ") && v.contains(token));
+    if refused.is_none() {
+        assert!(has_token, "a request without the token was let through");
+    }
+    let _ = refuse(&req, None);
+}
+
 /// `http(s)://localhost|127.x.x.x|[::1][:port]`.
 fn loopback_origin(origin: &str) -> bool {
     let Some(rest) = origin
