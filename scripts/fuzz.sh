@@ -24,22 +24,31 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 work="${SATORI_FUZZ_WORK:-${TMPDIR:-/tmp}/satori-fuzz}"
 crashed=()
+failed=()
 for target in "${targets[@]}"; do
+  rm -rf "$work/artifacts/$target"
   mkdir -p "$work/corpus/$target" "$work/artifacts/$target"
   echo "== $target: ${seconds}s" >&2
-  if ! cargo +nightly fuzz run --fuzz-dir fuzz "$target" "$work/corpus/$target" "fuzz/corpus/$target" -- \
-      -max_total_time="$seconds" -artifact_prefix="$work/artifacts/$target/" -print_final_stats=1; then
-    crashed+=("$target")
-  fi
+  ok=1
+  cargo +nightly fuzz run --fuzz-dir fuzz "$target" "$work/corpus/$target" "fuzz/corpus/$target" -- \
+    -max_total_time="$seconds" -artifact_prefix="$work/artifacts/$target/" -print_final_stats=1 || ok=0
+  found=0
   for artifact in "$work/artifacts/$target"/*; do
     [ -f "$artifact" ] || continue
+    found=1
     mkdir -p "fuzz/regressions/$target"
     cp "$artifact" "fuzz/regressions/$target/"
     echo "fuzz: $target crashed on $(basename "$artifact"): copied to fuzz/regressions/$target/" >&2
   done
+  if [ "$found" = 1 ]; then
+    crashed+=("$target")
+  elif [ "$ok" = 0 ]; then
+    failed+=("$target")
+  fi
 done
-if [ ${#crashed[@]} -gt 0 ]; then
-  echo "fuzz: crashes in ${crashed[*]}" >&2
+if [ ${#crashed[@]} -gt 0 ] || [ ${#failed[@]} -gt 0 ]; then
+  [ ${#crashed[@]} -gt 0 ] && echo "fuzz: crashes in ${crashed[*]}" >&2
+  [ ${#failed[@]} -gt 0 ] && echo "fuzz: could not build or run ${failed[*]}" >&2
   exit 1
 fi
 echo "fuzz: no crash in ${targets[*]} (${seconds}s each)" >&2
