@@ -57,6 +57,18 @@ fn stop(mut server: Child) {
     }
 }
 
+/// Runs a client script that must succeed; the JSON of the last line it printed.
+fn last_json_line(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
 /// `satori-cli` with `env`; its exit code and its stdout, which must be one JSON document.
 fn cli(env: &[(&str, &str)], args: &[&str]) -> (Output, Value) {
     let mut cmd = Command::new(binary("satori-cli"));
@@ -149,20 +161,13 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
             "class Router:\n    def route_request(self, request):\n        return request\n",
         )
         .unwrap();
-        let out = Command::new(&python)
-            .args(["-W", "ignore"])
-            .arg(script)
-            .args([url.as_str(), TOKEN])
-            .arg(&other_repo)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        let seen = last_json_line(
+            Command::new(&python)
+                .args(["-W", "ignore"])
+                .arg(script)
+                .args([url.as_str(), TOKEN])
+                .arg(&other_repo),
         );
-        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         assert_eq!(seen["second"][0], "app/router.py", "{seen}");
         // The SDK client's list shows the codebase the CLI indexed: one engine.
         assert!(seen["listed"].as_str().unwrap().contains(repo_s), "{seen}");
@@ -178,19 +183,11 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
     if let Some(sdk) = node_sdk {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../crates/satori-mcp/tests/node/sdk_http.mjs");
-        let out = Command::new("node")
-            .arg(script)
-            .arg(&sdk)
-            .args([url.as_str(), TOKEN, repo_s])
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let seen = last_json_line(Command::new("node").arg(script).arg(&sdk).args([
+            url.as_str(),
+            TOKEN,
+            repo_s,
+        ]));
         assert_eq!(seen["session"], true, "{seen}");
         assert_eq!(seen["tools"].as_array().unwrap().len(), 6, "{seen}");
         assert_eq!(seen["found"][0], "src/retry.py", "{seen}");
