@@ -35,7 +35,7 @@ pub use engine::{
 };
 pub use error::{Error, Result};
 pub use lang::Language;
-pub use layout::{Fingerprint, Home, fuzz_loaders};
+pub use layout::{Fingerprint, Home};
 pub use policy::{Policy, RootRefusal, Rule, SecretKind};
 pub use state::{
     CodebaseState, IndexState, IndexStatus, Phase, ReindexReason, SkippedFiles, StateFile,
@@ -45,3 +45,32 @@ pub use store::{FileRecord, Generation, GenerationStats, GenerationWriter};
 pub use symbol::{Symbol, SymbolKind};
 pub use util::{hash_parts, hash16, iso8601, now_ms};
 pub use walk::{IGNORE_CONTROL_FILES, PathFilter, TreeStamp, looks_binary, to_slash};
+
+/// The loaders of the files an index keeps, on the given bytes (the fuzz target
+/// `state_loaders`, crates/satori-fuzz): `state` as the home's state file, `manifest`,
+/// `files` and `delta` as a generation's manifest, file list and file-list delta, written
+/// under `dir` (an empty slice leaves its file out). Each loader answers with its value or an
+/// error; a corrupt state file is set aside and recovered, so reading it again succeeds.
+#[doc(hidden)]
+pub fn fuzz_loaders(
+    dir: &std::path::Path,
+    state: &[u8],
+    manifest: &[u8],
+    files: &[u8],
+    delta: &[u8],
+) {
+    let home = Home::new(dir.join("home"));
+    let state_file = home.state_file();
+    let _ = std::fs::remove_file(&state_file);
+    if !state.is_empty() {
+        std::fs::create_dir_all(home.root()).expect("the fuzz folder is writable");
+        std::fs::write(&state_file, state).expect("the fuzz folder is writable");
+    }
+    let store = StateStore::new(home);
+    if store.load().is_ok() {
+        store
+            .load()
+            .expect("a state file recovered once reads again");
+    }
+    layout::fuzz_manifest(&dir.join("generation"), manifest, files, delta);
+}
