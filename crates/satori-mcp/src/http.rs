@@ -81,9 +81,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<HttpOptions>, String> {
             }
             "--token-file" => {
                 let path = value("--token-file")?;
-                let t = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("--token-file {path}: {e}"))?;
-                let t = t.trim().to_string();
+                let t = read_token_file(&path)?;
                 if t.is_empty() {
                     return Err(format!("--token-file {path}: the file is empty"));
                 }
@@ -108,6 +106,29 @@ pub fn parse_args(args: &[String]) -> Result<Option<HttpOptions>, String> {
         None => Ok(None),
         Some(listen) => Ok(Some(HttpOptions { listen, token })),
     }
+}
+
+/// The most a token file may hold. A token is a line; the cap keeps a path that never ends
+/// (`/dev/zero`, a pipe nobody closes) from filling memory before the server starts.
+const TOKEN_FILE_MAX_BYTES: u64 = 64 * 1024;
+
+/// The token in the file at `path`, trimmed.
+fn read_token_file(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("--token-file {path}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(TOKEN_FILE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("--token-file {path}: {e}"))?;
+    if bytes.len() as u64 > TOKEN_FILE_MAX_BYTES {
+        return Err(format!(
+            "--token-file {path}: the file is larger than {} KiB; a token file holds one token",
+            TOKEN_FILE_MAX_BYTES / 1024
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("--token-file {path}: the file is not UTF-8 text"))?;
+    Ok(text.trim().to_string())
 }
 
 fn set_once<T>(slot: &mut Option<T>, v: T) -> Result<(), String> {
@@ -354,6 +375,32 @@ mod tests {
         check(&["--token", "abc"], "--token is not accepted");
         check(&["--http"], "--http needs a value");
         check(&["--bogus"], "unknown argument '--bogus'");
+        // A file that never ends is refused at the cap rather than read into memory (found by
+        // the http_front fuzz target: fuzz/regressions/http_front/).
+        #[cfg(unix)]
+        check(
+            &["--http", "127.0.0.1:1", "--token-file", "/dev/zero"],
+            "the file is larger than 64 KiB",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "  secret-token\n").unwrap();
+        let file = file.to_str().unwrap();
+        check(
+            &["--http", "127.0.0.1:1", "--token-file", file],
+            "Tcp(127.0.0.1:1)",
+        );
+        std::fs::write(dir.path().join("bad"), [0xFF, 0xFE]).unwrap();
+        let bad = dir.path().join("bad");
+        check(
+            &[
+                "--http",
+                "127.0.0.1:1",
+                "--token-file",
+                bad.to_str().unwrap(),
+            ],
+            "not UTF-8 text",
+        );
         check(
             &[
                 "--token-env",
