@@ -513,6 +513,24 @@ def learning_rate(step, total, warmup, peak):
 
 # ------------------------------------------------------------------ parity and evaluation
 
+def matmul_precision(jax, value):
+    """The float32 matrix-product precision set to `value` for a `with` block, and the one
+    before restored after it (through the config, which every release has, rather than a
+    context manager some releases lack)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def scope():
+        before = jax.config.jax_default_matmul_precision
+        jax.config.update("jax_default_matmul_precision", value)
+        try:
+            yield
+        finally:
+            jax.config.update("jax_default_matmul_precision", before)
+
+    return scope()
+
+
 def parity(cfg, params, samples):
     """Max |delta| between the jax and numpy sentence embeddings of `samples` (id lists)."""
     import jax
@@ -520,13 +538,7 @@ def parity(cfg, params, samples):
     bert = numpy_bert(params, cfg)
     _, embed, _ = make_model(cfg, 0.0)
     worst = 0.0
-    # The context manager is older than some releases' config names: fall back to the config.
-    highest = getattr(jax, "default_matmul_precision", None)
-    if highest is None:
-        import contextlib
-        jax.config.update("jax_default_matmul_precision", "highest")
-        highest = contextlib.nullcontext
-    with highest("highest"):
+    with matmul_precision(jax, "highest"):
         p = jax.tree_util.tree_map(jax.numpy.asarray, params)
         for ids in samples:
             ids = np.asarray([ids], dtype=np.int32)
