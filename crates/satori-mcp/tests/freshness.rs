@@ -543,7 +543,22 @@ async fn edit_until_synced(s: &Session, rel: &str, body: &str) -> u64 {
         for _ in 0..80 {
             let st = s.state();
             if st.last_sync_ms != before && st.state == IndexState::SyncCompleted {
-                return st.last_sync_ms.unwrap();
+                // A sync already running when the file was written may be the one that just
+                // ended without it; the write's own event brings the next. So the wait ends
+                // once no further sync has ended for three debounce periods.
+                let mut last = st.last_sync_ms;
+                loop {
+                    tokio::time::sleep(Duration::from_millis(600)).await;
+                    let now = s.state();
+                    if now.last_sync_ms == last && now.state == IndexState::SyncCompleted {
+                        return last.unwrap();
+                    }
+                    last = now.last_sync_ms;
+                    assert!(
+                        tokio::time::Instant::now() < deadline,
+                        "the watcher never settled"
+                    );
+                }
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
