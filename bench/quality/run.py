@@ -66,6 +66,7 @@ CONFIGS = collections.OrderedDict([
     ("+file-vector", ("", {"file_vector": 0.2})),
     ("-file-names", ("", {"file_names": 0})),
     ("-file-doc", ("", {"file_doc": 0})),
+    ("+centrality", ("", {"file_centrality": 0.3})),
     ("-path-rarity", ("", {"path_words_idf": False})),
     ("-kind", "no_kind"),
     ("-lookup", ("", {"definition_lookup": 0})),

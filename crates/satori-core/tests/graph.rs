@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use satori_core::embed::hub::HubOptions;
 use satori_core::embed::{Embeddings, ModelSource};
-use satori_core::graph::{CallGraph, Direction, EdgeKind, GraphQuery, GraphStatus};
+use satori_core::graph::{CallGraph, Centrality, Direction, EdgeKind, GraphQuery, GraphStatus};
 use satori_core::search::SearchTuning;
 use satori_core::{Engine, Home, IndexOptions, Symbol};
 use serde_json::Value;
@@ -267,6 +267,26 @@ fn check(language: &str) {
                 && *l == line
                 && !expected.iter().any(|(ef, _, el)| ef == from && *el == line)),
             "{language}: the call of {name} at {line} reached a project symbol"
+        );
+    }
+    // Each file's centrality counts at least the other files with an edge into it (imports
+    // may add files that call nothing of it).
+    let file_of = |q: &str| q.split("::").next().unwrap().to_owned();
+    let mut callers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, to, _, _) in &found {
+        if file_of(from) != file_of(to) {
+            callers
+                .entry(file_of(to))
+                .or_default()
+                .insert(file_of(from));
+        }
+    }
+    let central = centrality(&engine, &root, &files);
+    for (file, from) in &callers {
+        assert!(
+            central[file] as usize >= from.len(),
+            "{language}: {file} is reached by {from:?}, centrality {}",
+            central[file]
         );
     }
 }
@@ -554,4 +574,146 @@ fn walks() {
             .any(|n| n.starts_with("unresolved:") && n.contains("print")),
         "{notes:?}"
     );
+}
+
+/// Every file's centrality in the published generation of `root`, for the files listed.
+fn centrality(engine: &Arc<Engine>, root: &Path, files: &[String]) -> BTreeMap<String, u32> {
+    let index = engine.generation(root).unwrap();
+    let counts = Centrality::of_generation(index.generation().dir())
+        .unwrap()
+        .expect("a complete graph");
+    files
+        .iter()
+        .map(|f| (f.clone(), counts.get(f).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// The file centrality (how many other files call into a file or import it) counts calls and
+/// imports across files, and the graph of a sync that shares its predecessor's stored graph
+/// counts the same as a full index of the same tree, for files it did not touch as much as
+/// for those it did.
+#[test]
+fn a_sync_counts_file_centrality_as_a_full_index_does() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    write(&root, "core/svc.py", SERVICE);
+    write(
+        &root,
+        "app.py",
+        "from core.svc import load\n\n\ndef main():\n    return load('x')\n",
+    );
+    write(
+        &root,
+        "cli.py",
+        "import core.svc\n\n\ndef cli():\n    pass\n",
+    );
+    // Files that reach nothing, so the edits below are a small share of the tree and the
+    // sync shares the stored graph instead of rewriting it.
+    for i in 0..30 {
+        write(
+            &root,
+            &format!("extra/m{i}.py"),
+            &format!("def unrelated_{i}():\n    return {i}\n"),
+        );
+    }
+    let home = tempfile::tempdir().unwrap();
+    let engine = engine(home.path());
+    index(&engine, &root);
+    let c = centrality(&engine, &root, &["core/svc.py".into(), "app.py".into()]);
+    assert_eq!(c["core/svc.py"], 2, "{c:?}");
+    assert_eq!(c["app.py"], 0, "{c:?}");
+
+    // One caller goes, two come (one of them by a call alone, found through its directory).
+    std::fs::remove_file(root.join("cli.py")).unwrap();
+    write(
+        &root,
+        "worker.py",
+        "from core import svc\n\n\ndef work():\n    return svc.load('y')\n",
+    );
+    write(
+        &root,
+        "core/batch.py",
+        "def batch(paths):\n    return [load(p) for p in paths]\n",
+    );
+    let s = engine.sync(&root, &Default::default()).unwrap();
+    assert!(s.derived, "{s:?}");
+    let published = engine.generation(&root).unwrap();
+    assert!(
+        published.generation().dir().join("graph.delta.json").is_file(),
+        "the sync shared the stored graph"
+    );
+    let files = files_under(&root);
+    let derived = centrality(&engine, &root, &files);
+    assert_eq!(derived["core/svc.py"], 3, "{derived:?}");
+
+    let fresh_home = tempfile::tempdir().unwrap();
+    let fresh = self::engine(fresh_home.path());
+    index(&fresh, &root);
+    assert_eq!(derived, centrality(&fresh, &root, &files));
+}
+
+/// With the centrality weight on, a question's leading file that other files reach gets the
+/// boost (in its file-level component) and one that nothing reaches does not; with the
+/// shipped weights neither does. Gate 0, so the boost does not depend on the scores.
+#[test]
+fn the_centrality_boost_goes_to_files_other_files_reach() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    let parser = "def parse_config(text):\n    \"\"\"Parse the config text into settings.\"\"\"\n    return dict(line.split('=') for line in text.splitlines())\n";
+    write(&root, "config/hub.py", parser);
+    write(
+        &root,
+        "config/leaf.py",
+        &parser.replace("parse_config", "parse_config_copy"),
+    );
+    for caller in ["app.py", "cli.py", "worker.py"] {
+        write(
+            &root,
+            caller,
+            "from config.hub import parse_config\n\n\ndef start(text):\n    return parse_config(text)\n",
+        );
+    }
+    let home = tempfile::tempdir().unwrap();
+    index(&engine(home.path()), &root);
+    let boosts = |weights: &str| -> BTreeMap<String, f32> {
+        let tuning = SearchTuning {
+            weights: satori_core::search::Weights::with_overrides(weights).unwrap(),
+            ..SearchTuning::default()
+        };
+        let home = Home::new(home.path().to_path_buf());
+        let embeddings = Embeddings::new(
+            ModelSource::Disabled,
+            &home.models_dir(),
+            HubOptions::default(),
+        )
+        .unwrap();
+        let engine = Engine::new(home, Arc::new(embeddings), tuning);
+        let req = satori_core::search::SearchRequest {
+            query: "how is the config text parsed into settings".into(),
+            limit: 10,
+            debug: true,
+            ..Default::default()
+        };
+        engine
+            .search(&root, &req)
+            .unwrap()
+            .hits
+            .iter()
+            .filter(|h| h.file.starts_with("config/"))
+            .map(|h| {
+                (
+                    h.file.clone(),
+                    h.components.as_ref().unwrap().coherence_boost,
+                )
+            })
+            .collect()
+    };
+    let shipped = boosts("{}");
+    let on = boosts(r#"{"file_centrality": 0.3, "file_centrality_gate": 0}"#);
+    assert_eq!(shipped.len(), 2, "{shipped:?}");
+    assert!(
+        (on["config/hub.py"] - shipped["config/hub.py"] - 0.3).abs() < 1e-4,
+        "{on:?} {shipped:?}"
+    );
+    assert_eq!(on["config/leaf.py"], shipped["config/leaf.py"], "{on:?}");
 }

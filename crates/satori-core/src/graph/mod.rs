@@ -9,6 +9,7 @@
 //! the caller imports, then its directory, then a unique definition anywhere; every edge
 //! carries how sure it is, and every site it could not pin down becomes a note.
 
+mod centrality;
 pub(crate) mod extract;
 mod query;
 mod resolve;
@@ -21,6 +22,7 @@ use crate::lang::Language;
 use crate::symbol::{Symbol, SymbolKind};
 use crate::{Error, Result};
 
+pub use centrality::Centrality;
 pub use query::{Direction, GraphEdge, GraphNode, GraphQuery, GraphStatus, GraphView};
 pub use resolve::{CallGraph, EdgeKind};
 

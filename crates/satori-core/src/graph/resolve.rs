@@ -86,7 +86,7 @@ fn callee_kind(kind: SymbolKind) -> Option<EdgeKind> {
 /// The parts of a path without its extension: `src/orders/service.py` → `src orders service`.
 /// A directory's module file stands for the directory, since that is what imports name:
 /// `mod orders;` and `use orders::X` reach `src/orders/mod.rs` → `src orders`.
-fn file_parts(path: &str) -> Vec<String> {
+pub(super) fn file_parts(path: &str) -> Vec<String> {
     let mut parts: Vec<String> = path.split('/').map(str::to_owned).collect();
     if let Some(last) = parts.last_mut()
         && let Some((stem, _)) = last.rsplit_once('.')
@@ -340,8 +340,8 @@ impl<'a> Definitions<'a> {
 
 /// What the imports of one file reach, and which files they import (decided lazily, per
 /// candidate file).
-struct FileImports<'a> {
-    reach: ImportReach<'a>,
+pub(super) struct FileImports<'a> {
+    pub(super) reach: ImportReach<'a>,
     imported: HashMap<u32, bool>,
 }
 
@@ -351,7 +351,7 @@ impl<'a> FileImports<'a> {
     /// the path: `from ledger import book`, `import acme.ledger.{Entry, Ledger}`, `use
     /// crate::ledger::{book::Ledger}` (`from . import book` has no path: the directory tier
     /// finds its file); a wildcard (`a.b.*`) names a directory.
-    fn expand(f: &'a FileGraph) -> FileImports<'a> {
+    pub(super) fn expand(f: &'a FileGraph) -> FileImports<'a> {
         let rules = &f.language.spec().resolution.imports;
         let mut reach = ImportReach::default();
         let mut written = Vec::new();
@@ -388,7 +388,7 @@ impl<'a> FileImports<'a> {
     }
 
     /// Whether the file imports file `gi`, whose path parts are `target`.
-    fn imports(&mut self, gi: usize, target: &[String]) -> bool {
+    pub(super) fn imports(&mut self, gi: usize, target: &[String]) -> bool {
         let targets = &self.reach.targets;
         *self.imported.entry(gi as u32).or_insert_with(|| {
             let target_dir = &target[..target.len().saturating_sub(1)];

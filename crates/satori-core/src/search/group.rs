@@ -33,7 +33,11 @@ fn components(s: &Scored) -> ScoreComponents {
         fused: s.fused,
         definition_boost: s.definition,
         path_boost: s.path,
-        coherence_boost: s.coherence + s.file_vector + s.file_names + s.file_doc,
+        coherence_boost: s.coherence
+            + s.file_vector
+            + s.file_names
+            + s.file_doc
+            + s.file_centrality,
         category_multiplier: s.category_mult,
         category: s.category,
         changed_multiplier: s.changed_mult,

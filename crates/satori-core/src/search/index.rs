@@ -15,12 +15,14 @@
 //! directory word) and must not need a reindex when they do, and deriving them is a pass
 //! over the file paths that costs a few milliseconds per thousand files.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::category::{self, Category};
 use super::names::normalize_identifier;
 use crate::Result;
 use crate::dense::{Neighbor, QueryVector, VectorIndex};
+use crate::graph::Centrality;
 use crate::store::table::{ChunkEntry, FileEntry};
 use crate::store::tokenizer::CodeTokenizer;
 use crate::store::{Generation, LexicalQuery, TextField};
@@ -150,6 +152,10 @@ pub struct Index {
     names: Vec<OnceLock<Vec<String>>>,
     /// The word tokens of each file's opening documentation (see [`Index::file_doc`]).
     docs: Vec<OnceLock<Vec<String>>>,
+    /// How many other files reach each stored file, computed the first time ranking asks
+    /// (see [`Index::file_centrality`]) and shared with the layered indexes made from this
+    /// one.
+    centrality: Arc<OnceLock<HashMap<String, u32>>>,
 }
 
 /// The live chunk ordinals of every file, file by file (compressed rows: the ordinals of file
@@ -184,6 +190,7 @@ impl Index {
             versions: OnceLock::new(),
             names: (0..files).map(|_| OnceLock::new()).collect(),
             docs: (0..files).map(|_| OnceLock::new()).collect(),
+            centrality: Arc::new(OnceLock::new()),
         }
     }
 
@@ -222,6 +229,7 @@ impl Index {
             versions: OnceLock::new(),
             names: (0..files).map(|_| OnceLock::new()).collect(),
             docs: (0..files).map(|_| OnceLock::new()).collect(),
+            centrality: Arc::clone(&self.centrality),
         }
     }
 
@@ -268,6 +276,22 @@ impl Index {
             }
             _ => &stored[file as usize],
         }
+    }
+
+    /// How many other files call into the file with id `file` or import it (see
+    /// [`Centrality`]), 0 when the generation has no complete graph. The first call resolves
+    /// the stored generation's graph, once for the life of this index. A layered file has
+    /// its stored namesake's count: the count changes with other files' edits as much as
+    /// with its own, and the generation the layer becomes counts it afresh.
+    pub(super) fn file_centrality(&self, file: u32) -> Result<u32> {
+        let counts = match self.centrality.get() {
+            Some(c) => c,
+            None => {
+                let counts = Centrality::of_generation(self.generation.dir())?.unwrap_or_default();
+                self.centrality.get_or_init(|| counts)
+            }
+        };
+        Ok(counts.get(&self.file(file).path).copied().unwrap_or(0))
     }
 
     /// The ranking facts of the file with id `file`.

@@ -70,6 +70,8 @@ pub struct SearchTuning {
     /// The file-words boosts (a question's words in the names a file defines and in its
     /// opening documentation).
     pub file_words: bool,
+    /// The file-centrality boost (how many other files reach a file).
+    pub centrality: bool,
     /// The promotion, within its file, of the kind of definition a question names.
     pub kind: bool,
     pub fusion: Fusion,
@@ -94,6 +96,7 @@ impl Default for SearchTuning {
             coherence: true,
             file_vector: true,
             file_words: true,
+            centrality: true,
             kind: true,
             fusion: Fusion::Blend,
             weights: Weights::default(),
@@ -103,7 +106,7 @@ impl Default for SearchTuning {
 
 impl SearchTuning {
     /// Names accepted by [`SearchTuning::parse`].
-    pub const SWITCHES: [&'static str; 15] = [
+    pub const SWITCHES: [&'static str; 16] = [
         "lexical_only",
         "dense_only",
         "no_fields",
@@ -117,6 +120,7 @@ impl SearchTuning {
         "no_coherence",
         "no_file_vector",
         "no_file_words",
+        "no_centrality",
         "no_kind",
         "rrf",
     ];
@@ -140,6 +144,7 @@ impl SearchTuning {
                     t.coherence = false;
                     t.file_vector = false;
                     t.file_words = false;
+                    t.centrality = false;
                     t.kind = false;
                 }
                 "no_definition" => t.definition = false,
@@ -154,6 +159,7 @@ impl SearchTuning {
                 "no_coherence" => t.coherence = false,
                 "no_file_vector" => t.file_vector = false,
                 "no_file_words" => t.file_words = false,
+                "no_centrality" => t.centrality = false,
                 "no_kind" => t.kind = false,
                 "rrf" => t.fusion = Fusion::Rrf,
                 other => {
@@ -251,7 +257,9 @@ pub struct ScoreComponents {
     /// Bonus for file-stem / path matches.
     pub path_boost: f32,
     /// Bonus for the file as a whole (a file's best chunk only): its share of the retrieval
-    /// score (coherence) plus its closeness to the query in the embedding space (file vector).
+    /// score (coherence), its closeness to the query in the embedding space (file vector),
+    /// the question's words in its names and opening documentation (file words), and how
+    /// many other files reach it (file centrality).
     pub coherence_boost: f32,
     /// Multiplier for the path category under the scope (tests, docs, generated, ...).
     pub category_multiplier: f32,

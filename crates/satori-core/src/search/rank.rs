@@ -44,6 +44,8 @@ pub(super) struct Scored {
     /// Added to a file's best chunk for the share of a question's words its opening
     /// documentation uses.
     pub(super) file_doc: f32,
+    /// Added to a file's best chunk for how many other files reach the file.
+    pub(super) file_centrality: f32,
     pub(super) category: Category,
     pub(super) category_mult: f32,
     pub(super) changed_mult: f32,
@@ -59,7 +61,8 @@ impl Scored {
             + self.coherence
             + self.file_vector
             + self.file_names
-            + self.file_doc)
+            + self.file_doc
+            + self.file_centrality)
             * self.category_mult
             * self.changed_mult
     }
@@ -165,6 +168,12 @@ impl<'a> Ranker<'a> {
         {
             self.file_words_boost(&mut scored)?;
         }
+        if self.tuning.centrality
+            && w.file_centrality > 0.0
+            && self.analysis.kind != QueryKind::Identifier
+        {
+            self.centrality_boost(&mut scored)?;
+        }
         if self.tuning.names && self.analysis.kind != QueryKind::Identifier {
             let mut covered = NameCover::new(self.analysis, self.related, w);
             self.name_cover_boost(&mut scored, &mut covered, tokenizer);
@@ -263,6 +272,7 @@ impl<'a> Ranker<'a> {
             file_vector: 0.0,
             file_names: 0.0,
             file_doc: 0.0,
+            file_centrality: 0.0,
             category: chunk_category,
             category_mult,
             changed_mult,
@@ -496,6 +506,42 @@ impl<'a> Ranker<'a> {
         }
         for &(_, best) in &files {
             let s = &mut scored[best];
+            s.score = s.total();
+        }
+        Ok(())
+    }
+
+    /// Adds the file-centrality boost to the best chunk of each of the leading files:
+    /// `ln(1 + n) / ln(1 + max)`, where `n` is how many other files call into the file or
+    /// import it and `max` the largest `n` among the leading files. A log, because the
+    /// difference between a file nothing reaches and one that five files reach says more
+    /// than the one between fifty and a hundred; relative to the leading files, because
+    /// the boost decides among the files in view, whatever the codebase's size.
+    fn centrality_boost(&self, scored: &mut [Scored]) -> Result<()> {
+        let files = leading_files(self.ix, scored, self.weights.file_vector_files);
+        let counts: Vec<u32> = files
+            .iter()
+            .map(|&(file, _)| self.ix.file_centrality(file))
+            .collect::<Result<_>>()?;
+        let top = counts.iter().copied().max().unwrap_or(0);
+        if top == 0 || files.len() < 2 {
+            return Ok(());
+        }
+        let scale = (1.0 + top as f32).ln();
+        let gate = self.weights.file_centrality_gate;
+        let lead = files
+            .iter()
+            .map(|&(_, best)| scored[best].score)
+            .fold(0.0f32, f32::max);
+        for (&(_, best), n) in files.iter().zip(counts) {
+            let s = &mut scored[best];
+            let share = if gate > 0.0 && lead > 0.0 {
+                (s.score / lead).clamp(0.0, 1.0).powf(gate)
+            } else {
+                1.0
+            };
+            s.file_centrality =
+                self.weights.file_centrality * share * (1.0 + n as f32).ln() / scale;
             s.score = s.total();
         }
         Ok(())

@@ -928,6 +928,12 @@ impl Generation {
         self.deleted_docs
     }
 
+    /// The generation's directory (a placeholder that names no directory for a generation
+    /// held in memory).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The files of the generation, in file-id order.
     pub fn files(&self) -> &[FileEntry] {
         &self.table.files

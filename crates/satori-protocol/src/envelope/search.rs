@@ -54,7 +54,9 @@ pub struct ScoreDebug {
     pub definition_boost: f64,
     /// Bonus for file-stem and path matches.
     pub path_boost: f64,
-    /// Boost of a file's best chunk for the file's share of the retrieval score.
+    /// Boost of a file's best chunk for evidence about the file as a whole: its share of the
+    /// retrieval score, the question's words in its defined names and opening documentation,
+    /// and how many other files call into it or import it.
     pub coherence_boost: f64,
     /// Multiplier for the path category under the scope.
     pub category_multiplier: f64,
