@@ -639,7 +639,11 @@ fn a_sync_counts_file_centrality_as_a_full_index_does() {
     assert!(s.derived, "{s:?}");
     let published = engine.generation(&root).unwrap();
     assert!(
-        published.generation().dir().join("graph.delta.json").is_file(),
+        published
+            .generation()
+            .dir()
+            .join("graph.delta.json")
+            .is_file(),
         "the sync shared the stored graph"
     );
     let files = files_under(&root);

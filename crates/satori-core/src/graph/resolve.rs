@@ -8,8 +8,16 @@
 //! anything else is ambiguous and becomes a note instead of a guess. A call on a named type
 //! (`Ledger::new()`) only considers that type's definitions, and a call on a type the
 //! codebase does not define (`Vec::new()`) is a library call.
+//!
+//! A common name (`new`, `fmt`, `clone`) has thousands of definitions in a large codebase,
+//! and most calls of it filter them alike: those candidate lists are built once per name
+//! ([`SharedCands`], with the candidates by scope type and by file), and each file's nearby
+//! files once per file ([`near_files`]), so a call looks up the files near it instead of
+//! ranking every definition of its name. The answers are the ones the plain walk gives.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use super::{CallSite, FileGraph, GraphFile, Import, Receiver, UNKNOWN_ARGS};
 use crate::lang::{ImportReach, Language, Resolution, WrittenImport};
@@ -38,12 +46,13 @@ pub(super) struct Edge {
 }
 
 /// A call site that named several definitions that resolution could not tell apart.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Ambiguous {
     pub caller: u32,
     pub line: u32,
     pub name: String,
-    pub candidates: Vec<u32>,
+    /// Shared with the other calls of the name when it is every definition of it.
+    pub candidates: Arc<[u32]>,
 }
 
 /// The resolved graph of a generation.
@@ -266,6 +275,127 @@ struct Definitions<'a> {
     type_names: HashSet<&'a str>,
 }
 
+/// The files of a codebase by what imports and directories match on, for listing the files
+/// near a caller ([`near_files`]) without comparing it with every file.
+struct FileIndex<'d> {
+    /// Each file's directory.
+    dirs: Vec<&'d str>,
+    by_dir: HashMap<&'d str, Vec<u32>>,
+    /// Files by the last of their path parts.
+    by_last: HashMap<&'d str, Vec<u32>>,
+    /// Files by the part before the last (their directory's name).
+    by_parent: HashMap<&'d str, Vec<u32>>,
+    /// Files by every part of their path.
+    by_part: HashMap<&'d str, Vec<u32>>,
+}
+
+impl<'d> FileIndex<'d> {
+    fn of(defs: &'d Definitions) -> FileIndex<'d> {
+        let mut ix = FileIndex {
+            dirs: defs.files.iter().map(|f| dir_of(&f.path)).collect(),
+            by_dir: HashMap::new(),
+            by_last: HashMap::new(),
+            by_parent: HashMap::new(),
+            by_part: HashMap::new(),
+        };
+        for (gi, parts) in defs.file_parts.iter().enumerate() {
+            let g = gi as u32;
+            ix.by_dir.entry(ix.dirs[gi]).or_default().push(g);
+            if let Some(last) = parts.last() {
+                ix.by_last.entry(last.as_str()).or_default().push(g);
+            }
+            if parts.len() > 1 {
+                ix.by_parent
+                    .entry(parts[parts.len() - 2].as_str())
+                    .or_default()
+                    .push(g);
+            }
+            let mut seen: Vec<&str> = Vec::new();
+            for part in parts {
+                if !seen.contains(&part.as_str()) {
+                    seen.push(part);
+                    ix.by_part.entry(part.as_str()).or_default().push(g);
+                }
+            }
+        }
+        ix
+    }
+}
+
+/// The files other than `fi` that a call in `fi` reaches at the imported tier (its imports
+/// name them) or the directory tier (same directory, or a directory its imports make as near
+/// as its own), with that tier: what [`Call::tier`] says of each of them, for the files it
+/// would not say `ANYWHERE` of. Every import and module directory is matched against the
+/// files whose last path parts could satisfy it, then checked as `tier` checks it.
+fn near_files(
+    defs: &Definitions,
+    files: &FileIndex,
+    fi: usize,
+    imports: &mut FileImports,
+) -> HashMap<u32, usize> {
+    let mut near: HashMap<u32, usize> = HashMap::new();
+    let none: &[u32] = &[];
+    let get = |map: &HashMap<&str, Vec<u32>>, key: &str| -> Vec<u32> {
+        map.get(key).map_or(none, Vec::as_slice).to_vec()
+    };
+    let mut maybe: Vec<u32> = Vec::new();
+    for (target, whole_dir) in &imports.reach.targets {
+        if let Some(last) = target.last() {
+            maybe.extend(get(&files.by_last, last));
+            if *whole_dir {
+                maybe.extend(get(&files.by_parent, last));
+            }
+        }
+        if target.len() > 1 {
+            maybe.extend(get(&files.by_last, &target[target.len() - 2]));
+        }
+    }
+    maybe.sort_unstable();
+    maybe.dedup();
+    for g in maybe {
+        if g as usize != fi && imports.imports(g as usize, &defs.file_parts[g as usize]) {
+            near.insert(g, IMPORTED);
+        }
+    }
+    let mut dir_mates = get(&files.by_dir, files.dirs[fi]);
+    for m in &imports.reach.module_dirs {
+        if let Some(last) = m.last() {
+            for g in get(&files.by_parent, last) {
+                if imports.in_module_dir(&defs.file_parts[g as usize]) {
+                    dir_mates.push(g);
+                }
+            }
+        }
+    }
+    for g in dir_mates {
+        if g as usize != fi {
+            near.entry(g).or_insert(SAME_DIR);
+        }
+    }
+    near
+}
+
+/// Every definition of one name that a call may run, for the calls that filter them alike
+/// ([`Call::shares_candidates`]), with the lookups `narrow` and `nearest` make in them.
+struct SharedCands<'a> {
+    nodes: Arc<[u32]>,
+    /// The nodes with a type of this name in their scope (`last_part(scope_type(p))`), in
+    /// node order.
+    by_type: HashMap<&'a str, Vec<u32>>,
+    /// Each file's nodes, in node order.
+    by_file: HashMap<u32, Vec<u32>>,
+    /// What `settle` asks of all the nodes at once, computed the first time it does.
+    whole: std::cell::OnceCell<(Option<Vec<u32>>, bool)>,
+}
+
+/// Candidate lists shared between calls, by name, caller family and whether a bare call
+/// leaves methods out.
+type SharedKey<'a> = (&'a str, Language, bool);
+
+/// At least this many candidates take the lookup path of [`Call::nearest`]; fewer are
+/// ranked one by one, which costs less than the lookups.
+const SHARED_MIN: usize = 16;
+
 impl<'a> Definitions<'a> {
     /// Step 1 of [`CallGraph::build`]: every symbol becomes a node, and the callable ones
     /// are listed by name.
@@ -448,9 +578,24 @@ struct Call<'a> {
     parents: HashSet<&'a str>,
 }
 
+/// Candidates of a call: its own list, or the list it shares with the calls of its name.
+enum Cands<'a> {
+    Own(Vec<u32>),
+    Shared(Rc<SharedCands<'a>>),
+}
+
+impl Cands<'_> {
+    fn nodes(&self) -> &[u32] {
+        match self {
+            Cands::Own(v) => v,
+            Cands::Shared(s) => &s.nodes,
+        }
+    }
+}
+
 /// The definitions a call may run, once narrowed by what its receiver says.
-struct Narrowed {
-    cands: Vec<u32>,
+struct Narrowed<'a> {
+    cands: Cands<'a>,
     /// The candidates are the named type's own (`Ledger::new()`).
     of_type: bool,
     /// The name is one the file imports by name.
@@ -502,6 +647,53 @@ impl<'a> Call<'a> {
             .is_some_and(|t| self.parents.contains(last_part(scope_type(t))))
     }
 
+    /// Whether [`Call::candidates`] depends only on the called name, the caller's family and
+    /// whether the call is bare: not a parent call, not a bare call of the caller's own
+    /// type (both read the caller's scope or imports).
+    fn shares_candidates(&self) -> bool {
+        !self.to_parent && !self.own_bare
+    }
+
+    /// [`Call::candidates`] for a call that [shares them](Call::shares_candidates), built
+    /// the first time its name, family and bareness are called.
+    fn shared_candidates(
+        &self,
+        defs: &Definitions<'a>,
+        imports: &mut FileImports,
+        memo: &mut HashMap<SharedKey<'a>, Rc<SharedCands<'a>>>,
+    ) -> Rc<SharedCands<'a>> {
+        let bare_function = self.rules.bare_calls_are_functions && self.receiver == Receiver::None;
+        let key = (
+            self.site.name.as_str(),
+            self.language.family(),
+            bare_function,
+        );
+        if let Some(found) = memo.get(&key) {
+            return Rc::clone(found);
+        }
+        let nodes = self.candidates(defs, imports);
+        let mut by_type: HashMap<&'a str, Vec<u32>> = HashMap::new();
+        let mut by_file: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &n in &nodes {
+            let (gi, sym) = defs.symbol(n);
+            by_file.entry(gi as u32).or_default().push(n);
+            for p in &sym.scope {
+                let list = by_type.entry(last_part(scope_type(p))).or_default();
+                if list.last() != Some(&n) {
+                    list.push(n);
+                }
+            }
+        }
+        let shared = Rc::new(SharedCands {
+            nodes: nodes.into(),
+            by_type,
+            by_file,
+            whole: std::cell::OnceCell::new(),
+        });
+        memo.insert(key, Rc::clone(&shared));
+        shared
+    }
+
     /// The definitions of the called name this call could run at all. Only code of the
     /// caller's runtime can be called by name: a Python `get()` never runs a TypeScript
     /// method.
@@ -539,8 +731,8 @@ impl<'a> Call<'a> {
         &self,
         defs: &Definitions,
         imports: &FileImports,
-        cands: Vec<u32>,
-    ) -> Option<Narrowed> {
+        cands: Cands<'a>,
+    ) -> Option<Narrowed<'a>> {
         let receiver = &self.receiver;
         // A call on a type the codebase does not define (`Vec::new()`, `Math.max()`) is a
         // library call, whatever the codebase defines under that name.
@@ -566,20 +758,24 @@ impl<'a> Call<'a> {
         // one the caller's type declaration names).
         let of_type: Vec<u32> = if self.to_parent && !self.parents.is_empty() {
             cands
+                .nodes()
                 .iter()
                 .copied()
                 .filter(|&n| self.is_parent(&defs.symbol(n).1.scope))
                 .collect()
         } else if let Receiver::Named(r) = receiver {
             let written = last_part(r);
-            cands
-                .iter()
-                .copied()
-                .filter(|&n| {
-                    let scope = &defs.symbol(n).1.scope;
-                    scope.iter().any(|p| last_part(scope_type(p)) == written)
-                })
-                .collect()
+            match &cands {
+                Cands::Shared(shared) => shared.by_type.get(written).cloned().unwrap_or_default(),
+                Cands::Own(own) => own
+                    .iter()
+                    .copied()
+                    .filter(|&n| {
+                        let scope = &defs.symbol(n).1.scope;
+                        scope.iter().any(|p| last_part(scope_type(p)) == written)
+                    })
+                    .collect(),
+            }
         } else {
             Vec::new()
         };
@@ -606,12 +802,21 @@ impl<'a> Call<'a> {
         // Java and C# code calls a static method on its type, not on a value (`list.add(x)`
         // is not `ArrayUtils.add`).
         if on_value && self.rules.bare_calls_are_own {
-            cands.retain(|&n| {
-                let s = defs.symbol(n).1;
-                !(s.kind == SymbolKind::Method && s.label.split_whitespace().any(|w| w == "static"))
-            });
-            if cands.is_empty() {
+            let kept: Vec<u32> = cands
+                .nodes()
+                .iter()
+                .copied()
+                .filter(|&n| {
+                    let s = defs.symbol(n).1;
+                    !(s.kind == SymbolKind::Method
+                        && s.label.split_whitespace().any(|w| w == "static"))
+                })
+                .collect();
+            if kept.is_empty() {
                 return None;
+            }
+            if kept.len() < cands.nodes().len() {
+                cands = Cands::Own(kept);
             }
         }
         let reach = if !on_value || self.rules.whole_module_visible {
@@ -632,7 +837,11 @@ impl<'a> Call<'a> {
         };
         let of_type_found = !of_type.is_empty();
         Some(Narrowed {
-            cands: if of_type_found { of_type } else { cands },
+            cands: if of_type_found {
+                Cands::Own(of_type)
+            } else {
+                cands
+            },
             of_type: of_type_found,
             imported_name,
             reach,
@@ -668,58 +877,179 @@ impl<'a> Call<'a> {
         }
     }
 
-    /// The candidates of the best tier, and that tier (`usize::MAX` when none is left). A
-    /// call does not reach the definition it is written in by its own name unless it is a
-    /// plain recursive call: `self.file.close()` in `close` is another `close`.
+    /// The candidates of the best tier, and that tier (`usize::MAX` when none is left), and
+    /// whether they are every shared candidate of the name. A call does not reach the
+    /// definition it is written in by its own name unless it is a plain recursive call:
+    /// `self.file.close()` in `close` is another `close`.
     fn nearest(
         &self,
         defs: &Definitions,
         imports: &mut FileImports,
+        near: &mut Near,
         narrowed: &Narrowed,
-    ) -> (usize, Vec<u32>) {
+        shared_min: usize,
+    ) -> (usize, Vec<u32>, bool) {
         let plain =
             matches!(self.receiver, Receiver::None | Receiver::SelfType) || narrowed.of_type;
+        let skip = |c: u32| c == self.caller && !plain;
+        let shared = match &narrowed.cands {
+            Cands::Shared(shared) if shared.nodes.len() >= shared_min => shared,
+            cands => {
+                let mut best = usize::MAX;
+                let mut chosen: Vec<u32> = Vec::new();
+                for &c in cands.nodes() {
+                    if skip(c) {
+                        continue;
+                    }
+                    let t = self.tier(defs, imports, narrowed.module.as_deref(), c);
+                    if t < best {
+                        best = t;
+                        chosen.clear();
+                    }
+                    if t == best {
+                        chosen.push(c);
+                    }
+                }
+                return (best, chosen, false);
+            }
+        };
+        // The same tiers as `tier`, looked up by file: the caller's file, then the files near
+        // it, and only when none of them defines the name, every candidate.
         let mut best = usize::MAX;
         let mut chosen: Vec<u32> = Vec::new();
-        for &c in &narrowed.cands {
-            if c == self.caller && !plain {
-                continue;
+        let mut take = |best: &mut usize, t: usize, nodes: &[u32]| {
+            for &c in nodes {
+                if skip(c) {
+                    continue;
+                }
+                if t < *best {
+                    *best = t;
+                    chosen.clear();
+                }
+                if t == *best {
+                    chosen.push(c);
+                }
             }
-            let t = self.tier(defs, imports, narrowed.module.as_deref(), c);
-            if t < best {
-                best = t;
-                chosen.clear();
-            }
-            if t == best {
-                chosen.push(c);
+        };
+        if let Some(own) = shared.by_file.get(&(self.fi as u32)) {
+            for &c in own {
+                let same_type = self.receiver == Receiver::SelfType
+                    && defs.symbol(c).1.scope == self.caller_sym.scope;
+                take(
+                    &mut best,
+                    if same_type { OWN_TYPE } else { SAME_FILE },
+                    &[c],
+                );
             }
         }
-        (best, chosen)
+        if best > SAME_FILE {
+            near.ensure(defs, self.fi, imports);
+            let nearby = near.list();
+            let module = narrowed.module.as_deref();
+            let in_module =
+                |g: u32| module.is_some_and(|m| defs.file_parts[g as usize].iter().any(|p| p == m));
+            let module_files: &[u32] = module
+                .and_then(|m| near.files.by_part.get(m))
+                .map_or(&[], Vec::as_slice);
+            if nearby.len() + module_files.len() < shared.by_file.len() {
+                // A file both near and on the module path is taken twice, at the better tier
+                // the second time.
+                for (&g, &t) in nearby.iter() {
+                    if let Some(nodes) = shared.by_file.get(&g) {
+                        take(&mut best, t, nodes);
+                    }
+                }
+                for &g in module_files {
+                    if g as usize != self.fi
+                        && let Some(nodes) = shared.by_file.get(&g)
+                    {
+                        take(&mut best, IMPORTED, nodes);
+                    }
+                }
+            } else {
+                for (&g, nodes) in &shared.by_file {
+                    if g as usize == self.fi {
+                        continue;
+                    }
+                    let t = if in_module(g) {
+                        Some(IMPORTED)
+                    } else {
+                        nearby.get(&g).copied()
+                    };
+                    if let Some(t) = t {
+                        take(&mut best, t, nodes);
+                    }
+                }
+            }
+            // Files were visited in no particular order, some twice: the walk over the
+            // candidates lists each once, in node order.
+            chosen.sort_unstable();
+            chosen.dedup();
+        }
+        if best == usize::MAX {
+            chosen = shared.nodes.iter().copied().filter(|&c| !skip(c)).collect();
+            if chosen.is_empty() {
+                return (usize::MAX, chosen, false);
+            }
+            let whole = chosen.len() == shared.nodes.len();
+            return (ANYWHERE, chosen, whole);
+        }
+        (best, chosen, false)
+    }
+}
+
+/// The files near each caller file ([`near_files`]), listed the first time one of its calls
+/// needs them.
+struct Near<'d> {
+    files: FileIndex<'d>,
+    /// The caller file the list is for, and the list.
+    current: Option<(usize, HashMap<u32, usize>)>,
+}
+
+impl Near<'_> {
+    /// Lists the files near `fi`, unless they are listed already.
+    fn ensure(&mut self, defs: &Definitions, fi: usize, imports: &mut FileImports) {
+        if self.current.as_ref().is_none_or(|(f, _)| *f != fi) {
+            self.current = Some((fi, near_files(defs, &self.files, fi, imports)));
+        }
+    }
+
+    /// The files listed by the last [`Near::ensure`].
+    fn list(&self) -> &HashMap<u32, usize> {
+        static NONE: std::sync::LazyLock<HashMap<u32, usize>> =
+            std::sync::LazyLock::new(HashMap::new);
+        self.current.as_ref().map_or(&NONE, |(_, list)| list)
     }
 }
 
 /// Step 3 of [`CallGraph::build`]: resolves the call at `site` in file `fi` into an edge, an
 /// ambiguous site, or a name called outside the codebase or out of reach.
-fn resolve_call(
-    defs: &Definitions,
+fn resolve_call<'a>(
+    defs: &Definitions<'a>,
     fi: usize,
     imports: &mut FileImports,
-    site: &CallSite,
+    memo: &mut Memo<'a, '_>,
+    site: &'a CallSite,
     out: &mut Resolved,
 ) {
     let Some(caller_si) = enclosing(&defs.files[fi].symbols, site.line) else {
         return;
     };
     let call = Call::read(defs, fi, caller_si, site);
-    let cands = call.candidates(defs, imports);
-    let narrowed = match cands.is_empty() {
+    let cands = if call.shares_candidates() {
+        Cands::Shared(call.shared_candidates(defs, imports, &mut memo.shared))
+    } else {
+        Cands::Own(call.candidates(defs, imports))
+    };
+    let narrowed = match cands.nodes().is_empty() {
         true => None,
         false => call.narrow(defs, imports, cands),
     };
     let Some(narrowed) = narrowed else {
         return note_name(&mut out.external, call.caller, &site.name);
     };
-    let (best, chosen) = call.nearest(defs, imports, &narrowed);
+    let (best, chosen, whole) =
+        call.nearest(defs, imports, &mut memo.near, &narrowed, memo.shared_min);
     // A name the file imports is what the import names: when neither the caller's file nor
     // what it imports (or its module's directory) defines it, the import comes from outside
     // the codebase.
@@ -731,17 +1061,51 @@ fn resolve_call(
     if best >= narrowed.reach && best != usize::MAX && chosen.len() == 1 {
         return note_name(&mut out.untyped, call.caller, &site.name);
     }
-    settle(defs, &call, best, chosen, out);
+    let whole = match (&narrowed.cands, whole) {
+        (Cands::Shared(shared), true) => Some(shared.as_ref()),
+        _ => None,
+    };
+    settle(defs, &call, best, chosen, whole, out);
+}
+
+/// What resolution keeps between calls: the candidate lists shared by name, and the files
+/// near the caller's file.
+struct Memo<'a, 'd> {
+    shared: HashMap<SharedKey<'a>, Rc<SharedCands<'a>>>,
+    near: Near<'d>,
+    /// Shared lists at least this long are looked up by file ([`SHARED_MIN`]).
+    shared_min: usize,
 }
 
 /// Step 4 of [`CallGraph::build`]: the edge (or ambiguity) for the candidates of one tier.
 /// Constructors stand for their class, overloads are told apart by argument count, and an
 /// overload does not call itself.
-fn settle(defs: &Definitions, call: &Call, best: usize, mut chosen: Vec<u32>, out: &mut Resolved) {
+///
+/// `whole` is set when `chosen` is every candidate the name shares with other calls: what
+/// is asked of all of them is then answered once for all those calls.
+fn settle(
+    defs: &Definitions,
+    call: &Call,
+    best: usize,
+    mut chosen: Vec<u32>,
+    whole: Option<&SharedCands>,
+    out: &mut Resolved,
+) {
     let site = call.site;
+    let facts = whole.map(|w| {
+        w.whole.get_or_init(|| {
+            (
+                defs.constructors(&w.nodes),
+                w.nodes.len() > 1 && defs.overloads(&w.nodes),
+            )
+        })
+    });
     // `new Ledger(...)` names the class and the constructors it declares alike: the call
     // runs the constructors.
-    let construct = defs.constructors(&chosen);
+    let construct = match facts {
+        Some((ctors, _)) => ctors.clone(),
+        None => defs.constructors(&chosen),
+    };
     if let Some(ctors) = &construct {
         chosen.clone_from(ctors);
     }
@@ -749,7 +1113,11 @@ fn settle(defs: &Definitions, call: &Call, best: usize, mut chosen: Vec<u32>, ou
         Some(_) => EdgeKind::Construct,
         None => callee_kind(defs.symbol(node).1.kind).unwrap_or(EdgeKind::Call),
     };
-    let mut overloaded = chosen.len() > 1 && defs.overloads(&chosen);
+    let mut overloaded = chosen.len() > 1
+        && match facts {
+            Some((None, overloads)) => *overloads,
+            _ => defs.overloads(&chosen),
+        };
     if overloaded
         && defs.files[defs.symbol(chosen[0]).0]
             .language
@@ -799,7 +1167,11 @@ fn settle(defs: &Definitions, call: &Call, best: usize, mut chosen: Vec<u32>, ou
             caller: call.caller,
             line: site.line,
             name: site.name.clone(),
-            candidates: many.to_vec(),
+            // `chosen` only ever loses candidates: as many as the shared list are all of it.
+            candidates: match whole {
+                Some(w) if many.len() == w.nodes.len() => Arc::clone(&w.nodes),
+                _ => many.into(),
+            },
         }),
     }
 }
@@ -809,18 +1181,34 @@ impl CallGraph {
     /// expands the file's imports and resolves each of its calls by tier, and links the
     /// edges found.
     pub fn build(graph: GraphFile) -> CallGraph {
+        CallGraph::build_with(graph, SHARED_MIN)
+    }
+
+    /// [`CallGraph::build`], looking up by file the shared candidate lists at least
+    /// `shared_min` long (the others are ranked one by one).
+    fn build_with(graph: GraphFile, shared_min: usize) -> CallGraph {
         let complete = graph.complete;
         let files = graph.files;
         let (nodes, by_id, resolved) = {
             let defs = Definitions::index(&files);
             let mut resolved = Resolved::default();
-            for (fi, f) in files.iter().enumerate() {
-                if f.refs.calls.is_empty() {
-                    continue;
-                }
-                let mut imports = FileImports::expand(f);
-                for site in &f.refs.calls {
-                    resolve_call(&defs, fi, &mut imports, site, &mut resolved);
+            {
+                let mut memo = Memo {
+                    shared: HashMap::new(),
+                    near: Near {
+                        files: FileIndex::of(&defs),
+                        current: None,
+                    },
+                    shared_min,
+                };
+                for (fi, f) in files.iter().enumerate() {
+                    if f.refs.calls.is_empty() {
+                        continue;
+                    }
+                    let mut imports = FileImports::expand(f);
+                    for site in &f.refs.calls {
+                        resolve_call(&defs, fi, &mut imports, &mut memo, site, &mut resolved);
+                    }
                 }
             }
             (defs.nodes, defs.by_id, resolved)
@@ -876,4 +1264,141 @@ fn enclosing(symbols: &[Symbol], line: u32) -> Option<usize> {
             .map(|(i, _)| i)
     };
     innermost(&|s| is_caller(s.kind)).or_else(|| innermost(&|s| s.kind != SymbolKind::Section))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::FileRefs;
+
+    fn symbol(name: &str, kind: SymbolKind, line: u32, scope: &[&str]) -> Symbol {
+        Symbol {
+            id: format!("{}.{name}#{line}", scope.join(".")),
+            name: name.to_owned(),
+            label: format!("def {name}(self)"),
+            kind,
+            start_line: line,
+            end_line: line + 1,
+            scope: scope.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    /// A codebase where one name (`run`) and one class (`Worker`) are defined in every file,
+    /// files import each other and call the name every way a call can be written: the calls
+    /// of each file reach definitions in its own file, its own type, imported files, its
+    /// directory, a module path (Rust's `pkg1::m3::run()`), and nowhere near.
+    fn codebase(language: Language, files: usize) -> GraphFile {
+        let rust = language == Language::Rust;
+        let (ext, sep) = if rust { ("rs", "::") } else { ("py", ".") };
+        let module = |i: usize| {
+            if rust {
+                format!("crate::pkg{}::m{i}", i % 5)
+            } else {
+                format!("pkg{}.m{i}", i % 5)
+            }
+        };
+        let mut out = Vec::new();
+        for i in 0..files {
+            let dir = format!("pkg{}", i % 5);
+            let path = format!("{dir}/m{i}.{ext}");
+            let mut symbols = vec![
+                symbol("Worker", SymbolKind::Class, 1, &[]),
+                symbol("run", SymbolKind::Method, 2, &["Worker"]),
+                symbol("start", SymbolKind::Method, 4, &["Worker"]),
+                symbol("helper", SymbolKind::Function, 10, &[]),
+            ];
+            // Every third file also defines `run` at the top, and every seventh `spawn`.
+            if i % 3 == 0 {
+                symbols.push(symbol("run", SymbolKind::Function, 20, &[]));
+            }
+            if i % 7 == 0 {
+                symbols.push(symbol("spawn", SymbolKind::Function, 30, &[]));
+            }
+            let imported = (i * 7 + 3) % files;
+            let imports = vec![
+                Import {
+                    path: module(imported),
+                    names: vec!["run".into()],
+                    line: 1,
+                },
+                Import {
+                    path: format!("pkg{}", (i + 2) % 5),
+                    names: Vec::new(),
+                    line: 1,
+                },
+            ];
+            let through = (i * 3 + 1) % files;
+            let call = |name: &str, receiver: Receiver, line: u32| CallSite {
+                name: name.into(),
+                receiver,
+                line,
+                args: UNKNOWN_ARGS,
+            };
+            let calls = vec![
+                call("run", Receiver::None, 5),
+                call("run", Receiver::SelfType, 5),
+                call("run", Receiver::Named("worker".into()), 5),
+                call("run", Receiver::Named("Worker".into()), 11),
+                call("run", Receiver::Named(format!("pkg{}", (i + 1) % 5)), 11),
+                call(
+                    "run",
+                    Receiver::Named(format!("pkg{}{sep}m{through}", through % 5)),
+                    11,
+                ),
+                call(
+                    "spawn",
+                    Receiver::Named(format!("pkg{}{sep}m{through}", through % 5)),
+                    11,
+                ),
+                call("run", Receiver::Expression, 3),
+                call("spawn", Receiver::None, 11),
+                call("spawn", Receiver::Named("pool".into()), 11),
+                call("start", Receiver::Named("w".into()), 2),
+                call("helper", Receiver::None, 2),
+                call("Worker", Receiver::None, 11),
+            ];
+            out.push(FileGraph {
+                path,
+                language,
+                symbols,
+                refs: FileRefs { calls, imports },
+            });
+        }
+        GraphFile {
+            files: out,
+            ..GraphFile::new()
+        }
+    }
+
+    /// Looking candidates up by file resolves every call as ranking each candidate does:
+    /// the same edges with the same confidence, the same ambiguous sites with the same
+    /// candidates in the same order, the same unresolved names.
+    #[test]
+    fn lookup_by_file_resolves_as_ranking_every_candidate() {
+        for (language, files) in [Language::Python, Language::Rust]
+            .into_iter()
+            .flat_map(|l| [1, 7, 40, 120].map(|n| (l, n)))
+        {
+            let graph = codebase(language, files);
+            let plain = CallGraph::build_with(graph.clone(), usize::MAX);
+            let looked_up = CallGraph::build_with(graph, 1);
+            assert!(!plain.edges.is_empty(), "{language} {files} files");
+            assert_eq!(
+                looked_up.edges, plain.edges,
+                "{language} {files} files: edges"
+            );
+            assert_eq!(
+                looked_up.ambiguous, plain.ambiguous,
+                "{language} {files} files: ambiguous"
+            );
+            assert_eq!(
+                looked_up.external, plain.external,
+                "{language} {files} files: external"
+            );
+            assert_eq!(
+                looked_up.untyped, plain.untyped,
+                "{language} {files} files: untyped"
+            );
+        }
+    }
 }
