@@ -9,6 +9,9 @@ For each repository (`--repo LANG=DIR`, repeatable), in one run:
   - file_outline latency p50/p95 over up to `--files` files, and call_graph latency at depth
     1 and 3 (direction both) over up to `--symbols` functions and methods, each against the
     trivial list_codebases call on the same session (protocol overhead);
+  - the first call_graph of a fresh session, which resolves the whole graph (later calls
+    reuse it; every `satori-cli` call is a fresh session), `--resolve-reps` times, against
+    `--resolve-baseline` (another build with the call graph) on the same index, interleaved;
   - a seeded sample of `--sample` call edges (callees at depth 1 of random functions), each
     written with the caller, the line of the call site and the callee's definition, for
     checking by reading the code (`<out>/<lang>-edges.json`; a checked copy records a
@@ -141,6 +144,24 @@ def bench_repo(a, lang, corpus, out_dir):
             truncated=truncated, ratio_to_list=round(pct(lat, 0.5) / pct(base, 0.5), 2))
     srv.close()
 
+    first = {"this": [], "baseline": []}
+    for _ in range(a.resolve_reps if picked else 0):
+        for name, exe in (("baseline", a.resolve_baseline), ("this", a.server)):
+            if not exe:
+                continue
+            fresh = Server(exe, home)
+            fresh.call("list_codebases", {})
+            secs, r = timed(fresh, "call_graph", {"path": corpus, "symbolRef": picked[0],
+                                                  "direction": "both", "depth": 1})
+            fresh.close()
+            if r.get("status") == "ok":
+                first[name].append(secs)
+    result["call_graph_first_s"] = {k: round(statistics.median(v), 3)
+                                    for k, v in first.items() if v}
+    if first["this"] and first["baseline"]:
+        result["call_graph_first_ratio"] = round(
+            statistics.median(first["this"]) / statistics.median(first["baseline"]), 3)
+
     sample = rng.sample(edges_seen, min(a.sample, len(edges_seen)))
     checked = []
     for e, src, dst in sample:
@@ -180,6 +201,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", default="target/release/satori")
     ap.add_argument("--baseline-server", help="a build without the call graph, for the index-time ratio")
+    ap.add_argument("--resolve-baseline",
+                    help="another build with the call graph, for the first call_graph's ratio")
+    ap.add_argument("--resolve-reps", type=int, default=3)
     ap.add_argument("--repo", action="append", default=[], help="LANG=DIR")
     ap.add_argument("--index-reps", type=int, default=3)
     ap.add_argument("--files", type=int, default=200)
