@@ -18,6 +18,11 @@ use satori_core::{Engine, Home, IndexOptions, Symbol};
 use serde_json::Value;
 
 fn engine(home: &Path) -> Arc<Engine> {
+    engine_with(home, SearchTuning::default())
+}
+
+/// An engine without an embedding model, ranking with `tuning`.
+fn engine_with(home: &Path, tuning: SearchTuning) -> Arc<Engine> {
     let home = Home::new(home.to_path_buf());
     let embeddings = Embeddings::new(
         ModelSource::Disabled,
@@ -25,11 +30,7 @@ fn engine(home: &Path) -> Arc<Engine> {
         HubOptions::default(),
     )
     .unwrap();
-    Arc::new(Engine::new(
-        home,
-        Arc::new(embeddings),
-        SearchTuning::default(),
-    ))
+    Arc::new(Engine::new(home, Arc::new(embeddings), tuning))
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -684,14 +685,7 @@ fn the_centrality_boost_goes_to_files_other_files_reach() {
             weights: satori_core::search::Weights::with_overrides(weights).unwrap(),
             ..SearchTuning::default()
         };
-        let home = Home::new(home.path().to_path_buf());
-        let embeddings = Embeddings::new(
-            ModelSource::Disabled,
-            &home.models_dir(),
-            HubOptions::default(),
-        )
-        .unwrap();
-        let engine = Engine::new(home, Arc::new(embeddings), tuning);
+        let engine = engine_with(home.path(), tuning);
         let req = satori_core::search::SearchRequest {
             query: "how is the config text parsed into settings".into(),
             limit: 10,

@@ -1383,21 +1383,18 @@ mod tests {
             let plain = CallGraph::build_with(graph.clone(), usize::MAX);
             let looked_up = CallGraph::build_with(graph, 1);
             assert!(!plain.edges.is_empty(), "{language} {files} files");
+            let decided = |g: &CallGraph| {
+                (
+                    g.edges.clone(),
+                    g.ambiguous.clone(),
+                    g.external.clone(),
+                    g.untyped.clone(),
+                )
+            };
             assert_eq!(
-                looked_up.edges, plain.edges,
-                "{language} {files} files: edges"
-            );
-            assert_eq!(
-                looked_up.ambiguous, plain.ambiguous,
-                "{language} {files} files: ambiguous"
-            );
-            assert_eq!(
-                looked_up.external, plain.external,
-                "{language} {files} files: external"
-            );
-            assert_eq!(
-                looked_up.untyped, plain.untyped,
-                "{language} {files} files: untyped"
+                decided(&looked_up),
+                decided(&plain),
+                "{language} {files} files: (edges, ambiguous, external, untyped)"
             );
         }
     }
