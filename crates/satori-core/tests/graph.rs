@@ -715,3 +715,43 @@ fn the_centrality_boost_goes_to_files_other_files_reach() {
     );
     assert_eq!(on["config/leaf.py"], shipped["config/leaf.py"], "{on:?}");
 }
+
+/// A call that could run any of many definitions gets one note that counts them all and
+/// lists the first few, not every one of them.
+#[test]
+fn an_ambiguous_note_lists_a_few_of_many_candidates() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    for i in 0..12 {
+        write(
+            &root,
+            &format!("part{i:02}/util.py"),
+            &format!("def helper():\n    return {i}\n"),
+        );
+    }
+    write(&root, "app.py", "def main():\n    return helper()\n");
+    let home = tempfile::tempdir().unwrap();
+    let graph = index(&engine(home.path()), &root);
+    let main = symbol(&graph, "app.py", "main").clone();
+    let notes = graph
+        .query(&GraphQuery {
+            file: "app.py".into(),
+            symbol_id: main.id,
+            direction: Direction::Callees,
+            depth: 1,
+            limit: 50,
+        })
+        .unwrap()
+        .notes;
+    let note = notes
+        .iter()
+        .find(|n| n.starts_with("ambiguous:"))
+        .unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(note.contains("may be any of 12 definitions"), "{note}");
+    assert_eq!(note.matches("def helper()").count(), 8, "{note}");
+    assert!(
+        note.contains("part07/util.py") && !note.contains("part08/util.py"),
+        "{note}"
+    );
+    assert!(note.ends_with(" and 4 more; no edge drawn."), "{note}");
+}

@@ -27,7 +27,7 @@ pub enum GraphStatus {
     Partial,
 }
 
-/// How many external names a note lists.
+/// How many names (external or unresolved) or candidate definitions (ambiguous) a note lists.
 const NOTE_NAMES: usize = 8;
 
 /// One end of an edge in an answer.
@@ -238,21 +238,30 @@ impl CallGraph {
                 continue;
             }
             let (file, caller) = self.symbol(a.caller);
+            // A common name can have thousands of definitions: the first few say what kind
+            // of call it is, the rest would be most of the answer.
             let candidates: Vec<String> = a
                 .candidates
                 .iter()
+                .take(NOTE_NAMES)
                 .map(|&c| {
                     let (f, s) = self.symbol(c);
                     format!("{} ({}:{})", s.label, f.path, s.start_line)
                 })
                 .collect();
+            let more = a.candidates.len().saturating_sub(NOTE_NAMES);
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
             notes.push(format!(
-                "ambiguous: `{}` called in {} ({}:{}) may be any of {} definitions: {}; no edge drawn.",
+                "ambiguous: `{}` called in {} ({}:{}) may be any of {} definitions: {}{tail}; no edge drawn.",
                 a.name,
                 caller.name,
                 file.path,
                 a.line,
-                candidates.len(),
+                a.candidates.len(),
                 candidates.join(", ")
             ));
         }
