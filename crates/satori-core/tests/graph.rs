@@ -754,4 +754,28 @@ fn an_ambiguous_note_lists_a_few_of_many_candidates() {
         "{note}"
     );
     assert!(note.ends_with(" and 4 more; no edge drawn."), "{note}");
+    // Asked from the other end, any of the candidates (listed in the note or not) is told
+    // of the site that may call it; a definition of another name is not.
+    let notes_of_callers = |file: &str, name: &str| {
+        graph
+            .query(&GraphQuery {
+                file: file.into(),
+                symbol_id: symbol(&graph, file, name).id.clone(),
+                direction: Direction::Callers,
+                depth: 1,
+                limit: 50,
+            })
+            .unwrap()
+            .notes
+    };
+    for file in ["part00/util.py", "part11/util.py"] {
+        let notes = notes_of_callers(file, "helper");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("ambiguous: `helper` called in main")),
+            "{file}: {notes:?}"
+        );
+    }
+    assert!(notes_of_callers("app.py", "main").is_empty());
 }

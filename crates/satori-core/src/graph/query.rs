@@ -230,13 +230,27 @@ impl CallGraph {
         let mut notes = Vec::new();
         let callees = matches!(direction, Direction::Callees | Direction::Both);
         let callers = matches!(direction, Direction::Callers | Direction::Both);
-        let shown: HashSet<u32> = nodes.iter().copied().collect();
-        for a in &self.ambiguous {
-            let from_shown = callees && shown.contains(&a.caller);
-            let names_start = callers && a.candidates.contains(&start);
-            if !(from_shown || names_start) {
-                continue;
+        // The sites called from a shown node, and those calling the start's name (a site's
+        // candidates all have the name it called), each once.
+        let mut sites: Vec<u32> = Vec::new();
+        if callees {
+            for n in nodes {
+                sites.extend(self.ambiguous_by_caller.get(n).into_iter().flatten());
             }
+        }
+        if callers {
+            let name = &self.symbol(start).1.name;
+            sites.extend(
+                self.ambiguous_by_name
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .filter(|&&i| self.ambiguous[i as usize].candidates.contains(&start)),
+            );
+        }
+        sites.sort_unstable();
+        sites.dedup();
+        for a in sites.iter().map(|&i| &self.ambiguous[i as usize]) {
             let (file, caller) = self.symbol(a.caller);
             // A common name can have thousands of definitions: the first few say what kind
             // of call it is, the rest would be most of the answer.

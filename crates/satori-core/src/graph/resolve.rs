@@ -66,6 +66,11 @@ pub struct CallGraph {
     pub(super) out: Vec<Vec<u32>>,
     pub(super) into: Vec<Vec<u32>>,
     pub(super) ambiguous: Vec<Ambiguous>,
+    /// Indices into `ambiguous` by caller node, and by the name called (every candidate of
+    /// a site has the name it called): what a query's notes look up instead of scanning
+    /// every ambiguous site of a large codebase.
+    pub(super) ambiguous_by_caller: HashMap<u32, Vec<u32>>,
+    pub(super) ambiguous_by_name: HashMap<String, Vec<u32>>,
     /// Per caller node: the names it calls that nothing in the codebase defines.
     pub(super) external: HashMap<u32, Vec<String>>,
     /// Per caller node: methods it calls on values of unknown type whose only definitions
@@ -1236,6 +1241,18 @@ impl CallGraph {
             out[e.src as usize].push(i as u32);
             into[e.dst as usize].push(i as u32);
         }
+        let mut ambiguous_by_caller: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut ambiguous_by_name: HashMap<String, Vec<u32>> = HashMap::new();
+        for (i, a) in ambiguous.iter().enumerate() {
+            ambiguous_by_caller
+                .entry(a.caller)
+                .or_default()
+                .push(i as u32);
+            ambiguous_by_name
+                .entry(a.name.clone())
+                .or_default()
+                .push(i as u32);
+        }
         CallGraph {
             files,
             complete,
@@ -1245,6 +1262,8 @@ impl CallGraph {
             out,
             into,
             ambiguous,
+            ambiguous_by_caller,
+            ambiguous_by_name,
             external,
             untyped,
         }
