@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::GraphFile;
-use super::resolve::{CallGraph, FileImports, file_parts};
+use super::resolve::{CallGraph, FileImports, FileIndex, file_parts, imported_files};
 use crate::Result;
 
 /// Every file's in-degree in the file graph of a generation.
@@ -53,51 +53,15 @@ impl Centrality {
                 reached_by[to as usize].insert(from);
             }
         }
-        // Resolution asks "does this file import that one" per candidate definition; here
-        // every import is matched against the files it could name, found by the last part
-        // of their path (or of their directory, for an import of a whole directory).
         let parts: Vec<Vec<String>> = files.iter().map(|f| file_parts(&f.path)).collect();
-        let mut by_last: HashMap<&str, Vec<u32>> = HashMap::new();
-        let mut by_dir: HashMap<&str, Vec<u32>> = HashMap::new();
-        for (i, p) in parts.iter().enumerate() {
-            if let Some(last) = p.last() {
-                by_last.entry(last.as_str()).or_default().push(i as u32);
-            }
-            if p.len() > 1 {
-                by_dir
-                    .entry(p[p.len() - 2].as_str())
-                    .or_default()
-                    .push(i as u32);
-            }
-        }
+        let index = FileIndex::of(files, &parts);
         for (gi, f) in files.iter().enumerate() {
             if f.refs.imports.is_empty() {
                 continue;
             }
             let mut imports = FileImports::expand(f);
-            let mut candidates: Vec<u32> = Vec::new();
-            for (target, whole_dir) in &imports.reach.targets {
-                let mut add = |key: &str, map: &HashMap<&str, Vec<u32>>| {
-                    if let Some(found) = map.get(key) {
-                        candidates.extend_from_slice(found);
-                    }
-                };
-                if let Some(last) = target.last() {
-                    add(last, &by_last);
-                    if *whole_dir {
-                        add(last, &by_dir);
-                    }
-                }
-                if target.len() > 1 {
-                    add(&target[target.len() - 2], &by_last);
-                }
-            }
-            candidates.sort_unstable();
-            candidates.dedup();
-            for c in candidates {
-                if c as usize != gi && imports.imports(c as usize, &parts[c as usize]) {
-                    reached_by[c as usize].insert(gi as u32);
-                }
+            for g in imported_files(&index, gi, &mut imports) {
+                reached_by[g as usize].insert(gi as u32);
             }
         }
         let mut out: Vec<(String, u32)> = files

@@ -281,8 +281,11 @@ struct Definitions<'a> {
 }
 
 /// The files of a codebase by what imports and directories match on, for listing the files
-/// near a caller ([`near_files`]) without comparing it with every file.
-struct FileIndex<'d> {
+/// an import names or a caller is near ([`imported_files`], [`near_files`]) without
+/// comparing it with every file.
+pub(super) struct FileIndex<'d> {
+    /// Each file's path parts ([`file_parts`]).
+    parts: &'d [Vec<String>],
     /// Each file's directory.
     dirs: Vec<&'d str>,
     by_dir: HashMap<&'d str, Vec<u32>>,
@@ -295,28 +298,30 @@ struct FileIndex<'d> {
 }
 
 impl<'d> FileIndex<'d> {
-    fn of(defs: &'d Definitions) -> FileIndex<'d> {
+    /// The index of `files`, whose path parts are `parts`.
+    pub(super) fn of(files: &'d [FileGraph], parts: &'d [Vec<String>]) -> FileIndex<'d> {
         let mut ix = FileIndex {
-            dirs: defs.files.iter().map(|f| dir_of(&f.path)).collect(),
+            parts,
+            dirs: files.iter().map(|f| dir_of(&f.path)).collect(),
             by_dir: HashMap::new(),
             by_last: HashMap::new(),
             by_parent: HashMap::new(),
             by_part: HashMap::new(),
         };
-        for (gi, parts) in defs.file_parts.iter().enumerate() {
+        for (gi, p) in parts.iter().enumerate() {
             let g = gi as u32;
             ix.by_dir.entry(ix.dirs[gi]).or_default().push(g);
-            if let Some(last) = parts.last() {
+            if let Some(last) = p.last() {
                 ix.by_last.entry(last.as_str()).or_default().push(g);
             }
-            if parts.len() > 1 {
+            if p.len() > 1 {
                 ix.by_parent
-                    .entry(parts[parts.len() - 2].as_str())
+                    .entry(p[p.len() - 2].as_str())
                     .or_default()
                     .push(g);
             }
             let mut seen: Vec<&str> = Vec::new();
-            for part in parts {
+            for part in p {
                 if !seen.contains(&part.as_str()) {
                     seen.push(part);
                     ix.by_part.entry(part.as_str()).or_default().push(g);
@@ -325,54 +330,55 @@ impl<'d> FileIndex<'d> {
         }
         ix
     }
+
+    fn get<'m>(map: &'m HashMap<&'d str, Vec<u32>>, key: &str) -> &'m [u32] {
+        map.get(key).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The files other than `fi` that its imports name ([`FileImports::imports`]), in file
+/// order. Each import is matched against the files whose last path parts could satisfy it
+/// (an import's last part names the file or its directory), then checked as resolution
+/// checks it.
+pub(super) fn imported_files(files: &FileIndex, fi: usize, imports: &mut FileImports) -> Vec<u32> {
+    let mut maybe: Vec<u32> = Vec::new();
+    for (target, whole_dir) in &imports.reach.targets {
+        if let Some(last) = target.last() {
+            maybe.extend_from_slice(FileIndex::get(&files.by_last, last));
+            if *whole_dir {
+                maybe.extend_from_slice(FileIndex::get(&files.by_parent, last));
+            }
+        }
+        if target.len() > 1 {
+            maybe.extend_from_slice(FileIndex::get(&files.by_last, &target[target.len() - 2]));
+        }
+    }
+    maybe.sort_unstable();
+    maybe.dedup();
+    maybe.retain(|&g| g as usize != fi && imports.imports(g as usize, &files.parts[g as usize]));
+    maybe
 }
 
 /// The files other than `fi` that a call in `fi` reaches at the imported tier (its imports
 /// name them) or the directory tier (same directory, or a directory its imports make as near
 /// as its own), with that tier: what [`Call::tier`] says of each of them, for the files it
-/// would not say `ANYWHERE` of. Every import and module directory is matched against the
-/// files whose last path parts could satisfy it, then checked as `tier` checks it.
-fn near_files(
-    defs: &Definitions,
-    files: &FileIndex,
-    fi: usize,
-    imports: &mut FileImports,
-) -> HashMap<u32, usize> {
-    let mut near: HashMap<u32, usize> = HashMap::new();
-    let none: &[u32] = &[];
-    let get = |map: &HashMap<&str, Vec<u32>>, key: &str| -> Vec<u32> {
-        map.get(key).map_or(none, Vec::as_slice).to_vec()
-    };
-    let mut maybe: Vec<u32> = Vec::new();
-    for (target, whole_dir) in &imports.reach.targets {
-        if let Some(last) = target.last() {
-            maybe.extend(get(&files.by_last, last));
-            if *whole_dir {
-                maybe.extend(get(&files.by_parent, last));
-            }
-        }
-        if target.len() > 1 {
-            maybe.extend(get(&files.by_last, &target[target.len() - 2]));
-        }
-    }
-    maybe.sort_unstable();
-    maybe.dedup();
-    for g in maybe {
-        if g as usize != fi && imports.imports(g as usize, &defs.file_parts[g as usize]) {
-            near.insert(g, IMPORTED);
-        }
-    }
-    let mut dir_mates = get(&files.by_dir, files.dirs[fi]);
-    for m in &imports.reach.module_dirs {
-        if let Some(last) = m.last() {
-            for g in get(&files.by_parent, last) {
-                if imports.in_module_dir(&defs.file_parts[g as usize]) {
-                    dir_mates.push(g);
-                }
-            }
-        }
-    }
-    for g in dir_mates {
+/// would not say `ANYWHERE` of.
+fn near_files(files: &FileIndex, fi: usize, imports: &mut FileImports) -> HashMap<u32, usize> {
+    let mut near: HashMap<u32, usize> = imported_files(files, fi, imports)
+        .into_iter()
+        .map(|g| (g, IMPORTED))
+        .collect();
+    let in_module_dirs = imports.reach.module_dirs.iter().flat_map(|m| {
+        m.last()
+            .map_or(&[][..], |last| FileIndex::get(&files.by_parent, last))
+            .iter()
+            .copied()
+            .filter(|&g| imports.in_module_dir(&files.parts[g as usize]))
+    });
+    let dir_mates = FileIndex::get(&files.by_dir, files.dirs[fi])
+        .iter()
+        .copied();
+    for g in dir_mates.chain(in_module_dirs).collect::<Vec<u32>>() {
         if g as usize != fi {
             near.entry(g).or_insert(SAME_DIR);
         }
@@ -890,41 +896,17 @@ impl<'a> Call<'a> {
         &self,
         defs: &Definitions,
         imports: &mut FileImports,
-        near: &mut Near,
+        memo: &mut Memo,
         narrowed: &Narrowed,
-        shared_min: usize,
     ) -> (usize, Vec<u32>, bool) {
         let plain =
             matches!(self.receiver, Receiver::None | Receiver::SelfType) || narrowed.of_type;
-        let skip = |c: u32| c == self.caller && !plain;
-        let shared = match &narrowed.cands {
-            Cands::Shared(shared) if shared.nodes.len() >= shared_min => shared,
-            cands => {
-                let mut best = usize::MAX;
-                let mut chosen: Vec<u32> = Vec::new();
-                for &c in cands.nodes() {
-                    if skip(c) {
-                        continue;
-                    }
-                    let t = self.tier(defs, imports, narrowed.module.as_deref(), c);
-                    if t < best {
-                        best = t;
-                        chosen.clear();
-                    }
-                    if t == best {
-                        chosen.push(c);
-                    }
-                }
-                return (best, chosen, false);
-            }
-        };
-        // The same tiers as `tier`, looked up by file: the caller's file, then the files near
-        // it, and only when none of them defines the name, every candidate.
         let mut best = usize::MAX;
         let mut chosen: Vec<u32> = Vec::new();
-        let mut take = |best: &mut usize, t: usize, nodes: &[u32]| {
+        // Keeps the candidates of the best tier seen so far.
+        let take = |best: &mut usize, chosen: &mut Vec<u32>, t: usize, nodes: &[u32]| {
             for &c in nodes {
-                if skip(c) {
+                if c == self.caller && !plain {
                     continue;
                 }
                 if t < *best {
@@ -936,53 +918,59 @@ impl<'a> Call<'a> {
                 }
             }
         };
-        if let Some(own) = shared.by_file.get(&(self.fi as u32)) {
-            for &c in own {
-                let same_type = self.receiver == Receiver::SelfType
-                    && defs.symbol(c).1.scope == self.caller_sym.scope;
-                take(
-                    &mut best,
-                    if same_type { OWN_TYPE } else { SAME_FILE },
-                    &[c],
-                );
+        let module = narrowed.module.as_deref();
+        let shared = match &narrowed.cands {
+            Cands::Shared(shared) if shared.nodes.len() >= memo.shared_min => shared,
+            cands => {
+                for &c in cands.nodes() {
+                    take(
+                        &mut best,
+                        &mut chosen,
+                        self.tier(defs, imports, module, c),
+                        &[c],
+                    );
+                }
+                return (best, chosen, false);
             }
+        };
+        // The same tiers as `tier`, looked up by file: the caller's file, then the files near
+        // it, and only when none of them defines the name, every candidate.
+        for &c in shared.by_file.get(&(self.fi as u32)).into_iter().flatten() {
+            let same_type = self.receiver == Receiver::SelfType
+                && defs.symbol(c).1.scope == self.caller_sym.scope;
+            let t = if same_type { OWN_TYPE } else { SAME_FILE };
+            take(&mut best, &mut chosen, t, &[c]);
         }
         if best > SAME_FILE {
-            near.ensure(defs, self.fi, imports);
-            let nearby = near.list();
-            let module = narrowed.module.as_deref();
-            let in_module =
-                |g: u32| module.is_some_and(|m| defs.file_parts[g as usize].iter().any(|p| p == m));
-            let module_files: &[u32] = module
-                .and_then(|m| near.files.by_part.get(m))
-                .map_or(&[], Vec::as_slice);
+            let files = &memo.files;
+            let nearby = memo.near.of(files, self.fi, imports);
+            let module_files = module.map_or(&[][..], |m| FileIndex::get(&files.by_part, m));
             if nearby.len() + module_files.len() < shared.by_file.len() {
                 // A file both near and on the module path is taken twice, at the better tier
                 // the second time.
-                for (&g, &t) in nearby.iter() {
+                for (&g, &t) in nearby {
                     if let Some(nodes) = shared.by_file.get(&g) {
-                        take(&mut best, t, nodes);
+                        take(&mut best, &mut chosen, t, nodes);
                     }
                 }
                 for &g in module_files {
                     if g as usize != self.fi
                         && let Some(nodes) = shared.by_file.get(&g)
                     {
-                        take(&mut best, IMPORTED, nodes);
+                        take(&mut best, &mut chosen, IMPORTED, nodes);
                     }
                 }
             } else {
                 for (&g, nodes) in &shared.by_file {
-                    if g as usize == self.fi {
-                        continue;
-                    }
-                    let t = if in_module(g) {
-                        Some(IMPORTED)
-                    } else {
-                        nearby.get(&g).copied()
+                    let on_module_path =
+                        module.is_some_and(|m| files.parts[g as usize].iter().any(|p| p == m));
+                    let t = match nearby.get(&g) {
+                        _ if g as usize == self.fi => None,
+                        _ if on_module_path => Some(IMPORTED),
+                        t => t.copied(),
                     };
                     if let Some(t) = t {
-                        take(&mut best, t, nodes);
+                        take(&mut best, &mut chosen, t, nodes);
                     }
                 }
             }
@@ -992,38 +980,34 @@ impl<'a> Call<'a> {
             chosen.dedup();
         }
         if best == usize::MAX {
-            chosen = shared.nodes.iter().copied().filter(|&c| !skip(c)).collect();
-            if chosen.is_empty() {
-                return (usize::MAX, chosen, false);
-            }
+            take(&mut best, &mut chosen, ANYWHERE, &shared.nodes);
             let whole = chosen.len() == shared.nodes.len();
-            return (ANYWHERE, chosen, whole);
+            return (best, chosen, whole);
         }
         (best, chosen, false)
     }
 }
 
-/// The files near each caller file ([`near_files`]), listed the first time one of its calls
-/// needs them.
-struct Near<'d> {
-    files: FileIndex<'d>,
+/// The files near the caller file whose calls are being resolved ([`near_files`]), listed
+/// the first time one of its calls needs them.
+#[derive(Default)]
+struct Near {
     /// The caller file the list is for, and the list.
     current: Option<(usize, HashMap<u32, usize>)>,
 }
 
-impl Near<'_> {
-    /// Lists the files near `fi`, unless they are listed already.
-    fn ensure(&mut self, defs: &Definitions, fi: usize, imports: &mut FileImports) {
+impl Near {
+    /// The files near `fi`, listed unless they are already.
+    fn of(
+        &mut self,
+        files: &FileIndex,
+        fi: usize,
+        imports: &mut FileImports,
+    ) -> &HashMap<u32, usize> {
         if self.current.as_ref().is_none_or(|(f, _)| *f != fi) {
-            self.current = Some((fi, near_files(defs, &self.files, fi, imports)));
+            self.current = Some((fi, near_files(files, fi, imports)));
         }
-    }
-
-    /// The files listed by the last [`Near::ensure`].
-    fn list(&self) -> &HashMap<u32, usize> {
-        static NONE: std::sync::LazyLock<HashMap<u32, usize>> =
-            std::sync::LazyLock::new(HashMap::new);
-        self.current.as_ref().map_or(&NONE, |(_, list)| list)
+        &self.current.as_ref().expect("just listed").1
     }
 }
 
@@ -1053,8 +1037,7 @@ fn resolve_call<'a>(
     let Some(narrowed) = narrowed else {
         return note_name(&mut out.external, call.caller, &site.name);
     };
-    let (best, chosen, whole) =
-        call.nearest(defs, imports, &mut memo.near, &narrowed, memo.shared_min);
+    let (best, chosen, whole) = call.nearest(defs, imports, memo, &narrowed);
     // A name the file imports is what the import names: when neither the caller's file nor
     // what it imports (or its module's directory) defines it, the import comes from outside
     // the codebase.
@@ -1077,7 +1060,8 @@ fn resolve_call<'a>(
 /// near the caller's file.
 struct Memo<'a, 'd> {
     shared: HashMap<SharedKey<'a>, Rc<SharedCands<'a>>>,
-    near: Near<'d>,
+    files: FileIndex<'d>,
+    near: Near,
     /// Shared lists at least this long are looked up by file ([`SHARED_MIN`]).
     shared_min: usize,
 }
@@ -1200,10 +1184,8 @@ impl CallGraph {
             {
                 let mut memo = Memo {
                     shared: HashMap::new(),
-                    near: Near {
-                        files: FileIndex::of(&defs),
-                        current: None,
-                    },
+                    files: FileIndex::of(&files, &defs.file_parts),
+                    near: Near::default(),
                     shared_min,
                 };
                 for (fi, f) in files.iter().enumerate() {
