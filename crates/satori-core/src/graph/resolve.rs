@@ -397,6 +397,56 @@ struct SharedCands<'a> {
     by_file: HashMap<u32, Vec<u32>>,
     /// What `settle` asks of all the nodes at once, computed the first time it does.
     whole: std::cell::OnceCell<(Option<Vec<u32>>, bool)>,
+    /// The nodes that are not static methods, for a Java or C# call on a value (`None`:
+    /// there are none), listed the first time such a call asks.
+    non_static: std::cell::OnceCell<Option<Rc<SharedCands<'a>>>>,
+}
+
+impl<'a> SharedCands<'a> {
+    fn of(defs: &Definitions<'a>, nodes: Vec<u32>) -> SharedCands<'a> {
+        let mut by_type: HashMap<&'a str, Vec<u32>> = HashMap::new();
+        let mut by_file: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &n in &nodes {
+            let (gi, sym) = defs.symbol(n);
+            by_file.entry(gi as u32).or_default().push(n);
+            for p in &sym.scope {
+                let list = by_type.entry(last_part(scope_type(p))).or_default();
+                if list.last() != Some(&n) {
+                    list.push(n);
+                }
+            }
+        }
+        SharedCands {
+            nodes: nodes.into(),
+            by_type,
+            by_file,
+            whole: std::cell::OnceCell::new(),
+            non_static: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The nodes that are not static methods, shared like these.
+    fn non_static(&self, defs: &Definitions<'a>) -> Option<Rc<SharedCands<'a>>> {
+        self.non_static
+            .get_or_init(|| {
+                let kept = not_static(defs, &self.nodes);
+                (!kept.is_empty()).then(|| Rc::new(SharedCands::of(defs, kept)))
+            })
+            .clone()
+    }
+}
+
+/// The nodes that are not static methods: Java and C# code calls a static method on its
+/// type, not on a value (`list.add(x)` is not `ArrayUtils.add`).
+fn not_static(defs: &Definitions, nodes: &[u32]) -> Vec<u32> {
+    nodes
+        .iter()
+        .copied()
+        .filter(|&n| {
+            let s = defs.symbol(n).1;
+            !(s.kind == SymbolKind::Method && s.label.split_whitespace().any(|w| w == "static"))
+        })
+        .collect()
 }
 
 /// Candidate lists shared between calls, by name, caller family and whether a bare call
@@ -682,25 +732,7 @@ impl<'a> Call<'a> {
         if let Some(found) = memo.get(&key) {
             return Rc::clone(found);
         }
-        let nodes = self.candidates(defs, imports);
-        let mut by_type: HashMap<&'a str, Vec<u32>> = HashMap::new();
-        let mut by_file: HashMap<u32, Vec<u32>> = HashMap::new();
-        for &n in &nodes {
-            let (gi, sym) = defs.symbol(n);
-            by_file.entry(gi as u32).or_default().push(n);
-            for p in &sym.scope {
-                let list = by_type.entry(last_part(scope_type(p))).or_default();
-                if list.last() != Some(&n) {
-                    list.push(n);
-                }
-            }
-        }
-        let shared = Rc::new(SharedCands {
-            nodes: nodes.into(),
-            by_type,
-            by_file,
-            whole: std::cell::OnceCell::new(),
-        });
+        let shared = Rc::new(SharedCands::of(defs, self.candidates(defs, imports)));
         memo.insert(key, Rc::clone(&shared));
         shared
     }
@@ -740,7 +772,7 @@ impl<'a> Call<'a> {
     /// Narrows `cands` by the receiver: `None` when the call is a library call after all.
     fn narrow(
         &self,
-        defs: &Definitions,
+        defs: &Definitions<'a>,
         imports: &FileImports,
         cands: Cands<'a>,
     ) -> Option<Narrowed<'a>> {
@@ -810,24 +842,13 @@ impl<'a> Call<'a> {
                 Receiver::None | Receiver::SelfType => false,
             };
         let mut cands = cands;
-        // Java and C# code calls a static method on its type, not on a value (`list.add(x)`
-        // is not `ArrayUtils.add`).
         if on_value && self.rules.bare_calls_are_own {
-            let kept: Vec<u32> = cands
-                .nodes()
-                .iter()
-                .copied()
-                .filter(|&n| {
-                    let s = defs.symbol(n).1;
-                    !(s.kind == SymbolKind::Method
-                        && s.label.split_whitespace().any(|w| w == "static"))
-                })
-                .collect();
-            if kept.is_empty() {
+            cands = match cands {
+                Cands::Shared(shared) => Cands::Shared(shared.non_static(defs)?),
+                Cands::Own(own) => Cands::Own(not_static(defs, &own)),
+            };
+            if cands.nodes().is_empty() {
                 return None;
-            }
-            if kept.len() < cands.nodes().len() {
-                cands = Cands::Own(kept);
             }
         }
         let reach = if !on_value || self.rules.whole_module_visible {
@@ -1025,7 +1046,8 @@ fn resolve_call<'a>(
         return;
     };
     let call = Call::read(defs, fi, caller_si, site);
-    let cands = if call.shares_candidates() {
+    // `usize::MAX`: no list is shared, every call builds and ranks its own.
+    let cands = if call.shares_candidates() && memo.shared_min != usize::MAX {
         Cands::Shared(call.shared_candidates(defs, imports, &mut memo.shared))
     } else {
         Cands::Own(call.candidates(defs, imports))
@@ -1174,7 +1196,8 @@ impl CallGraph {
     }
 
     /// [`CallGraph::build`], looking up by file the shared candidate lists at least
-    /// `shared_min` long (the others are ranked one by one).
+    /// `shared_min` long (the others are ranked one by one); with `usize::MAX`, no list is
+    /// shared: each call filters, narrows and ranks every definition of its name itself.
     fn build_with(graph: GraphFile, shared_min: usize) -> CallGraph {
         let complete = graph.complete;
         let files = graph.files;
@@ -1287,10 +1310,15 @@ mod tests {
     /// A codebase where one name (`run`) and one class (`Worker`) are defined in every file,
     /// files import each other and call the name every way a call can be written: the calls
     /// of each file reach definitions in its own file, its own type, imported files, its
-    /// directory, a module path (Rust's `pkg1::m3::run()`), and nowhere near.
+    /// directory, a module path (Rust's `pkg1::m3::run()`), and nowhere near; in Java, calls
+    /// on values skip the static methods.
     fn codebase(language: Language, files: usize) -> GraphFile {
         let rust = language == Language::Rust;
-        let (ext, sep) = if rust { ("rs", "::") } else { ("py", ".") };
+        let (ext, sep) = match language {
+            Language::Rust => ("rs", "::"),
+            Language::Java => ("java", "."),
+            _ => ("py", "."),
+        };
         let module = |i: usize| {
             if rust {
                 format!("crate::pkg{}::m{i}", i % 5)
@@ -1314,6 +1342,10 @@ mod tests {
             }
             if i % 7 == 0 {
                 symbols.push(symbol("spawn", SymbolKind::Function, 30, &[]));
+            }
+            // In Java, every other `Worker.run` is static: a call on a value never runs it.
+            if language == Language::Java && i % 2 == 0 {
+                symbols[1].label = "public static void run()".into();
             }
             let imported = (i * 7 + 3) % files;
             let imports = vec![
@@ -1371,12 +1403,13 @@ mod tests {
         }
     }
 
-    /// Looking candidates up by file resolves every call as ranking each candidate does:
+    /// Sharing candidate lists and looking them up by file resolves every call as each call
+    /// filtering, narrowing and ranking every candidate itself does:
     /// the same edges with the same confidence, the same ambiguous sites with the same
     /// candidates in the same order, the same unresolved names.
     #[test]
     fn lookup_by_file_resolves_as_ranking_every_candidate() {
-        for (language, files) in [Language::Python, Language::Rust]
+        for (language, files) in [Language::Python, Language::Rust, Language::Java]
             .into_iter()
             .flat_map(|l| [1, 7, 40, 120].map(|n| (l, n)))
         {
