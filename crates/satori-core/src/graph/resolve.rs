@@ -1253,10 +1253,13 @@ impl CallGraph {
                 .entry(a.caller)
                 .or_default()
                 .push(i as u32);
-            ambiguous_by_name
-                .entry(a.name.clone())
-                .or_default()
-                .push(i as u32);
+            // One key per name, not one copy per site.
+            match ambiguous_by_name.get_mut(&a.name) {
+                Some(sites) => sites.push(i as u32),
+                None => {
+                    ambiguous_by_name.insert(a.name.clone(), vec![i as u32]);
+                }
+            }
         }
         CallGraph {
             files,
