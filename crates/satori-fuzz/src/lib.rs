@@ -110,7 +110,7 @@ pub fn state_loaders(data: &[u8]) {
 /// The checks in front of the Streamable HTTP transport (Origin, bearer token) on headers
 /// made of `data`, and the `--http`/`--socket` command line of its first line.
 pub fn http_front(data: &[u8]) {
-    satori_mcp::http::fuzz_front(data);
+    satori_mcp::transport::http::fuzz_front(data);
 }
 
 /// The published tool entries (`name`, `inputSchema`), as a client lists them.

@@ -14,7 +14,6 @@ pub mod config;
 mod ctx;
 pub mod guard;
 mod handoff;
-pub mod http;
 mod jobs;
 mod logging;
 mod roots;
@@ -62,7 +61,7 @@ pub fn run_main() -> ExitCode {
         };
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let shared_server = match http::parse_args(&args) {
+    let shared_server = match transport::http::parse_args(&args) {
         Ok(o) => o,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "satori: {e}");
@@ -107,14 +106,14 @@ pub fn run_main() -> ExitCode {
 }
 
 /// Serves MCP over Streamable HTTP to any number of clients until a signal asks the server
-/// to stop (see [`http`]).
-async fn serve_shared(config: Config, opts: http::HttpOptions) -> anyhow::Result<()> {
+/// to stop (see [`transport::http`]).
+async fn serve_shared(config: Config, opts: transport::http::HttpOptions) -> anyhow::Result<()> {
     let service = Service::new(config).map_err(anyhow::Error::msg)?;
     if let Ok(exe) = std::env::current_exe() {
         service.hand_off_builds_to(exe);
     }
     service.log().install_for_process();
-    http::serve(service, opts, shutdown_signal(), |at| {
+    transport::http::serve(service, opts, shutdown_signal(), |at| {
         let _ = writeln!(std::io::stderr(), "satori: serving MCP at {at}");
     })
     .await

@@ -3,7 +3,10 @@
 //! `notifications/message`, lines that cannot be parsed (invalid UTF-8, too deep, too long)
 //! and reused in-flight ids, invalid requests answered with their ids, and protocol-version
 //! negotiation through rmcp's own client. Each runs in memory over a duplex pipe (the server
-//! on its stdio framing) and then against the built `satori` binary.
+//! on its stdio framing) and then against the built `satori` binary; the protocol edges
+//! (`edges`, `bad_lines`, `invalid_requests`) also run over Streamable HTTP, on a loopback
+//! port and on a unix socket, from the same cases: every transport hands its messages to the
+//! same policy.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -18,6 +21,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 mod support;
+
+use support::http;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -46,12 +51,28 @@ fn spawn_satori(home: &Path, stderr: Stdio) -> tokio::process::Child {
         .unwrap()
 }
 
-/// A client speaking raw JSON lines, so it can send what no SDK would.
+/// A client speaking raw JSON-RPC, so it can send what no SDK would: lines on stdio, or one
+/// POST per message over Streamable HTTP.
 struct Raw {
-    read: Box<dyn AsyncBufRead + Unpin + Send>,
-    write: Box<dyn AsyncWrite + Unpin + Send>,
+    wire: Wire,
     /// Messages read while waiting for another one.
     seen: Vec<Value>,
+}
+
+enum Wire {
+    Lines {
+        read: Box<dyn AsyncBufRead + Unpin + Send>,
+        write: Box<dyn AsyncWrite + Unpin + Send>,
+    },
+    /// Each message is POSTed on its own connection by a task of its own (so requests can be
+    /// in flight together); the answers arrive on `inbox`. An answer that carries no
+    /// message arrives as `{"httpStatus": N, "text": ...}`.
+    Http {
+        addr: http::Addr,
+        session: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+        inbox: tokio::sync::mpsc::UnboundedReceiver<Value>,
+        outbox: tokio::sync::mpsc::UnboundedSender<Value>,
+    },
 }
 
 impl Raw {
@@ -60,22 +81,85 @@ impl Raw {
         write: impl AsyncWrite + Unpin + Send + 'static,
     ) -> Raw {
         Raw {
-            read: Box::new(BufReader::new(read)),
-            write: Box::new(write),
+            wire: Wire::Lines {
+                read: Box::new(BufReader::new(read)),
+                write: Box::new(write),
+            },
+            seen: Vec::new(),
+        }
+    }
+
+    fn http(addr: http::Addr) -> Raw {
+        let (outbox, inbox) = tokio::sync::mpsc::unbounded_channel();
+        Raw {
+            wire: Wire::Http {
+                addr,
+                session: Default::default(),
+                inbox,
+                outbox,
+            },
             seen: Vec::new(),
         }
     }
 
     async fn send(&mut self, line: &str) {
-        self.write.write_all(line.as_bytes()).await.unwrap();
-        self.write.write_all(b"\n").await.unwrap();
-        self.write.flush().await.unwrap();
+        self.send_bytes(line.as_bytes()).await;
     }
 
     async fn send_bytes(&mut self, line: &[u8]) {
-        self.write.write_all(line).await.unwrap();
-        self.write.write_all(b"\n").await.unwrap();
-        self.write.flush().await.unwrap();
+        match &mut self.wire {
+            Wire::Lines { write, .. } => {
+                write.write_all(line).await.unwrap();
+                write.write_all(b"\n").await.unwrap();
+                write.flush().await.unwrap();
+            }
+            Wire::Http {
+                addr,
+                session,
+                outbox,
+                ..
+            } => {
+                // Lines written together are messages sent together.
+                for message in line.split(|b| *b == b'\n').filter(|m| !m.is_empty()) {
+                    let (addr, session, outbox) = (addr.clone(), session.clone(), outbox.clone());
+                    let body = bytes::Bytes::copy_from_slice(message);
+                    tokio::spawn(async move {
+                        let id = session.lock().unwrap().clone();
+                        let r = http::send(&addr, http::post(id.as_deref(), body)).await;
+                        if let Some(s) = r.header("mcp-session-id") {
+                            *session.lock().unwrap() = Some(s.to_string());
+                        }
+                        let messages = r.messages();
+                        if messages.is_empty() && r.status != 202 {
+                            let _ = outbox.send(json!({"httpStatus": r.status, "text": r.text()}));
+                        }
+                        for m in messages {
+                            let _ = outbox.send(m);
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    /// The next message the server sends.
+    async fn next(&mut self, what: &str) -> Value {
+        match &mut self.wire {
+            Wire::Lines { read, .. } => {
+                let mut line = String::new();
+                let n = tokio::time::timeout(WAIT, read.read_line(&mut line))
+                    .await
+                    .unwrap_or_else(|_| panic!("no {what} within {WAIT:?}; seen {:?}", self.seen))
+                    .unwrap();
+                assert!(n > 0, "the server closed its output waiting for {what}");
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not a JSON message on the wire ({e}): {line:?}"))
+            }
+            Wire::Http { inbox, .. } => tokio::time::timeout(WAIT, inbox.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {what} within {WAIT:?}; seen {:?}", self.seen))
+                .expect("the inbox stays open"),
+        }
     }
 
     async fn send_json(&mut self, v: Value) {
@@ -89,14 +173,7 @@ impl Raw {
             return self.seen.remove(i);
         }
         loop {
-            let mut line = String::new();
-            let n = tokio::time::timeout(WAIT, self.read.read_line(&mut line))
-                .await
-                .unwrap_or_else(|_| panic!("no {what} within {WAIT:?}; seen {:?}", self.seen))
-                .unwrap();
-            assert!(n > 0, "the server closed its output waiting for {what}");
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not a JSON message on the wire ({e}): {line:?}"));
+            let v = self.next(what).await;
             if pred(&v) {
                 return v;
             }
@@ -246,6 +323,27 @@ async fn edges_real_process() {
     drop(c);
     let out = child.wait_with_output().await.unwrap();
     assert!(out.status.success(), "{out:?}");
+}
+
+/// The same protocol edges over Streamable HTTP, a fresh session each, on a loopback port
+/// and on a unix socket.
+#[tokio::test]
+async fn edges_over_http() {
+    let home = tempfile::tempdir().unwrap();
+    let mut listens = vec![satori_mcp::transport::http::Listen::Tcp(
+        "127.0.0.1:0".parse().unwrap(),
+    )];
+    if cfg!(unix) {
+        listens.push(satori_mcp::transport::http::Listen::Unix(
+            home.path().join("edges.sock"),
+        ));
+    }
+    for listen in listens {
+        let (addr, _stop) = http::serve(home.path(), listen, Default::default()).await;
+        edges(&mut Raw::http(addr.clone())).await;
+        bad_lines(&mut Raw::http(addr.clone())).await;
+        invalid_requests(&mut Raw::http(addr)).await;
+    }
 }
 
 /// Lines that cannot be read as a message: each gets an error (with the id when the line

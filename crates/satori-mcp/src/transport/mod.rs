@@ -1,7 +1,9 @@
-//! The transports the server speaks MCP over. Each one only frames messages; what becomes
-//! of a message at the protocol's edge (parse errors, requests before `initialize`, reused
-//! ids, nameless calls) is [`policy`], the same on every transport.
+//! The transports the server speaks MCP over: `stdio` (newline-delimited JSON-RPC) and
+//! [`http`] (Streamable HTTP on a TCP address or a unix socket). Each one only carries
+//! messages; what becomes of a message at the protocol's edge (parse errors, requests before
+//! `initialize`, reused ids, nameless calls) is `policy`, the same on every transport.
 
+pub mod http;
 mod policy;
 mod stdio;
 

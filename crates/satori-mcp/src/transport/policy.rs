@@ -127,8 +127,8 @@ impl MessagePolicy {
         }
     }
 
-    /// A session past its handshake (for tests of what follows it).
-    #[cfg(test)]
+    /// A session past its handshake: one the HTTP transport made, whose id reaches its
+    /// client with the answer to `initialize`.
     pub fn open() -> Self {
         MessagePolicy {
             lifecycle: Lifecycle::Open,
@@ -239,6 +239,12 @@ impl MessagePolicy {
             }
             _ => Ok(msg),
         }
+    }
+
+    /// The answer to request `id` has ended without the policy seeing it (the HTTP
+    /// transport sees a response stream end, not its messages): the id may be used again.
+    pub fn finished(&mut self, id: &RequestId) {
+        self.in_flight.remove(id);
     }
 
     /// Follows rmcp's answers: they end a request's time in flight, and during the handshake

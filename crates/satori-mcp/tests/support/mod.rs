@@ -1,9 +1,12 @@
 //! Helpers the in-memory and edge tests of the server share: the configuration of a server
 //! over a fresh home, a session with it over an in-memory pipe, tool calls, the wait for a
-//! build to end, files written into a tree, and the runs of the official Python SDK client.
+//! build to end, files written into a tree, the runs of the official Python SDK client, and
+//! (`http`) a raw Streamable HTTP client with a shared server run in the test's process.
 
 // Each test binary uses the part it needs.
 #![allow(dead_code)]
+
+pub mod http;
 
 use std::ffi::OsStr;
 use std::path::Path;
