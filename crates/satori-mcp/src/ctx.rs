@@ -18,7 +18,7 @@ pub(crate) struct Ctx {
     pub log: SessionLog,
     /// The directories this session's client allows, when it declares the `roots`
     /// capability.
-    pub client_roots: ClientRoots,
+    pub client_roots: Arc<ClientRoots>,
 }
 
 impl Deref for Ctx {

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use satori_core::{HandOff, IndexJob, Progress};
 
-use crate::logging::{Diagnostics, Level, Log};
+use crate::logging::{Level, Log};
 
 /// Live view of a running build.
 #[derive(Debug, Clone)]
@@ -67,7 +67,8 @@ impl Jobs {
                 }
             });
             if let Err(e) = &result {
-                jobs.log.emit(
+                jobs.log.emit_about(
+                    &root,
                     Level::Error,
                     "index",
                     format_args!("satori: indexing '{}' failed: {e}", root.display()),
@@ -121,7 +122,8 @@ impl Jobs {
             });
             match started {
                 Ok(()) => handed.push(root),
-                Err(e) => self.log.emit(
+                Err(e) => self.log.emit_about(
+                    &root,
                     Level::Error,
                     "index",
                     format_args!(

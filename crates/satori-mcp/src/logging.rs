@@ -4,7 +4,9 @@
 //!
 //! Each session has its own level and client ([`SessionLog`]): what a session's requests
 //! raise goes to that session only. What the process raises on its own (builds ending, the
-//! watcher's syncs, stray stdout bytes) goes through [`Log`] to every session that asked.
+//! watcher's syncs, stray stdout bytes) goes through [`Log`] to every session that asked;
+//! an event about one codebase ([`Log::emit_about`]) only to the sessions whose client's
+//! roots hold it, so a confined client never learns of codebases outside its roots.
 //!
 //! A request may also carry its own level (`_meta["io.modelcontextprotocol/logLevel"]`, the
 //! 2026-07-28 way, where `logging/setLevel` is gone): the events raised while that request
@@ -21,6 +23,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::io::Write;
+use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -29,6 +32,8 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+use crate::roots::ClientRoots;
 
 /// Where the process's diagnostics go: stderr, and every session whose client asked for
 /// them (each at its own level). Events raised by a session's own requests go through its
@@ -41,12 +46,13 @@ pub struct Log(Arc<Mutex<Vec<Weak<Inner>>>>);
 #[derive(Clone)]
 pub struct SessionLog(Arc<Inner>);
 
-#[derive(Default)]
 struct Inner {
     /// The lowest rank sent to the client, or [`OFF`] until it sets a level.
     threshold: AtomicU8Off,
     /// Feeds the task that sends notifications, in order, through the client's peer.
     to_client: Mutex<Option<UnboundedSender<LoggingMessageNotificationParam>>>,
+    /// The session's client roots, which events about a codebase must be inside.
+    roots: Arc<ClientRoots>,
 }
 
 const OFF: u8 = u8::MAX;
@@ -113,13 +119,57 @@ pub trait Diagnostics {
 }
 
 impl Log {
-    /// The log of a new session, which process-wide events reach too.
-    pub fn session(&self) -> SessionLog {
-        let inner = Arc::new(Inner::default());
+    /// The log of a new session whose client allows `roots`, which process-wide events reach
+    /// too.
+    pub(crate) fn session(&self, roots: Arc<ClientRoots>) -> SessionLog {
+        let inner = Arc::new(Inner {
+            threshold: AtomicU8Off::default(),
+            to_client: Mutex::default(),
+            roots,
+        });
         let mut sessions = self.0.lock().unwrap_or_else(|p| p.into_inner());
         sessions.retain(|s| s.strong_count() > 0);
         sessions.push(Arc::downgrade(&inner));
         SessionLog(inner)
+    }
+
+    /// [`Diagnostics::emit`] for an event about the codebase at `root`: stderr, and only
+    /// the sessions whose client's roots hold `root` now (a session still waiting for its
+    /// roots is not told).
+    pub fn emit_about(
+        &self,
+        root: &Path,
+        level: Level,
+        logger: &'static str,
+        line: fmt::Arguments<'_>,
+        data: impl FnOnce() -> Value,
+    ) {
+        write_line(line);
+        self.send_where(level, logger, data, |session| {
+            session.roots.allows_now(root)
+        });
+    }
+
+    /// Sends the event to every session that asked for `level` and that `to` accepts.
+    fn send_where(
+        &self,
+        level: Level,
+        logger: &'static str,
+        data: impl FnOnce() -> Value,
+        to: impl Fn(&Inner) -> bool,
+    ) {
+        let level = level.to_mcp();
+        let mut data = Lazy::new(data);
+        if for_request(level, logger, &mut data) {
+            return;
+        }
+        let sessions: Vec<Arc<Inner>> = {
+            let sessions = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            sessions.iter().filter_map(Weak::upgrade).collect()
+        };
+        for session in sessions.iter().filter(|s| to(s)) {
+            session.send(level, logger, &mut data);
+        }
     }
 
     /// Makes this the log of the process, for diagnostics raised outside any request
@@ -133,18 +183,7 @@ impl Diagnostics for Log {
     /// Sends the event (`data`, built only when some client wants it) from `logger` to every
     /// session that asked for `level`.
     fn notify(&self, level: Level, logger: &'static str, data: impl FnOnce() -> Value) {
-        let level = level.to_mcp();
-        let mut data = Lazy::new(data);
-        if for_request(level, logger, &mut data) {
-            return;
-        }
-        let sessions: Vec<Arc<Inner>> = {
-            let sessions = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            sessions.iter().filter_map(Weak::upgrade).collect()
-        };
-        for session in sessions {
-            session.send(level, logger, &mut data);
-        }
+        self.send_where(level, logger, data, |_| true);
     }
 }
 
@@ -315,4 +354,50 @@ fn write_line(line: fmt::Arguments<'_>) {
     let mut text = line.to_string();
     text.push('\n');
     let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A session of `log` confined to `root`, listening at every level, and the receiver its
+    /// events arrive on.
+    fn listening(
+        log: &Log,
+        root: &str,
+    ) -> (
+        SessionLog,
+        tokio::sync::mpsc::UnboundedReceiver<LoggingMessageNotificationParam>,
+    ) {
+        let roots = Arc::new(ClientRoots::default());
+        roots.set(Ok((vec![PathBuf::from(root)], Vec::new())));
+        let session = log.session(roots);
+        let (tx, rx) = unbounded_channel();
+        *session.0.to_client.lock().unwrap() = Some(tx);
+        session.0.threshold.0.store(0, Ordering::Relaxed);
+        (session, rx)
+    }
+
+    #[test]
+    fn events_about_a_codebase_reach_only_the_sessions_whose_roots_hold_it() {
+        let log = Log::default();
+        let (_a, mut a) = listening(&log, "/srv/a");
+        let (_b, mut b) = listening(&log, "/srv/b");
+        log.emit_about(
+            Path::new("/srv/b"),
+            Level::Error,
+            "index",
+            format_args!("satori: a test event about /srv/b"),
+            || serde_json::json!({"codebase": "/srv/b"}),
+        );
+        assert!(
+            a.try_recv().is_err(),
+            "a session confined to /srv/a heard of /srv/b"
+        );
+        assert_eq!(b.try_recv().unwrap().data["codebase"], "/srv/b");
+        // An event about no codebase reaches both.
+        log.notify(Level::Warning, "watcher", || serde_json::json!({}));
+        assert!(a.try_recv().is_ok() && b.try_recv().is_ok());
+    }
 }

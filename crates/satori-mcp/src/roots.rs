@@ -128,9 +128,34 @@ impl ClientRoots {
     }
 
     /// Whether `path` (absolute, canonical) may be served. Blocks while the answer is
-    /// awaited (tool calls run on blocking threads), at most [`ANSWER_WAIT`] after it was
-    /// asked for; once that has passed, the missing answer is remembered as a failure.
+    /// awaited (see [`Self::settled`]).
     pub fn check(&self, path: &Path) -> Result<(), RootsRefusal> {
+        judge(&self.settled(), path)
+    }
+
+    /// Whether `path` may be named to this client now, without waiting for an answer that
+    /// is awaited: for what the process tells sessions on its own (a build that failed),
+    /// which must not wait on any one client. Roots not known yet allow nothing.
+    pub fn allows_now(&self, path: &Path) -> bool {
+        judge(&self.lock(), path).is_ok()
+    }
+
+    /// The boundary this session is held to, when it has one: what an answer about no path
+    /// in particular (an empty list of codebases) names instead of saying what lies outside.
+    pub fn boundary(&self) -> Option<RootsRefusal> {
+        match &*self.settled() {
+            Known::Undeclared | Known::Pending(_) => None,
+            Known::Roots(roots) if roots.is_empty() => None,
+            Known::Roots(roots) => Some(RootsRefusal::Outside(roots.clone())),
+            Known::Unusable(why) => Some(RootsRefusal::Unusable(why.clone())),
+            Known::Failed(e) => Some(RootsRefusal::Unknown(e.clone())),
+        }
+    }
+
+    /// What is known once any answer awaited has come. Blocks while it is awaited (tool
+    /// calls run on blocking threads), at most [`ANSWER_WAIT`] after it was asked for; once
+    /// that has passed, the missing answer is remembered as a failure.
+    fn settled(&self) -> std::sync::MutexGuard<'_, Known> {
         let mut k = self.lock();
         while let Known::Pending(asked) = *k {
             let left = (asked + ANSWER_WAIT).saturating_duration_since(Instant::now());
@@ -147,18 +172,26 @@ impl ClientRoots {
                 .map(|(g, _)| g)
                 .unwrap_or_else(|p| p.into_inner().0);
         }
-        match &*k {
-            Known::Undeclared | Known::Pending(_) => Ok(()),
-            Known::Roots(roots) if roots.is_empty() => Ok(()),
-            Known::Roots(roots) if roots.iter().any(|r| path.starts_with(r)) => Ok(()),
-            Known::Roots(roots) => Err(RootsRefusal::Outside(roots.clone())),
-            Known::Unusable(why) => Err(RootsRefusal::Unusable(why.clone())),
-            Known::Failed(e) => Err(RootsRefusal::Unknown(e.clone())),
-        }
+        k
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
         self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The rule itself: whether `path` is inside what is known of the roots.
+fn judge(known: &Known, path: &Path) -> Result<(), RootsRefusal> {
+    match known {
+        Known::Undeclared => Ok(()),
+        Known::Pending(_) => Err(RootsRefusal::Unknown(
+            "the client has not answered roots/list yet".to_owned(),
+        )),
+        Known::Roots(roots) if roots.is_empty() => Ok(()),
+        Known::Roots(roots) if roots.iter().any(|r| path.starts_with(r)) => Ok(()),
+        Known::Roots(roots) => Err(RootsRefusal::Outside(roots.clone())),
+        Known::Unusable(why) => Err(RootsRefusal::Unusable(why.clone())),
+        Known::Failed(e) => Err(RootsRefusal::Unknown(e.clone())),
     }
 }
 
@@ -282,11 +315,21 @@ mod tests {
     fn confinement() {
         let roots = ClientRoots::default();
         assert_eq!(roots.check(Path::new("/anywhere")), Ok(()));
+        assert!(roots.allows_now(Path::new("/anywhere")));
+        assert_eq!(roots.boundary(), None);
         assert!(roots.expect());
         assert!(!roots.expect());
+        // Asked, not answered: nothing is named to the client meanwhile.
+        assert!(!roots.allows_now(Path::new("/anywhere")));
         roots.set(Ok((vec![PathBuf::from("/srv/app")], Vec::new())));
+        assert_eq!(
+            roots.boundary(),
+            Some(RootsRefusal::Outside(vec![PathBuf::from("/srv/app")]))
+        );
         assert_eq!(roots.check(Path::new("/srv/app/src/main.rs")), Ok(()));
         assert_eq!(roots.check(Path::new("/srv/app")), Ok(()));
+        assert!(roots.allows_now(Path::new("/srv/app")));
+        assert!(!roots.allows_now(Path::new("/srv/other")));
         assert_eq!(
             roots.check(Path::new("/srv/application")),
             Err(RootsRefusal::Outside(vec![PathBuf::from("/srv/app")]))
@@ -304,9 +347,11 @@ mod tests {
             roots.check(Path::new("/anywhere")),
             Err(RootsRefusal::Unusable(vec!["'x:y' bad".into()]))
         );
+        assert!(matches!(roots.boundary(), Some(RootsRefusal::Unusable(_))));
         // No roots listed at all: no boundary.
         roots.set(Ok((Vec::new(), Vec::new())));
         assert_eq!(roots.check(Path::new("/anywhere")), Ok(()));
+        assert_eq!(roots.boundary(), None);
         roots.set(Err("boom".into()));
         assert!(matches!(
             roots.check(Path::new("/srv/app")),

@@ -21,7 +21,7 @@ use satori_core::Progress;
 
 use crate::ctx::Ctx;
 use crate::logging::RequestLog;
-use crate::roots;
+use crate::roots::{self, ClientRoots};
 use crate::service::Service;
 use crate::syncs::Caller;
 use crate::tools;
@@ -37,11 +37,12 @@ impl Session {
     /// A new session of `service`: its own client roots and its own log.
     pub fn new(service: &Arc<Service>) -> Session {
         let shared = Arc::clone(service.shared());
+        let client_roots = Arc::new(ClientRoots::default());
         Session {
             ctx: Arc::new(Ctx {
-                log: shared.log.session(),
+                log: shared.log.session(Arc::clone(&client_roots)),
                 shared,
-                client_roots: Default::default(),
+                client_roots,
             }),
             service: Arc::clone(service),
         }

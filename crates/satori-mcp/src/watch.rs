@@ -353,7 +353,8 @@ async fn refresh(
         }
         for root in new {
             if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
-                log_service.log.emit(
+                log_service.log.emit_about(
+                    &root,
                     Level::Warning,
                     "watcher",
                     format_args!(
@@ -404,7 +405,8 @@ async fn check_roots(
             // The old watch may linger (a directory moved away keeps its inode watched).
             let _ = w.unwatch(&root);
             if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
-                log_service.log.emit(
+                log_service.log.emit_about(
+                    &root,
                     Level::Warning,
                     "watcher",
                     format_args!(

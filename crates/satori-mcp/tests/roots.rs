@@ -1,13 +1,16 @@
-//! The client's roots, in memory: a client that declares the `roots` capability confines
-//! indexing, searching, reading and listing to the directories it lists, follows its
-//! `roots/list_changed` notifications, a list of unusable roots confines to nothing, a
-//! client that never answers is waited for once, and a client without the capability is not
-//! confined.
+//! The client's roots, in memory and against the binary: a client that declares the `roots`
+//! capability confines every tool and every `manage_index` action (indexing, status, clear,
+//! searching, navigation, reading, listing) to the directories it lists, and is told
+//! nothing of what lies outside them; the server follows its `roots/list_changed`
+//! notifications, a list of unusable roots confines to nothing, a client that never answers
+//! is waited for once, and a client without the capability is not confined.
 
 // rmcp marks roots deprecated (SEP-2577); the revisions the server speaks all have them.
 #![allow(deprecated)]
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,7 +18,9 @@ use rmcp::model::{
     CallToolResult, ClientCapabilities, ClientConfig, Implementation, ListRootsResult, Root,
 };
 use rmcp::service::{RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, ServiceExt};
+use satori_core::{Home, StateStore};
+use satori_protocol::ManageAction;
 use serde_json::{Value, json};
 
 mod support;
@@ -63,11 +68,23 @@ impl ClientHandler for RootsClient {
     }
 }
 
+/// Where the server runs.
+#[derive(Clone, Copy, Debug)]
+enum Server {
+    /// In this process, over an in-memory pipe.
+    InMemory,
+    /// The built `satori` binary, as a child process on its stdio.
+    Binary,
+}
+
 struct Harness {
     client: RunningService<RoleClient, RootsClient>,
     handler: RootsClient,
+    home: PathBuf,
     inside: PathBuf,
     outside: PathBuf,
+    /// The server's process, when it runs as one (killed when dropped).
+    _child: Option<tokio::process::Child>,
     _dirs: Vec<tempfile::TempDir>,
 }
 
@@ -79,6 +96,16 @@ impl Harness {
     /// A client listing `roots` (URIs; by default the `inside` directory), or never answering
     /// when `silent`.
     async fn listing(declares: bool, silent: bool, roots: Option<Vec<String>>) -> Harness {
+        Harness::on(Server::InMemory, declares, silent, roots).await
+    }
+
+    /// [`Harness::listing`], with the server running where `server` says.
+    async fn on(
+        server: Server,
+        declares: bool,
+        silent: bool,
+        roots: Option<Vec<String>>,
+    ) -> Harness {
         let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
         let [home, inside, outside] = [0, 1, 2].map(|i| dirs[i].path().canonicalize().unwrap());
         for dir in [&inside, &outside] {
@@ -90,14 +117,48 @@ impl Harness {
             roots: Arc::new(Mutex::new(roots.unwrap_or_else(|| vec![uri(&inside)]))),
             asked: Arc::new(Mutex::new(0)),
         };
-        let client = support::connect(support::config(&home), handler.clone()).await;
+        let (client, child) = match server {
+            Server::InMemory => (
+                support::connect(support::config(&home), handler.clone()).await,
+                None,
+            ),
+            Server::Binary => {
+                let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_satori"))
+                    .env("SATORI_HOME", &home)
+                    .env("SATORI_RUN_MODE", "cli")
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::null())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .unwrap();
+                let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+                (handler.clone().serve(io).await.unwrap(), Some(child))
+            }
+        };
         Harness {
             client,
             handler,
+            home,
             inside,
             outside,
+            _child: child,
             _dirs: dirs,
         }
+    }
+
+    /// Lists `roots` from now on and tells the server; returns once `applied` holds (the
+    /// server asks for the new list on its own task).
+    async fn move_roots<F: Future<Output = bool>>(&self, roots: &[&Path], applied: impl Fn() -> F) {
+        *self.handler.roots.lock().unwrap() = roots.iter().map(|r| uri(r)).collect();
+        self.client.notify_roots_list_changed().await.unwrap();
+        for _ in 0..400 {
+            if applied().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the roots {roots:?} were not applied");
     }
 
     async fn call(&self, tool: &str, args: Value) -> CallToolResult {
@@ -119,6 +180,13 @@ impl Harness {
         )
     }
 
+    async fn status(&self, path: &Path) -> Value {
+        let r = self
+            .call("manage_index", json!({"action": "status", "path": path}))
+            .await;
+        r.structured_content.unwrap()
+    }
+
     async fn list(&self) -> String {
         let r = self.call("list_codebases", json!({})).await;
         r.content[0].as_text().unwrap().text.clone()
@@ -127,6 +195,159 @@ impl Harness {
     async fn wait_indexed(&self, path: &Path) {
         support::wait_built(&self.client, path).await;
     }
+}
+
+/// What a session may ask of the codebase at `path`: one row per `manage_index` action and
+/// one per other tool that names a path (`list_codebases` names none and is checked by its
+/// own listing), each as `(what, tool, arguments)`.
+fn actions_on(path: &Path) -> Vec<(String, &'static str, Value)> {
+    let mut rows: Vec<(String, &'static str, Value)> = ManageAction::ALL
+        .iter()
+        .map(|a| {
+            (
+                format!("manage_index {}", a.as_str()),
+                "manage_index",
+                json!({"action": a.as_str(), "path": path}),
+            )
+        })
+        .collect();
+    for (tool, args) in [
+        ("search_codebase", json!({"path": path, "query": "answer"})),
+        ("file_outline", json!({"path": path, "file": "src/lib.rs"})),
+        (
+            "call_graph",
+            json!({"path": path, "symbolRef": {"file": "src/lib.rs", "symbolId": "answer"}}),
+        ),
+        ("read_file", json!({"path": path.join("src/lib.rs")})),
+    ] {
+        rows.push((tool.to_owned(), tool, args));
+    }
+    rows
+}
+
+/// Asserts that a call was refused for being outside the client's roots, in the words of its
+/// tool: an envelope `blocked` with reason `outside_client_roots`, naming the roots, telling
+/// nothing of the codebase (no state, counts, progress or compatibility) and offering no next
+/// call; or, from `read_file`, an error saying the same.
+fn check_refused(what: &str, r: &CallToolResult) {
+    let text = &r.content[0].as_text().unwrap().text;
+    assert!(
+        text.contains("outside the roots the client allows"),
+        "{what}: {text}"
+    );
+    let Some(v) = &r.structured_content else {
+        assert_eq!(r.is_error, Some(true), "{what}: {text}");
+        return;
+    };
+    assert_eq!(v["status"], "blocked", "{what}: {v}");
+    assert_eq!(v["reason"], "outside_client_roots", "{what}: {v}");
+    for told in [
+        "state",
+        "stats",
+        "progress",
+        "compatibility",
+        "codebaseRoot",
+        "results",
+    ] {
+        let empty = match v.get(told) {
+            None | Some(Value::Null) => true,
+            Some(Value::Array(a)) => a.is_empty(),
+            Some(_) => false,
+        };
+        assert!(empty, "{what} tells '{told}': {v}");
+    }
+    let hints = v.get("hints").and_then(Value::as_object);
+    assert!(hints.is_none_or(|h| h.is_empty()), "{what}: {v}");
+}
+
+/// A session confined to one codebase acts on no other: with two codebases indexed, once
+/// the client's roots hold only the first, every action on the second (by its root, and by
+/// a path under it that does not exist) is refused alike, `clear` included, and the second
+/// index survives; `list_codebases` shows nothing of it, not even a count.
+async fn a_confined_session_acts_on_no_other_codebase(server: Server) {
+    let h = Harness::on(server, true, false, None).await;
+    let (inside, outside) = (h.inside.as_path(), h.outside.as_path());
+    // Every tool of the registry has its row (or, for the listing, its check below).
+    let covered: BTreeSet<&str> = actions_on(outside)
+        .iter()
+        .map(|(_, tool, _)| *tool)
+        .chain(["list_codebases"])
+        .collect();
+    let registry: BTreeSet<&str> = satori_protocol::tools().iter().map(|t| t.name).collect();
+    assert_eq!(covered, registry, "a tool without a row in actions_on");
+
+    h.move_roots(&[inside, outside], || async {
+        h.status(outside).await["status"] != "blocked"
+    })
+    .await;
+    for root in [inside, outside] {
+        let v = h.create(root).await;
+        assert_eq!(v["status"], "ok", "{v}");
+        h.wait_indexed(root).await;
+    }
+
+    h.move_roots(&[inside], || async {
+        let r = h
+            .call(
+                "search_codebase",
+                json!({"path": outside, "query": "answer"}),
+            )
+            .await;
+        r.structured_content.unwrap()["reason"] == "outside_client_roots"
+    })
+    .await;
+    for path in [outside.to_path_buf(), outside.join("no-such-dir")] {
+        for (what, tool, args) in actions_on(&path) {
+            let r = h.call(tool, args).await;
+            check_refused(&format!("{what} of {}", path.display()), &r);
+        }
+    }
+    // The refused clear left the index: its record is there, and once the roots hold it
+    // again it is searched as before.
+    let store = StateStore::new(Home::new(h.home.clone()));
+    assert!(
+        store.load().unwrap().codebases.contains_key(outside),
+        "the index outside the roots was removed"
+    );
+    let text = h.list().await;
+    assert!(text.contains(&*inside.to_string_lossy()), "{text}");
+    assert!(!text.contains(&*outside.to_string_lossy()), "{text}");
+
+    // Roots that hold no codebase: the same answer as if there were none elsewhere.
+    let src = inside.join("src");
+    h.move_roots(&[&src], || async { !h.list().await.contains("## Ready") })
+        .await;
+    assert_eq!(
+        h.list().await,
+        format!(
+            "No indexed codebase is inside the roots the client allows ('{}').",
+            src.display()
+        )
+    );
+
+    h.move_roots(&[inside, outside], || async {
+        h.status(outside).await["status"] == "ok"
+    })
+    .await;
+    let r = h
+        .call(
+            "search_codebase",
+            json!({"path": outside, "query": "answer", "resultMode": "raw"}),
+        )
+        .await;
+    let v = r.structured_content.unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+    assert!(v["results"].to_string().contains("answer"), "{v}");
+}
+
+#[tokio::test]
+async fn a_confined_session_acts_on_no_other_codebase_in_memory() {
+    a_confined_session_acts_on_no_other_codebase(Server::InMemory).await;
+}
+
+#[tokio::test]
+async fn a_confined_session_acts_on_no_other_codebase_of_the_binary() {
+    a_confined_session_acts_on_no_other_codebase(Server::Binary).await;
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ use satori_protocol::{CALL_GRAPH, CallGraphParams, Direction, ManageAction};
 use super::file_outline::{FileProblem, codebase_file, language_name, name_in_label, search_words};
 use super::gate::{Verb, gate};
 use super::search::ensure_fresh;
-use super::{canonical_or_normal, invalid_field, reply, require_absolute};
+use super::{invalid_field, reply, require_absolute};
 use crate::ctx::Ctx;
 use crate::syncs::Caller;
 use crate::to_proto::{self, display, manage_hint};
@@ -55,7 +55,7 @@ pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallTool
             hints: NavHints::default(),
             compatibility: None,
         };
-    let t = match gate(ctx, &p.path, &canonical_or_normal(&abs), WALKS) {
+    let t = match gate(ctx, &p.path, &abs, WALKS) {
         Ok(t) => t,
         Err(mut stop) => {
             let hints = stop.nav_hints();

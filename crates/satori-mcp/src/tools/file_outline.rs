@@ -17,7 +17,7 @@ use satori_protocol::{FILE_OUTLINE, FileOutlineParams, ResolveMode};
 
 use super::gate::{Verb, gate};
 use super::source::refusal;
-use super::{canonical_or_normal, invalid_field, reply, require_absolute};
+use super::{invalid_field, reply, require_absolute};
 use crate::ctx::Ctx;
 use crate::to_proto::{self, display};
 
@@ -46,7 +46,7 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
             hints: NavHints::default(),
             compatibility: None,
         };
-    let t = match gate(ctx, &p.path, &canonical_or_normal(&abs), OUTLINES) {
+    let t = match gate(ctx, &p.path, &abs, OUTLINES) {
         Ok(t) => t,
         Err(mut stop) => {
             let hints = stop.nav_hints();

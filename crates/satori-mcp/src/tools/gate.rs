@@ -1,14 +1,17 @@
-//! The index gate shared by the tools that answer from an index (`search_codebase`,
-//! `file_outline`, `call_graph`): the client's roots, then the engine's verdict on the path
-//! (untracked, first build running, failed, built with another fingerprint, refused root).
-//! A stop carries everything an envelope needs; each tool copies it into its own shape.
+//! The gates of the tools. [`inside_roots`] is the one judgement of the client's roots, which
+//! every tool and every `manage_index` action passes before it touches anything; [`gate`]
+//! adds, for the tools that answer from an index (`search_codebase`, `file_outline`,
+//! `call_graph`), the engine's verdict on the path (untracked, first build running, failed,
+//! built with another fingerprint, refused root). A stop carries everything an envelope
+//! needs; each tool copies it into its own shape.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use satori_core::{Purpose, Refusal, Target};
 use satori_protocol::ManageAction;
 use satori_protocol::envelope::{Compatibility, Hint, NavHints, Status, reasons};
 
+use super::canonical_or_normal;
 use crate::ctx::Ctx;
 use crate::to_proto::{self, display, manage_hint};
 
@@ -58,18 +61,42 @@ impl Stop {
     }
 }
 
-/// The codebase that `target` (absolute, canonical) belongs to, if it can be used from its
-/// index now; `asked` is the path as the caller wrote it, for messages.
-pub(crate) fn gate(ctx: &Ctx, asked: &str, target: &Path, verb: Verb) -> Result<Target, Stop> {
-    let Verb { verb, done } = verb;
-    if let Err(outside) = ctx.client_roots.check(target) {
-        return Err(Stop::new(
+/// Whether this session may act on `path` (absolute): the one judgement of the client's
+/// roots, for searches, reads, navigation, listings and every `manage_index` action alike.
+/// The path is judged where it leads: links resolved when it exists, `.` and `..` resolved
+/// lexically when it does not, so a path outside the roots is refused whether or not it
+/// exists and the answer never tells which. Returns the path judged. A refusal is `blocked`
+/// with reason `outside_client_roots`, names the roots (or why there are none to serve) and
+/// offers no hint: no next step would act there. `asked` is the path as the caller wrote it,
+/// for the message.
+pub(crate) fn inside_roots(
+    ctx: &Ctx,
+    asked: &str,
+    path: &Path,
+    verb: Verb,
+) -> Result<PathBuf, Stop> {
+    let judged = canonical_or_normal(path);
+    match ctx.client_roots.check(&judged) {
+        Ok(()) => Ok(judged),
+        Err(outside) => Err(Stop::new(
             Status::Blocked,
             reasons::OUTSIDE_CLIENT_ROOTS,
-            format!("Satori does not {verb} here: {}.", outside.describe(asked)),
-        ));
+            format!(
+                "Satori does not {} here: {}.",
+                verb.verb,
+                outside.describe(asked)
+            ),
+        )),
     }
-    match ctx.engine.target(target, Purpose::Search) {
+}
+
+/// The codebase that `path` (absolute) belongs to, if this session may use it
+/// ([`inside_roots`]) and it can be used from its index now; `asked` is the path as the
+/// caller wrote it, for messages.
+pub(crate) fn gate(ctx: &Ctx, asked: &str, path: &Path, verb: Verb) -> Result<Target, Stop> {
+    let target = inside_roots(ctx, asked, path, verb)?;
+    let Verb { verb, done } = verb;
+    match ctx.engine.target(&target, Purpose::Search) {
         Ok(t) => Ok(t),
         Err(Refusal::State(e)) => Err(Stop {
             is_error: true,

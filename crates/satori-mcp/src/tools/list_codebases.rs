@@ -1,42 +1,42 @@
 //! `list_codebases`: the tracked codebases by state, as fixed plain-text sections. A client
-//! that declares roots sees only the codebases inside them.
+//! that declares roots sees only the codebases inside them, and nothing of the others.
 
 use rmcp::model::CallToolResult;
 use satori_core::{IndexState, ReindexReason};
 use satori_protocol::ListCodebasesParams;
 
+use super::gate::{Verb, inside_roots};
 use super::text;
 use crate::ctx::Ctx;
+use crate::to_proto::display;
+
+/// How the refusal of the client's roots names a listing.
+const LISTS: Verb = Verb {
+    verb: "list codebases",
+    done: "listed",
+};
 
 pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult {
     let states = match ctx.engine.states() {
         Ok(s) => s,
         Err(e) => return text(format!("Error: cannot read the index states: {e}"), true),
     };
-    let tracked = states.len();
-    let mut refusal = None;
+    // Each codebase passes the same judgement as an action on its root would.
     let states: Vec<_> = states
         .into_iter()
-        .filter(|(root, _)| match ctx.client_roots.check(root) {
-            Ok(()) => true,
-            Err(r) => {
-                refusal = Some(r);
-                false
-            }
-        })
+        .filter(|(root, _)| inside_roots(ctx, &display(root), root, LISTS).is_ok())
         .collect();
-    if let (true, Some(refusal)) = (states.is_empty(), &refusal) {
-        return text(
-            format!(
-                "No indexed codebase is inside the roots the client allows ({}); {tracked} other(s) are not shown.",
-                refusal.boundary()
-            ),
-            false,
-        );
-    }
     if states.is_empty() {
+        // The same answer whether or not codebases exist outside the roots: a confined
+        // session learns nothing of them, not even how many there are.
         return text(
-            "No codebases are indexed yet. Index one with manage_index {\"action\":\"create\",\"path\":\"/absolute/path\"}.",
+            match ctx.client_roots.boundary() {
+                Some(boundary) => format!(
+                    "No indexed codebase is inside the roots the client allows ({}).",
+                    boundary.boundary()
+                ),
+                None => "No codebases are indexed yet. Index one with manage_index {\"action\":\"create\",\"path\":\"/absolute/path\"}.".to_owned(),
+            },
             false,
         );
     }

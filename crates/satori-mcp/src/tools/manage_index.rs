@@ -18,6 +18,7 @@ use satori_protocol::envelope::{
 };
 use satori_protocol::{MANAGE_INDEX, ManageAction, ManageIndexParams, SEARCH_CODEBASE};
 
+use super::gate::{Stop, Verb, inside_roots};
 use super::{canonical_or_normal, reply, require_absolute};
 use crate::ctx::Ctx;
 use crate::syncs::{Caller, SyncFailure};
@@ -35,6 +36,14 @@ impl Env {
             envelope: ManageIndexEnvelope::new(action, path, status, message),
             is_error: false,
         }
+    }
+
+    /// The answer of a gate that stopped the action (the client's roots).
+    fn stopped(action: ManageAction, path: &str, stop: Stop) -> Env {
+        let mut env = Env::new(action, path, stop.status, stop.message);
+        env.envelope.reason = stop.reason.map(str::to_owned);
+        env.is_error = stop.is_error;
+        env
     }
 
     /// Marks the answer as a failed call (`isError: true`).
@@ -96,12 +105,28 @@ impl Env {
     }
 }
 
+/// How the refusal of the client's roots names each action.
+fn verb(action: ManageAction) -> Verb {
+    let (verb, done) = match action {
+        ManageAction::Create | ManageAction::Reindex | ManageAction::Sync => ("index", "indexed"),
+        ManageAction::Status => ("report on indexes", "reported on"),
+        ManageAction::Clear => ("clear indexes", "cleared"),
+    };
+    Verb { verb, done }
+}
+
 pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams, caller: &Caller) -> CallToolResult {
     let abs = match require_absolute(MANAGE_INDEX, &p.path) {
         Ok(a) => a,
         Err(r) => return r,
     };
     let shown = display(&abs);
+    // The client's roots come first, for every action: nothing outside them is created,
+    // rebuilt, synced, reported on or cleared, and whether anything is there is not told
+    // either (a missing directory is refused like an existing one).
+    if let Err(stop) = inside_roots(ctx, &shown, &abs, verb(p.action)) {
+        return Env::stopped(p.action, &shown, stop).done();
+    }
     match p.action {
         ManageAction::Create => create(ctx, &p, &abs, &shown),
         ManageAction::Reindex => reindex(ctx, &p, &abs, &shown),
@@ -135,21 +160,9 @@ fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf
     })
 }
 
-/// The `blocked` answer for a directory that may not be tracked (outside the client's roots,
-/// or refused by the policy). It names the rule and, deliberately, offers no hint: there is
-/// no next step that would index this directory.
+/// The `blocked` answer for a directory the policy refuses to track. It names the rule and,
+/// deliberately, offers no hint: there is no next step that would index this directory.
 fn refused_root(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str) -> Option<Env> {
-    if let Err(outside) = ctx.client_roots.check(root) {
-        return Some(
-            Env::new(
-                action,
-                shown,
-                Status::Blocked,
-                format!("Satori does not index here: {}.", outside.describe(shown)),
-            )
-            .reason(reasons::OUTSIDE_CLIENT_ROOTS),
-        );
-    }
     let refusal = ctx.engine.refuse_root(root)?;
     Some(
         Env::new(

@@ -14,11 +14,18 @@ use satori_protocol::envelope::{
 };
 use satori_protocol::{ManageAction, READ_FILE, ReadFileParams, ReadMode, env};
 
+use super::gate::{Verb, inside_roots};
 use super::source::refusal;
 use super::{lines, text};
 use super::{reply, require_absolute};
 use crate::ctx::Ctx;
 use crate::to_proto::{self, display, manage_hint};
+
+/// How the refusal of the client's roots names a read.
+const READS: Verb = Verb {
+    verb: "read files",
+    done: "read",
+};
 
 pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     let abs = match require_absolute(READ_FILE, &p.path) {
@@ -26,17 +33,10 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         Err(r) => return r,
     };
     let shown = display(&abs);
-    // The client's roots confine before anything is opened, judged where links lead.
-    if let Ok(real) = abs.canonicalize()
-        && let Err(outside) = ctx.client_roots.check(&real)
-    {
-        return text(
-            format!(
-                "Error: read_file refuses '{shown}': {}.",
-                outside.describe(&shown)
-            ),
-            true,
-        );
+    // The client's roots confine before anything is opened, judged where links lead; a
+    // missing file outside them is refused the same way, so its absence is not told.
+    if let Err(stop) = inside_roots(ctx, &shown, &abs, READS) {
+        return text(format!("Error: {}", stop.message), true);
     }
     let readable = match ctx
         .engine

@@ -19,7 +19,7 @@ use satori_protocol::{
 };
 
 use super::gate::{Verb, gate};
-use super::{canonical_or_normal, reply, require_absolute};
+use super::{reply, require_absolute};
 use crate::changed::CHANGED_WAIT;
 use crate::config::RunMode;
 use crate::ctx::Ctx;
@@ -38,7 +38,6 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
         Ok(a) => a,
         Err(r) => return r,
     };
-    let target = canonical_or_normal(&abs);
     // Every answer echoes the effective request; the gates below fill in why they stopped.
     let answer = |status: Status, reason: Option<&str>, message: String| SearchEnvelope {
         status,
@@ -57,7 +56,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
         hints: SearchHints::default(),
         compatibility: None,
     };
-    let t = match gate(ctx, &p.path, &target, SEARCHES) {
+    let t = match gate(ctx, &p.path, &abs, SEARCHES) {
         Ok(t) => t,
         Err(stop) => {
             let mut v = answer(stop.status, stop.reason, stop.message);
