@@ -11,15 +11,15 @@
 
 mod changed;
 pub mod config;
-mod ctx;
+mod freshness;
 pub mod guard;
+mod handler;
 mod handoff;
 mod jobs;
 mod logging;
 mod roots;
 mod service;
 mod session;
-mod shared;
 mod syncs;
 mod to_proto;
 mod tools;

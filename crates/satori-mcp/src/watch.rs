@@ -29,12 +29,13 @@ use std::time::Duration;
 
 use notify::event::{EventKind, ModifyKind};
 use notify::{RecursiveMode, Watcher as _};
-use satori_core::{IndexState, PathFilter};
+use satori_core::{Engine, IndexState, PathFilter};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::Instant;
 
-use crate::logging::{Diagnostics, Level};
-use crate::shared::Shared;
+use crate::jobs::Jobs;
+use crate::logging::{Diagnostics, Level, Log};
+use crate::syncs::Syncs;
 
 /// A burst of changes delays its sync by at most this many debounce periods.
 const MAX_DEBOUNCES: u32 = 4;
@@ -101,11 +102,26 @@ fn identity(root: &Path) -> Option<(u64, u64)> {
     }
 }
 
-/// Starts the watcher and the periodic re-check configured in `service`; `None` when neither
-/// is on (always in `cli` mode).
-pub(crate) fn start(service: Arc<Shared>) -> Option<Background> {
-    let debounce = service.config.watch;
-    let every = service.config.reconcile_every;
+/// What the background work reaches of the service: handles on the same engine, builds,
+/// syncs and log. Not the service itself, which holds the background work: the task would
+/// keep its own owner alive.
+#[derive(Clone)]
+pub(crate) struct Handles {
+    pub engine: Arc<Engine>,
+    pub jobs: Jobs,
+    pub syncs: Arc<Syncs>,
+    pub log: Log,
+    /// Signalled when the set of indexed codebases may have changed.
+    pub roots_changed: Arc<tokio::sync::Notify>,
+}
+
+/// Starts the watcher (debouncing changes by `debounce`) and the periodic re-check (every
+/// `every`) over `handles`; `None` when neither is on (always in `cli` mode).
+pub(crate) fn start(
+    handles: Handles,
+    debounce: Option<Duration>,
+    every: Option<Duration>,
+) -> Option<Background> {
     if debounce.is_none() && every.is_none() {
         return None;
     }
@@ -121,7 +137,7 @@ pub(crate) fn start(service: Arc<Shared>) -> Option<Background> {
             match made {
                 Ok(w) => Some(Arc::new(Mutex::new(w))),
                 Err(e) => {
-                    service.log.emit(
+                    handles.log.emit(
                         Level::Warning,
                         "watcher",
                         format_args!("satori: file watching is unavailable ({e}); codebases are re-checked periodically and before searches"),
@@ -132,7 +148,7 @@ pub(crate) fn start(service: Arc<Shared>) -> Option<Background> {
             }
         }
     };
-    let task = tokio::spawn(run(service, watcher, rx, debounce, every));
+    let task = tokio::spawn(run(handles, watcher, rx, debounce, every));
     Some(Background { task })
 }
 
@@ -150,14 +166,14 @@ fn changes_content(kind: &EventKind) -> bool {
 type SharedWatcher = Arc<Mutex<notify::RecommendedWatcher>>;
 
 async fn run(
-    service: Arc<Shared>,
+    handles: Handles,
     watcher: Option<SharedWatcher>,
     mut events: UnboundedReceiver<Notice>,
     debounce: Option<Duration>,
     every: Option<Duration>,
 ) {
     let mut roots: HashMap<PathBuf, Root> = HashMap::new();
-    refresh(&service, watcher.as_ref(), &mut roots).await;
+    refresh(&handles, watcher.as_ref(), &mut roots).await;
     // Without a watcher nothing sends events: the channel is closed from the start.
     let mut listening = watcher.is_some();
     let mut recheck_at = every.map(|d| Instant::now() + d);
@@ -182,27 +198,27 @@ async fn run(
                     // a directory is already back in its place (with the same inode, maybe).
                     if let Some(entry) = roots.get_mut(&path) {
                         entry.lost = true;
-                        check_roots(&service, watcher.as_ref(), &mut roots, debounce).await;
+                        check_roots(&handles, watcher.as_ref(), &mut roots, debounce).await;
                     }
-                    on_change(&service, &mut roots, &path, debounce);
+                    on_change(&handles, &mut roots, &path, debounce);
                 }
                 (Some(Notice::Rescan), Some(debounce)) => {
-                    service.log.emit(
+                    handles.log.emit(
                         Level::Warning,
                         "watcher",
                         format_args!("satori: the file watcher lost events; every watched codebase is synced"),
                         || serde_json::json!({"event": "watcher_rescan"}),
                     );
                     for (root, entry) in roots.iter_mut() {
-                        service.syncs.mark_dirty(root, None);
+                        handles.syncs.mark_dirty(root, None);
                         arm(entry, debounce);
                     }
                 }
                 (Some(_), None) => {}
                 (None, _) => listening = false,
             },
-            _ = service.roots_changed.notified() => {
-                refresh(&service, watcher.as_ref(), &mut roots).await;
+            _ = handles.roots_changed.notified() => {
+                refresh(&handles, watcher.as_ref(), &mut roots).await;
             }
             _ = tokio::time::sleep_until(wake) => {
                 let now = Instant::now();
@@ -215,20 +231,20 @@ async fn run(
                     })
                     .collect();
                 for root in due {
-                    sync_if_searchable(&service, &root);
+                    sync_if_searchable(&handles, &root);
                 }
                 if let (Some(debounce), true) = (debounce, roots.values().any(|r| r.lost)) {
-                    check_roots(&service, watcher.as_ref(), &mut roots, debounce).await;
+                    check_roots(&handles, watcher.as_ref(), &mut roots, debounce).await;
                 }
                 if let (Some(at), Some(every)) = (recheck_at, every)
                     && at <= now
                 {
-                    refresh(&service, watcher.as_ref(), &mut roots).await;
+                    refresh(&handles, watcher.as_ref(), &mut roots).await;
                     if let Some(debounce) = debounce {
-                        check_roots(&service, watcher.as_ref(), &mut roots, debounce).await;
+                        check_roots(&handles, watcher.as_ref(), &mut roots, debounce).await;
                     }
                     for root in roots.keys() {
-                        sync_if_searchable(&service, root);
+                        sync_if_searchable(&handles, root);
                     }
                     recheck_at = Some(now + every);
                 }
@@ -239,19 +255,19 @@ async fn run(
 
 /// Routes one changed path to every codebase whose root holds it (codebases can nest).
 fn on_change(
-    service: &Shared,
+    handles: &Handles,
     roots: &mut HashMap<PathBuf, Root>,
     path: &Path,
     debounce: Duration,
 ) {
     for (root, entry) in roots.iter_mut().filter(|(root, _)| path.starts_with(root)) {
-        on_change_in(service, root, entry, path, debounce);
+        on_change_in(handles, root, entry, path, debounce);
     }
 }
 
 /// Notes a change at `path` under `root`: marks it dirty and (re)arms its burst, unless the
 /// codebase's rules ignore the path.
-fn on_change_in(service: &Shared, root: &Path, entry: &mut Root, path: &Path, debounce: Duration) {
+fn on_change_in(handles: &Handles, root: &Path, entry: &mut Root, path: &Path, debounce: Duration) {
     let control = entry
         .filter
         .as_ref()
@@ -263,10 +279,10 @@ fn on_change_in(service: &Shared, root: &Path, entry: &mut Root, path: &Path, de
     }
     if control {
         // New ignore rules decide which later changes matter.
-        entry.filter = service.engine.path_filter(root).ok();
+        entry.filter = handles.engine.path_filter(root).ok();
     }
     // A change of the rules is applied by a walk; any other can be layered by path.
-    service.syncs.mark_dirty(root, (!control).then_some(path));
+    handles.syncs.mark_dirty(root, (!control).then_some(path));
     arm(entry, debounce);
 }
 
@@ -279,31 +295,31 @@ fn arm(entry: &mut Root, debounce: Duration) {
 }
 
 /// Starts a background sync of `root` when it is searchable in this process's view.
-fn sync_if_searchable(service: &Shared, root: &Path) {
-    if service.jobs.is_running(root) {
+fn sync_if_searchable(handles: &Handles, root: &Path) {
+    if handles.jobs.is_running(root) {
         return;
     }
     let searchable = matches!(
-        service.engine.state(root),
+        handles.engine.state(root),
         Ok(Some(st)) if matches!(st.state, IndexState::Indexed | IndexState::SyncCompleted)
     );
     if !searchable || !root.is_dir() {
         return;
     }
-    if !matches!(service.engine.check_fingerprint(root), Ok(None)) {
+    if !matches!(handles.engine.check_fingerprint(root), Ok(None)) {
         return;
     }
-    service.syncs.sync_in_background(root);
+    handles.syncs.sync_in_background(root);
 }
 
 /// Brings the set of watched roots in line with the indexed codebases: new ones are
 /// watched, cleared ones dropped.
 async fn refresh(
-    service: &Arc<Shared>,
+    handles: &Handles,
     watcher: Option<&SharedWatcher>,
     roots: &mut HashMap<PathBuf, Root>,
 ) {
-    let wanted: Vec<PathBuf> = match service.engine.states() {
+    let wanted: Vec<PathBuf> = match handles.engine.states() {
         Ok(states) => states
             .into_iter()
             // A watched root that went away stays, to be watched again once it is back
@@ -332,7 +348,7 @@ async fn refresh(
         roots.insert(
             root.clone(),
             Root {
-                filter: service.engine.path_filter(root).ok(),
+                filter: handles.engine.path_filter(root).ok(),
                 burst: None,
                 identity: identity(root),
                 lost: false,
@@ -345,7 +361,7 @@ async fn refresh(
     }
     // Adding a recursive watch walks the tree: keep it off the async workers.
     let watcher = Arc::clone(watcher);
-    let log_service = Arc::clone(service);
+    let log = handles.log.clone();
     let _ = tokio::task::spawn_blocking(move || {
         let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
         for root in gone {
@@ -353,7 +369,7 @@ async fn refresh(
         }
         for root in new {
             if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
-                log_service.log.emit_about(
+                log.emit_about(
                     &root,
                     Level::Warning,
                     "watcher",
@@ -373,7 +389,7 @@ async fn refresh(
 /// were replaced by another directory: those are watched again and synced by a walk, since
 /// nothing reported what changed meanwhile.
 async fn check_roots(
-    service: &Arc<Shared>,
+    handles: &Handles,
     watcher: Option<&SharedWatcher>,
     roots: &mut HashMap<PathBuf, Root>,
     debounce: Duration,
@@ -385,8 +401,8 @@ async fn check_roots(
             Some(now) if entry.lost || entry.identity != Some(now) => {
                 entry.lost = false;
                 entry.identity = Some(now);
-                entry.filter = service.engine.path_filter(root).ok();
-                service.syncs.mark_dirty(root, None);
+                entry.filter = handles.engine.path_filter(root).ok();
+                handles.syncs.mark_dirty(root, None);
                 arm(entry, debounce);
                 back.push(root.clone());
             }
@@ -398,14 +414,14 @@ async fn check_roots(
         return;
     }
     let watcher = Arc::clone(watcher);
-    let log_service = Arc::clone(service);
+    let log = handles.log.clone();
     let _ = tokio::task::spawn_blocking(move || {
         let mut w = watcher.lock().unwrap_or_else(|p| p.into_inner());
         for root in back {
             // The old watch may linger (a directory moved away keeps its inode watched).
             let _ = w.unwatch(&root);
             if let Err(e) = w.watch(&root, RecursiveMode::Recursive) {
-                log_service.log.emit_about(
+                log.emit_about(
                     &root,
                     Level::Warning,
                     "watcher",

@@ -15,11 +15,11 @@ use satori_protocol::envelope::{
 };
 use satori_protocol::{CALL_GRAPH, CallGraphParams, Direction, ManageAction};
 
-use super::file_outline::{FileProblem, codebase_file, language_name, name_in_label, search_words};
 use super::gate::{Verb, gate};
-use super::search::ensure_fresh;
+use super::navigation::{FileProblem, codebase_file, language_name, name_in_label, search_words};
 use super::{invalid_field, reply, require_absolute};
-use crate::ctx::Ctx;
+use crate::freshness::ensure_fresh;
+use crate::session::Session;
 use crate::syncs::Caller;
 use crate::to_proto::{self, display, manage_hint};
 
@@ -29,7 +29,8 @@ const WALKS: Verb = Verb {
     done: "used",
 };
 
-pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallToolResult {
+pub(crate) fn handle(session: &Session, p: CallGraphParams, caller: &Caller) -> CallToolResult {
+    let service = session.service();
     let abs = match require_absolute(CALL_GRAPH, &p.path) {
         Ok(a) => a,
         Err(r) => return r,
@@ -55,7 +56,7 @@ pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallTool
             hints: NavHints::default(),
             compatibility: None,
         };
-    let t = match gate(ctx, &p.path, &abs, WALKS) {
+    let t = match gate(session, &p.path, &abs, WALKS) {
         Ok(t) => t,
         Err(mut stop) => {
             let hints = stop.nav_hints();
@@ -130,10 +131,10 @@ pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallTool
     }
 
     let mut warnings = Vec::new();
-    let freshness = if t.searchable_while_indexing && !ctx.syncs.in_flight(&root) {
+    let freshness = if t.searchable_while_indexing && !service.syncs.in_flight(&root) {
         FreshnessDecision::new(FreshnessMode::SkippedIndexing)
     } else {
-        match ensure_fresh(ctx, &root, t.state.last_sync_ms, caller, &mut warnings) {
+        match ensure_fresh(service, &root, t.state.last_sync_ms, caller, &mut warnings) {
             Some(f) => f,
             None => {
                 let v = answer(
@@ -147,7 +148,7 @@ pub(crate) fn handle(ctx: &Ctx, p: CallGraphParams, caller: &Caller) -> CallTool
             }
         }
     };
-    let (graph, status) = match ctx.engine.call_graph(&root) {
+    let (graph, status) = match service.engine.call_graph(&root) {
         Ok(Some(g)) => g,
         Ok(None) => {
             let mut v = answer(

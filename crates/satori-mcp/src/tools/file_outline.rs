@@ -2,23 +2,22 @@
 //! symbol resolved exactly. The outline is parsed from the file as it is now (ids do not
 //! depend on positions, so they match the index's; spans are always current), behind the
 //! same gate as a search and the same path, secrets and binary rules as `read_file`.
-//!
-//! Also home of what the other navigation tools share: finding a codebase's file from the
-//! relative path a handle carries, and matching symbols exactly.
-
-use std::path::{Component, Path, PathBuf};
 
 use rmcp::model::CallToolResult;
 
-use satori_core::{Language, ReadPurpose, ReadRefusal, Symbol};
+use satori_core::{ReadPurpose, ReadRefusal, Symbol};
 use satori_protocol::envelope::{FileOutlineEnvelope, Hint, NavHints, Outline, Status, reasons};
 use satori_protocol::file_outline::LIMIT_SYMBOLS_MAX;
 use satori_protocol::{FILE_OUTLINE, FileOutlineParams, ResolveMode};
 
 use super::gate::{Verb, gate};
+use super::navigation::{
+    CodebaseFile, FileProblem, codebase_file, language_name, matching, name_in_label, search_words,
+};
 use super::source::refusal;
 use super::{invalid_field, reply, require_absolute};
-use crate::ctx::Ctx;
+use crate::service::Service;
+use crate::session::Session;
 use crate::to_proto::{self, display};
 
 /// How the gate's messages name an outline.
@@ -27,7 +26,8 @@ const OUTLINES: Verb = Verb {
     done: "used",
 };
 
-pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
+pub(crate) fn handle(session: &Session, p: FileOutlineParams) -> CallToolResult {
+    let service = session.service();
     let abs = match require_absolute(FILE_OUTLINE, &p.path) {
         Ok(a) => a,
         Err(r) => return r,
@@ -46,7 +46,7 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
             hints: NavHints::default(),
             compatibility: None,
         };
-    let t = match gate(ctx, &p.path, &abs, OUTLINES) {
+    let t = match gate(session, &p.path, &abs, OUTLINES) {
         Ok(t) => t,
         Err(mut stop) => {
             let hints = stop.nav_hints();
@@ -100,7 +100,7 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
             file: file.rel.clone(),
             ..answer(status, reason, message)
         };
-    let text = match read_source(ctx, FILE_OUTLINE, &file) {
+    let text = match read_source(service, FILE_OUTLINE, &file) {
         Ok(text) => text,
         Err(u) => {
             let mut v = answer(u.status, Some(u.reason), Some(u.message));
@@ -108,7 +108,7 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
             return reply(&v, u.is_error);
         }
     };
-    let (language, mut symbols) = ctx.engine.outline_of(&file.rel, &text);
+    let (language, mut symbols) = service.engine.outline_of(&file.rel, &text);
     if !language.has_symbols() {
         let mut v = answer(
             Status::Unsupported,
@@ -119,7 +119,7 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
                 language_name(language)
             )),
         );
-        v.hints.read_file = Some(read_hint(ctx, &file, &text));
+        v.hints.read_file = Some(read_hint(service, &file, &text));
         return reply(&v, false);
     }
     sort_outline(&mut symbols);
@@ -189,7 +189,7 @@ pub(crate) fn handle(ctx: &Ctx, p: FileOutlineParams) -> CallToolResult {
 }
 
 /// The contract's order: by span, then label, then id.
-pub(crate) fn sort_outline(symbols: &mut [Symbol]) {
+fn sort_outline(symbols: &mut [Symbol]) {
     symbols.sort_by(|a, b| {
         (a.start_line, a.end_line, &a.label, &a.id).cmp(&(
             b.start_line,
@@ -200,110 +200,8 @@ pub(crate) fn sort_outline(symbols: &mut [Symbol]) {
     });
 }
 
-/// The symbols an exact request names: the id must be equal when given, and the label must
-/// be the symbol's label or its bare name when given. `read_file`'s `open_symbol` resolves
-/// with the same rule.
-pub(crate) fn matching<'s>(
-    symbols: &'s [Symbol],
-    id: Option<&str>,
-    label: Option<&str>,
-) -> Vec<&'s Symbol> {
-    symbols
-        .iter()
-        .filter(|s| id.is_none_or(|id| id == s.id))
-        .filter(|s| label.is_none_or(|l| l == s.label || l == s.name))
-        .collect()
-}
-
-/// A file of a codebase, as a handle names it.
-pub(crate) struct CodebaseFile {
-    /// Relative to the root, `/`-separated, as the index and the ids know it.
-    pub rel: String,
-    /// The root joined with `rel`: the file as named, links not resolved.
-    pub asked: PathBuf,
-    /// The file with links resolved (inside the root).
-    pub real: PathBuf,
-}
-
-/// Why a handle's file cannot be used.
-pub(crate) enum FileProblem {
-    /// Not a usable relative path (the message says why).
-    Invalid(String),
-    /// No such file.
-    Missing,
-    /// A link that leaves the codebase (where it leads).
-    Outside(PathBuf),
-}
-
-/// Finds `file` — relative to the codebase root as results give it, or absolute inside the
-/// root; relative to the subdirectory the caller named (`prefix`) when only that exists.
-/// `..` is refused and links are resolved: nothing outside the root is ever reached.
-pub(crate) fn codebase_file(
-    root: &Path,
-    prefix: Option<&str>,
-    file: &str,
-) -> Result<CodebaseFile, FileProblem> {
-    let asked = Path::new(file.trim());
-    let relative = if asked.is_absolute() {
-        super::normalize(asked)
-            .strip_prefix(root)
-            .map(Path::to_path_buf)
-            .map_err(|_| {
-                FileProblem::Invalid(format!(
-                    "must be relative to the codebase root '{}', got '{file}'",
-                    display(root)
-                ))
-            })?
-    } else {
-        asked.to_path_buf()
-    };
-    let mut parts: Vec<String> = Vec::new();
-    for c in relative.components() {
-        match c {
-            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            _ => {
-                return Err(FileProblem::Invalid(format!(
-                    "must be a path inside the codebase without '..', got '{file}'"
-                )));
-            }
-        }
-    }
-    if parts.is_empty() {
-        return Err(FileProblem::Invalid(format!(
-            "must name a file inside the codebase, got '{file}'"
-        )));
-    }
-    let mut rel = parts.join("/");
-    if !root.join(&rel).exists()
-        && let Some(prefix) = prefix
-    {
-        let under = format!("{prefix}/{rel}");
-        if root.join(&under).exists() {
-            rel = under;
-        }
-    }
-    let path = root.join(&rel);
-    let Ok(real) = path.canonicalize() else {
-        return Err(FileProblem::Missing);
-    };
-    if !real.starts_with(root) {
-        return Err(FileProblem::Outside(real));
-    }
-    if real.is_dir() {
-        return Err(FileProblem::Invalid(format!(
-            "'{rel}' is a directory; name a file inside it"
-        )));
-    }
-    Ok(CodebaseFile {
-        rel,
-        asked: path,
-        real,
-    })
-}
-
 /// Why a file's text is not used.
-pub(crate) struct Unreadable {
+struct Unreadable {
     pub status: Status,
     pub reason: &'static str,
     pub message: String,
@@ -314,15 +212,12 @@ pub(crate) struct Unreadable {
 
 /// The text of a codebase file under `read_file`'s rules ([`satori_core::Engine::open_for_read`]):
 /// the path and secrets policy, regular files only, text only, at most `READ_FILE_MAX_BYTES`.
-pub(crate) fn read_source(
-    ctx: &Ctx,
-    tool: &str,
-    file: &CodebaseFile,
-) -> Result<String, Unreadable> {
+fn read_source(service: &Service, tool: &str, file: &CodebaseFile) -> Result<String, Unreadable> {
     let shown = display(&file.real);
-    let asked = ctx
-        .engine
-        .open_for_read(&file.asked, ReadPurpose::Whole, ctx.read_limits());
+    let asked =
+        service
+            .engine
+            .open_for_read(&file.asked, ReadPurpose::Whole, service.read_limits());
     let unreadable = |status: Status, reason: &'static str, message: String| Unreadable {
         status,
         reason,
@@ -359,13 +254,17 @@ pub(crate) fn read_source(
             format!("'{}' is a binary file; it has no outline.", file.rel),
         ),
         ReadRefusal::TooLarge { .. } => Unreadable {
-            read_file: Some(Hint::read_file(&shown, 1, ctx.config.read_max_lines as u32)),
+            read_file: Some(Hint::read_file(
+                &shown,
+                1,
+                service.config.read_max_lines as u32,
+            )),
             ..unreadable(
                 Status::Unsupported,
                 reasons::FILE_TOO_LARGE,
                 format!(
                     "'{}' is larger than READ_FILE_MAX_BYTES ({} bytes), so it is not parsed for an outline; read it in windows instead.",
-                    file.rel, ctx.config.read_max_bytes
+                    file.rel, service.config.read_max_bytes
                 ),
             )
         },
@@ -405,56 +304,8 @@ pub(crate) fn read_source(
 }
 
 /// `read_file` of the start of a file already read.
-fn read_hint(ctx: &Ctx, file: &CodebaseFile, text: &str) -> Hint {
+fn read_hint(service: &Service, file: &CodebaseFile, text: &str) -> Hint {
     let lines = text.lines().count().max(1);
-    let to = lines.min(ctx.config.read_max_lines);
+    let to = lines.min(service.config.read_max_lines);
     Hint::read_file(&display(&file.real), 1, to as u32)
-}
-
-/// What to search for to find a file again: its name without the extension, as words.
-pub(crate) fn search_words(file: &str) -> String {
-    let name = file.rsplit('/').next().unwrap_or(file);
-    let stem = name.split_once('.').map_or(name, |(stem, _)| stem);
-    stem.replace(['_', '-'], " ")
-}
-
-/// The name a symbol label shows (`route_request` of `def route_request(self, request)`,
-/// `Router` of `class Router`): what to search for to find the symbol again.
-pub(crate) fn name_in_label(label: &str) -> String {
-    let head = label
-        .split(['(', '<', ':', '=', '{'])
-        .next()
-        .unwrap_or(label);
-    head.split_whitespace()
-        .last()
-        .map_or_else(|| label.trim().to_owned(), str::to_owned)
-}
-
-/// A language as messages name it.
-pub(crate) fn language_name(language: Language) -> String {
-    match language {
-        Language::Text => "plain text".to_owned(),
-        other => format!("{} text", other.id()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[track_caller]
-    fn check(label: &str, name: &str) {
-        assert_eq!(name_in_label(label), name);
-    }
-
-    #[test]
-    fn names_in_labels() {
-        check("def route_request(self, request)", "route_request");
-        check("class Router", "Router");
-        check("get(): Token", "get");
-        check("pub fn parse<T: Read>(input: T) -> Result<T>", "parse");
-        check("interface Token", "Token");
-        check("const LIMIT = 5", "LIMIT");
-        check("route_request", "route_request");
-    }
 }

@@ -12,7 +12,7 @@ use satori_protocol::ManageAction;
 use satori_protocol::envelope::{Compatibility, Hint, NavHints, Status, reasons};
 
 use super::canonical_or_normal;
-use crate::ctx::Ctx;
+use crate::session::Session;
 use crate::to_proto::{self, display, manage_hint};
 
 /// How a tool names what it does, for the messages of a stop: "Satori does not {verb}
@@ -70,13 +70,13 @@ impl Stop {
 /// offers no hint: no next step would act there. `asked` is the path as the caller wrote it,
 /// for the message.
 pub(crate) fn inside_roots(
-    ctx: &Ctx,
+    session: &Session,
     asked: &str,
     path: &Path,
     verb: Verb,
 ) -> Result<PathBuf, Stop> {
     let judged = canonical_or_normal(path);
-    match ctx.client_roots.check(&judged) {
+    match session.roots().check(&judged) {
         Ok(()) => Ok(judged),
         Err(outside) => Err(Stop::new(
             Status::Blocked,
@@ -93,10 +93,16 @@ pub(crate) fn inside_roots(
 /// The codebase that `path` (absolute) belongs to, if this session may use it
 /// ([`inside_roots`]) and it can be used from its index now; `asked` is the path as the
 /// caller wrote it, for messages.
-pub(crate) fn gate(ctx: &Ctx, asked: &str, path: &Path, verb: Verb) -> Result<Target, Stop> {
-    let target = inside_roots(ctx, asked, path, verb)?;
+pub(crate) fn gate(
+    session: &Session,
+    asked: &str,
+    path: &Path,
+    verb: Verb,
+) -> Result<Target, Stop> {
+    let service = session.service();
+    let target = inside_roots(session, asked, path, verb)?;
     let Verb { verb, done } = verb;
-    match ctx.engine.target(&target, Purpose::Search) {
+    match service.engine.target(&target, Purpose::Search) {
         Ok(t) => Ok(t),
         Err(Refusal::State(e)) => Err(Stop {
             is_error: true,
@@ -125,7 +131,7 @@ pub(crate) fn gate(ctx: &Ctx, asked: &str, path: &Path, verb: Verb) -> Result<Ta
             root, percentage, ..
         }) => {
             let root_shown = display(&root);
-            let pct = ctx.indexing_percentage(&root, percentage);
+            let pct = service.indexing_percentage(&root, percentage);
             Err(Stop {
                 status_hint: Some(manage_hint(ManageAction::Status, &root_shown)),
                 ..Stop::new(
@@ -162,7 +168,7 @@ pub(crate) fn gate(ctx: &Ctx, asked: &str, path: &Path, verb: Verb) -> Result<Ta
             Err(Stop {
                 reindex: Some(manage_hint(ManageAction::Reindex, &root_shown)),
                 compatibility: Some(to_proto::incompatible(
-                    ctx.engine.fingerprint(),
+                    service.engine.fingerprint(),
                     indexed.as_deref(),
                     to_proto::reindex_reason(reason),
                 )),

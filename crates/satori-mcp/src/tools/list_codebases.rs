@@ -7,7 +7,7 @@ use satori_protocol::ListCodebasesParams;
 
 use super::gate::{Verb, inside_roots};
 use super::text;
-use crate::ctx::Ctx;
+use crate::session::Session;
 use crate::to_proto::display;
 
 /// How the refusal of the client's roots names a listing.
@@ -16,21 +16,22 @@ const LISTS: Verb = Verb {
     done: "listed",
 };
 
-pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult {
-    let states = match ctx.engine.states() {
+pub(crate) fn handle(session: &Session, _params: ListCodebasesParams) -> CallToolResult {
+    let service = session.service();
+    let states = match service.engine.states() {
         Ok(s) => s,
         Err(e) => return text(format!("Error: cannot read the index states: {e}"), true),
     };
     // Each codebase passes the same judgement as an action on its root would.
     let states: Vec<_> = states
         .into_iter()
-        .filter(|(root, _)| inside_roots(ctx, &display(root), root, LISTS).is_ok())
+        .filter(|(root, _)| inside_roots(session, &display(root), root, LISTS).is_ok())
         .collect();
     if states.is_empty() {
         // The same answer whether or not codebases exist outside the roots: a confined
         // session learns nothing of them, not even how many there are.
         return text(
-            match ctx.client_roots.boundary() {
+            match session.roots().boundary() {
                 Some(boundary) => format!(
                     "No indexed codebase is inside the roots the client allows ({}).",
                     boundary.boundary()
@@ -52,7 +53,7 @@ pub(crate) fn handle(ctx: &Ctx, _params: ListCodebasesParams) -> CallToolResult 
                 st.files, st.chunks
             )),
             IndexState::Indexing => {
-                let pct = ctx
+                let pct = service
                     .jobs
                     .view(root)
                     .map_or(st.percentage, |v| v.progress.percentage);

@@ -20,7 +20,8 @@ use satori_protocol::{MANAGE_INDEX, ManageAction, ManageIndexParams, SEARCH_CODE
 
 use super::gate::{Stop, Verb, inside_roots};
 use super::{canonical_or_normal, reply, require_absolute};
-use crate::ctx::Ctx;
+use crate::service::Service;
+use crate::session::Session;
 use crate::syncs::{Caller, SyncFailure};
 use crate::to_proto::{self, display, manage_hint};
 
@@ -115,7 +116,8 @@ fn verb(action: ManageAction) -> Verb {
     Verb { verb, done }
 }
 
-pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams, caller: &Caller) -> CallToolResult {
+pub(crate) fn handle(session: &Session, p: ManageIndexParams, caller: &Caller) -> CallToolResult {
+    let service = session.service();
     let abs = match require_absolute(MANAGE_INDEX, &p.path) {
         Ok(a) => a,
         Err(r) => return r,
@@ -124,15 +126,15 @@ pub(crate) fn handle(ctx: &Ctx, p: ManageIndexParams, caller: &Caller) -> CallTo
     // The client's roots come first, for every action: nothing outside them is created,
     // rebuilt, synced, reported on or cleared, and whether anything is there is not told
     // either (a missing directory is refused like an existing one).
-    if let Err(stop) = inside_roots(ctx, &shown, &abs, verb(p.action)) {
+    if let Err(stop) = inside_roots(session, &shown, &abs, verb(p.action)) {
         return Env::stopped(p.action, &shown, stop).done();
     }
     match p.action {
-        ManageAction::Create => create(ctx, &p, &abs, &shown),
-        ManageAction::Reindex => reindex(ctx, &p, &abs, &shown),
-        ManageAction::Sync => sync(ctx, &abs, &shown, caller),
-        ManageAction::Status => status(ctx, &abs, &shown),
-        ManageAction::Clear => clear(ctx, &abs, &shown),
+        ManageAction::Create => create(service, &p, &abs, &shown),
+        ManageAction::Reindex => reindex(service, &p, &abs, &shown),
+        ManageAction::Sync => sync(service, &abs, &shown, caller),
+        ManageAction::Status => status(service, &abs, &shown),
+        ManageAction::Clear => clear(service, &abs, &shown),
     }
     .done()
 }
@@ -162,8 +164,8 @@ fn existing_dir(action: ManageAction, abs: &Path, shown: &str) -> Result<PathBuf
 
 /// The `blocked` answer for a directory the policy refuses to track. It names the rule and,
 /// deliberately, offers no hint: there is no next step that would index this directory.
-fn refused_root(ctx: &Ctx, action: ManageAction, root: &Path, shown: &str) -> Option<Env> {
-    let refusal = ctx.engine.refuse_root(root)?;
+fn refused_root(service: &Service, action: ManageAction, root: &Path, shown: &str) -> Option<Env> {
+    let refusal = service.engine.refuse_root(root)?;
     Some(
         Env::new(
             action,
@@ -198,7 +200,7 @@ fn engine_error(action: ManageAction, shown: &str, e: &CoreError) -> Env {
 }
 
 fn start(
-    ctx: &Ctx,
+    service: &Service,
     action: ManageAction,
     root: &Path,
     shown: &str,
@@ -207,10 +209,10 @@ fn start(
 ) -> Env {
     // A build replaces whatever a sync of this process (the watcher's, a search's) would
     // publish: stop that sync rather than answer that the index is busy.
-    ctx.syncs.cancel(root, Duration::from_secs(30));
-    match ctx.engine.start_index(root, opts) {
+    service.syncs.cancel(root, Duration::from_secs(30));
+    match service.engine.start_index(root, opts) {
         Ok(job) => {
-            ctx.jobs.spawn(job);
+            service.jobs.spawn(job);
             Env::new(
                 action,
                 shown,
@@ -240,27 +242,27 @@ const CREATE_BUSY_WAIT: Duration = Duration::from_secs(10);
 /// Parallel `create` calls on one path must all end with the one index: a caller that finds
 /// another build running joins it (answers its `indexing` status, which a client waits on),
 /// and one that finds the lock held with no build recorded yet tries again shortly.
-fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
+fn create(service: &Service, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
     let root = match existing_dir(ManageAction::Create, abs, shown_in) {
         Ok(r) => r,
         Err(e) => return e,
     };
     let shown = display(&root);
-    if let Some(refused) = refused_root(ctx, ManageAction::Create, &root, &shown) {
+    if let Some(refused) = refused_root(service, ManageAction::Create, &root, &shown) {
         return refused;
     }
     let deadline = Instant::now() + CREATE_BUSY_WAIT;
     loop {
-        let env = create_once(ctx, p, &root, &shown);
+        let env = create_once(service, p, &root, &shown);
         let busy = env.envelope.status == Status::NotReady;
         if !busy || Instant::now() >= deadline {
             return env;
         }
         // A build that recorded itself meanwhile is joined.
-        if let Ok(Some(st)) = ctx.engine.state(&root)
+        if let Ok(Some(st)) = service.engine.state(&root)
             && st.state == CoreIndexState::Indexing
         {
-            return status_envelope(ctx, ManageAction::Create, &root, &shown, &st)
+            return status_envelope(service, ManageAction::Create, &root, &shown, &st)
                 .warn(warnings::INDEXING_ALREADY_RUNNING);
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -268,8 +270,8 @@ fn create(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
 }
 
 /// One attempt at `create` on the canonical `root`.
-fn create_once(ctx: &Ctx, p: &ManageIndexParams, root: &Path, shown: &str) -> Env {
-    let current = match ctx.engine.state(root) {
+fn create_once(service: &Service, p: &ManageIndexParams, root: &Path, shown: &str) -> Env {
+    let current = match service.engine.state(root) {
         Ok(s) => s,
         Err(e) => return engine_error(ManageAction::Create, shown, &e),
     };
@@ -278,11 +280,16 @@ fn create_once(ctx: &Ctx, p: &ManageIndexParams, root: &Path, shown: &str) -> En
     {
         match st.state {
             CoreIndexState::Indexing => {
-                return status_envelope(ctx, ManageAction::Create, root, shown, st)
+                return status_envelope(service, ManageAction::Create, root, shown, st)
                     .warn(warnings::INDEXING_ALREADY_RUNNING);
             }
             CoreIndexState::Indexed | CoreIndexState::SyncCompleted
-                if ctx.engine.check_fingerprint(root).ok().flatten().is_none() =>
+                if service
+                    .engine
+                    .check_fingerprint(root)
+                    .ok()
+                    .flatten()
+                    .is_none() =>
             {
                 return Env::new(
                         ManageAction::Create,
@@ -308,28 +315,28 @@ fn create_once(ctx: &Ctx, p: &ManageIndexParams, root: &Path, shown: &str) -> En
         custom_extensions: p.custom_extensions().to_vec(),
         ignore_patterns: p.ignore_patterns().to_vec(),
     };
-    start(ctx, ManageAction::Create, root, shown, opts, "Indexing")
+    start(service, ManageAction::Create, root, shown, opts, "Indexing")
 }
 
-fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
+fn reindex(service: &Service, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env {
     let root = match existing_dir(ManageAction::Reindex, abs, shown_in) {
         Ok(r) => r,
         Err(e) => return e,
     };
     let shown = display(&root);
-    if let Some(refused) = refused_root(ctx, ManageAction::Reindex, &root, &shown) {
+    if let Some(refused) = refused_root(service, ManageAction::Reindex, &root, &shown) {
         return refused;
     }
-    let st = match ctx.engine.state(&root) {
+    let st = match service.engine.state(&root) {
         Ok(Some(st)) => st,
         Ok(None) => return not_indexed(ManageAction::Reindex, &shown),
         Err(e) => return engine_error(ManageAction::Reindex, &shown, &e),
     };
     if st.state == CoreIndexState::Indexing {
-        return status_envelope(ctx, ManageAction::Reindex, &root, &shown, &st)
+        return status_envelope(service, ManageAction::Reindex, &root, &shown, &st)
             .warn(warnings::INDEXING_ALREADY_RUNNING);
     }
-    let (outcome, confidence, warning) = match ctx.engine.preflight(&root) {
+    let (outcome, confidence, warning) = match service.engine.preflight(&root) {
         Ok(CorePreflight::IgnoreOnly) => (
             PreflightOutcome::ReindexUnnecessaryIgnoreOnly,
             PreflightConfidence::High,
@@ -372,29 +379,36 @@ fn reindex(ctx: &Ctx, p: &ManageIndexParams, abs: &Path, shown_in: &str) -> Env 
         custom_extensions: st.custom_extensions.clone(),
         ignore_patterns: st.ignore_patterns.clone(),
     };
-    let mut env = start(ctx, ManageAction::Reindex, &root, &shown, opts, "Rebuild")
-        .with(|e| e.preflight = Some(preflight));
+    let mut env = start(
+        service,
+        ManageAction::Reindex,
+        &root,
+        &shown,
+        opts,
+        "Rebuild",
+    )
+    .with(|e| e.preflight = Some(preflight));
     if let Some(w) = warning {
         env = env.warn(w);
     }
     env
 }
 
-fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
+fn sync(service: &Service, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
     let root = canonical_or_normal(abs);
     let shown = display(&root);
-    if let Some(refused) = refused_root(ctx, ManageAction::Sync, &root, &shown) {
+    if let Some(refused) = refused_root(service, ManageAction::Sync, &root, &shown) {
         return refused;
     }
-    let st = match ctx.engine.state(&root) {
+    let st = match service.engine.state(&root) {
         Ok(Some(st)) => st,
         Ok(None) => return not_indexed(ManageAction::Sync, shown_in),
         Err(e) => return engine_error(ManageAction::Sync, &shown, &e),
     };
     match st.state {
         // A sync of this process rebuilding shows as `indexing`: that one is joined below.
-        CoreIndexState::Indexing if !ctx.syncs.in_flight(&root) => {
-            return status_envelope(ctx, ManageAction::Sync, &root, &shown, &st)
+        CoreIndexState::Indexing if !service.syncs.in_flight(&root) => {
+            return status_envelope(service, ManageAction::Sync, &root, &shown, &st)
                 .status(Status::NotReady)
                 .reason(reasons::INDEXING);
         }
@@ -411,16 +425,16 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
         }
         _ => {}
     }
-    if let Ok(Some(reason)) = ctx.engine.check_fingerprint(&root) {
+    if let Ok(Some(reason)) = service.engine.check_fingerprint(&root) {
         let reason = to_proto::reindex_reason(reason);
         // The check may just have recorded what is damaged.
-        let recorded = ctx.engine.state(&root).ok().flatten().unwrap_or(st);
+        let recorded = service.engine.state(&root).ok().flatten().unwrap_or(st);
         let why = match (reason, &recorded.error_message) {
             (ReindexReason::IndexDamaged, Some(message)) => format!("is damaged ({message})"),
             _ => format!("was built with a different engine configuration ({reason})"),
         };
         return requires_reindex(
-            ctx,
+            service,
             ManageAction::Sync,
             &root,
             &shown,
@@ -443,15 +457,15 @@ fn sync(ctx: &Ctx, abs: &Path, shown_in: &str, caller: &Caller) -> Env {
     }
     // Through the syncs of this process: a sync of this codebase already running (the
     // watcher's, a search's) is joined instead of failing as busy.
-    match ctx.syncs.sync(&root, caller).result {
+    match service.syncs.sync(&root, caller).result {
         // Another process took the index between the check above and this sync: its sync
         // writes the changes down, as above.
         Ok(s) if s.layered => {
-            let st = match ctx.engine.state(&root) {
+            let st = match service.engine.state(&root) {
                 Ok(Some(now)) => now,
                 _ => st,
             };
-            status_envelope(ctx, ManageAction::Sync, &root, &shown, &st)
+            status_envelope(service, ManageAction::Sync, &root, &shown, &st)
                 .status(Status::NotReady)
                 .reason(reasons::INDEXING)
         }
@@ -503,7 +517,7 @@ fn not_indexed(action: ManageAction, shown: &str) -> Env {
 /// A `requires_reindex` answer: the state, the reason code, the reindex hint and the
 /// `compatibility` block, with the message of the action that found it.
 fn requires_reindex(
-    ctx: &Ctx,
+    service: &Service,
     action: ManageAction,
     root: &Path,
     shown: &str,
@@ -514,23 +528,23 @@ fn requires_reindex(
         .state(IndexState::RequiresReindex)
         .reason(reasons::REQUIRES_REINDEX)
         .hint(ManageAction::Reindex)
-        .with(|e| e.compatibility = Some(compatibility(ctx, root, reason)))
+        .with(|e| e.compatibility = Some(compatibility(service, root, reason)))
 }
 
-/// The `compatibility` block of a `requires_reindex` answer (also used by `search_codebase`).
-pub(crate) fn compatibility(ctx: &Ctx, root: &Path, reason: ReindexReason) -> Compatibility {
-    let indexed = ctx
+/// The `compatibility` block of a `requires_reindex` answer.
+fn compatibility(service: &Service, root: &Path, reason: ReindexReason) -> Compatibility {
+    let indexed = service
         .engine
         .state(root)
         .ok()
         .flatten()
         .and_then(|s| s.fingerprint);
-    to_proto::incompatible(ctx.engine.fingerprint(), indexed.as_ref(), reason)
+    to_proto::incompatible(service.engine.fingerprint(), indexed.as_ref(), reason)
 }
 
 /// The envelope describing a tracked codebase's state.
 fn status_envelope(
-    ctx: &Ctx,
+    service: &Service,
     action: ManageAction,
     root: &Path,
     shown: &str,
@@ -538,7 +552,7 @@ fn status_envelope(
 ) -> Env {
     match st.state {
         CoreIndexState::Indexing => {
-            let live = ctx.jobs.view(root).map(|v| v.progress);
+            let live = service.jobs.view(root).map(|v| v.progress);
             let progress = to_proto::progress(live.as_ref(), st);
             let pct = live.as_ref().map_or(st.percentage, |p| p.percentage);
             let mut e = Env::new(
@@ -571,7 +585,7 @@ fn status_envelope(
             .state(to_proto::index_state(st.state))
             .with(|e| {
                 e.stats = Some(ManageStats::Index(to_proto::index_stats(st)));
-                e.compatibility = Some(to_proto::compatible(ctx.engine.fingerprint(), st));
+                e.compatibility = Some(to_proto::compatible(service.engine.fingerprint(), st));
             });
             if let Some(note) = &st.error_message {
                 e = e.warn(warnings::LAST_REBUILD_FAILED).note(note);
@@ -619,7 +633,7 @@ fn status_envelope(
                 _ => reason.to_string(),
             };
             requires_reindex(
-                ctx,
+                service,
                 action,
                 root,
                 shown,
@@ -641,16 +655,16 @@ fn sampled(head: &str, sample: &[String], count: u64) -> String {
     format!("{head}: {}{more}.", sample.join(", "))
 }
 
-fn status(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
+fn status(service: &Service, abs: &Path, shown_in: &str) -> Env {
     let root = canonical_or_normal(abs);
     let shown = display(&root);
     // Gate on the fingerprint and the integrity of the index first: either may move the
     // codebase to requires_reindex.
-    let _ = ctx.engine.check_fingerprint(&root);
-    let _ = ctx.engine.check_index(&root);
-    match ctx.engine.state(&root) {
+    let _ = service.engine.check_fingerprint(&root);
+    let _ = service.engine.check_index(&root);
+    match service.engine.state(&root) {
         Ok(Some(st)) => {
-            let env = status_envelope(ctx, ManageAction::Status, &root, &shown, &st);
+            let env = status_envelope(service, ManageAction::Status, &root, &shown, &st);
             if st.state == CoreIndexState::IndexFailed {
                 env.error()
             } else {
@@ -662,20 +676,20 @@ fn status(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
     }
 }
 
-fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
+fn clear(service: &Service, abs: &Path, shown_in: &str) -> Env {
     let root = canonical_or_normal(abs);
     let shown = display(&root);
     // A build of this process is cancelled first; it stops at its next batch.
-    if ctx.jobs.cancel(&root) {
+    if service.jobs.cancel(&root) {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while ctx.jobs.is_running(&root) && Instant::now() < deadline {
+        while service.jobs.is_running(&root) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    ctx.syncs.cancel(&root, Duration::from_secs(30));
-    let cleared = ctx.engine.clear(&root);
+    service.syncs.cancel(&root, Duration::from_secs(30));
+    let cleared = service.engine.clear(&root);
     // The watcher stops watching what is no longer indexed.
-    ctx.roots_changed.notify_one();
+    service.roots_changed.notify_one();
     match cleared {
         Ok(true) => Env::new(
             ManageAction::Clear,
@@ -686,7 +700,7 @@ fn clear(ctx: &Ctx, abs: &Path, shown_in: &str) -> Env {
         .state(IndexState::NotIndexed)
         // A root that may not be tracked (cleared from an older state) is not offered again.
         .with(|e| {
-            if ctx.engine.refuse_root(&root).is_none() {
+            if service.engine.refuse_root(&root).is_none() {
                 e.hints.create = Some(manage_hint(ManageAction::Create, &shown));
             }
         }),

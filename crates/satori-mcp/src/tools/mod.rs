@@ -8,6 +8,7 @@ mod gate;
 mod lines;
 mod list_codebases;
 mod manage_index;
+mod navigation;
 mod read_file;
 mod search;
 mod source;
@@ -18,33 +19,35 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use satori_protocol::{InvalidArguments, ToolParams};
 use serde::Serialize;
 
-use crate::ctx::Ctx;
+use crate::session::Session;
 use crate::syncs::Caller;
 
 /// Routes a validated tool name to its handler.
 /// `caller` carries the request's cancellation and progress channel to the handlers that
 /// do long work.
 pub(crate) fn dispatch(
-    ctx: &Ctx,
+    session: &Session,
     name: &str,
     args: Option<&JsonObject>,
     caller: &Caller,
 ) -> CallToolResult {
     match name {
         satori_protocol::LIST_CODEBASES => {
-            with_args(name, args, |p| list_codebases::handle(ctx, p))
+            with_args(name, args, |p| list_codebases::handle(session, p))
         }
         satori_protocol::MANAGE_INDEX => {
-            with_args(name, args, |p| manage_index::handle(ctx, p, caller))
+            with_args(name, args, |p| manage_index::handle(session, p, caller))
         }
         satori_protocol::SEARCH_CODEBASE => {
-            with_args(name, args, |p| search::handle(ctx, p, caller))
+            with_args(name, args, |p| search::handle(session, p, caller))
         }
-        satori_protocol::FILE_OUTLINE => with_args(name, args, |p| file_outline::handle(ctx, p)),
+        satori_protocol::FILE_OUTLINE => {
+            with_args(name, args, |p| file_outline::handle(session, p))
+        }
         satori_protocol::CALL_GRAPH => {
-            with_args(name, args, |p| call_graph::handle(ctx, p, caller))
+            with_args(name, args, |p| call_graph::handle(session, p, caller))
         }
-        satori_protocol::READ_FILE => with_args(name, args, |p| read_file::handle(ctx, p)),
+        satori_protocol::READ_FILE => with_args(name, args, |p| read_file::handle(session, p)),
         _ => text(format!("Error: unknown tool '{name}'."), true),
     }
 }

@@ -18,7 +18,8 @@ use super::gate::{Verb, inside_roots};
 use super::source::refusal;
 use super::{lines, text};
 use super::{reply, require_absolute};
-use crate::ctx::Ctx;
+use crate::service::Service;
+use crate::session::Session;
 use crate::to_proto::{self, display, manage_hint};
 
 /// How the refusal of the client's roots names a read.
@@ -27,7 +28,8 @@ const READS: Verb = Verb {
     done: "read",
 };
 
-pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
+pub(crate) fn handle(session: &Session, p: ReadFileParams) -> CallToolResult {
+    let service = session.service();
     let abs = match require_absolute(READ_FILE, &p.path) {
         Ok(a) => a,
         Err(r) => return r,
@@ -35,15 +37,16 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
     let shown = display(&abs);
     // The client's roots confine before anything is opened, judged where links lead; a
     // missing file outside them is refused the same way, so its absence is not told.
-    if let Err(stop) = inside_roots(ctx, &shown, &abs, READS) {
+    if let Err(stop) = inside_roots(session, &shown, &abs, READS) {
         return text(format!("Error: {}", stop.message), true);
     }
-    let readable = match ctx
+    let limits = service.read_limits();
+    let readable = match service
         .engine
-        .open_for_read(&abs, ReadPurpose::Lines, ctx.read_limits())
+        .open_for_read(&abs, ReadPurpose::Lines, limits)
     {
         Ok(r) => r,
-        Err(refusal) => return refused_read(ctx, shown, refusal),
+        Err(refusal) => return refused_read(service, shown, refusal),
     };
     // Outline handles are relative to the codebase root, which the answer names.
     let codebase_root = readable.owner.as_ref().map(|t| display(&t.root));
@@ -52,7 +55,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         .as_ref()
         .and_then(|t| t.prefix.clone())
         .unwrap_or_else(|| shown.clone());
-    let max_bytes = ctx.config.read_max_bytes;
+    let max_bytes = service.config.read_max_bytes;
     // A file within the byte cap is read whole (its outline needs all of it); a larger one
     // is streamed from the open handle, and has no outline.
     let whole = readable.text.as_deref();
@@ -66,7 +69,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             .is_some_and(|o| o.start_line.is_none());
     let (language, symbols) = match whole.filter(|_| needs_outline) {
         Some(content) => {
-            let (language, symbols) = ctx.engine.outline_of(&rel, content);
+            let (language, symbols) = service.engine.outline_of(&rel, content);
             (language, Some(symbols).filter(|s| !s.is_empty()))
         }
         None => (satori_core::Language::Text, None),
@@ -79,7 +82,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
             end = open.end_line.or(Some(s));
         } else {
             // The rule of file_outline's exact mode.
-            let matches = super::file_outline::matching(
+            let matches = super::navigation::matching(
                 symbols.as_deref().unwrap_or_default(),
                 open.symbol_id.as_deref(),
                 open.symbol_label.as_deref(),
@@ -130,7 +133,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
         }
     }
 
-    let max = ctx.config.read_max_lines;
+    let max = service.config.read_max_lines;
     let (total, from, to, truncated, mut body, cut) = match &lines {
         Some(lines) => {
             let total = lines.len();
@@ -158,7 +161,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
                 Err(e) => return text(format!("Error: cannot read '{shown}': {e}."), true),
             };
             if let Err(refusal) = readable.admit(&w.text) {
-                return refused_read(ctx, shown, refusal);
+                return refused_read(service, shown, refusal);
             }
             let cut = (w.capped).then_some(w.line_cut);
             (total, from, w.to.min(to), truncated, w.text, cut)
@@ -242,7 +245,7 @@ pub(crate) fn handle(ctx: &Ctx, p: ReadFileParams) -> CallToolResult {
 /// The answer to a read the engine refused: what is not there or not a regular file, a
 /// codebase not ready or not served, a file outside every codebase, a policy rule (secrets
 /// rules name the opt-out the user, not the caller, can set), binary content.
-fn refused_read(ctx: &Ctx, shown: String, why: ReadRefusal) -> CallToolResult {
+fn refused_read(service: &Service, shown: String, why: ReadRefusal) -> CallToolResult {
     let message = match why {
         ReadRefusal::NotFound => format!("Error: File '{shown}' not found."),
         ReadRefusal::NotRegular(FileKind::Directory) => format!("Error: '{shown}' is not a file."),
@@ -250,14 +253,14 @@ fn refused_read(ctx: &Ctx, shown: String, why: ReadRefusal) -> CallToolResult {
             "Error: '{shown}' is {}, not a regular file; read_file reads regular files only.",
             kind.describe()
         ),
-        ReadRefusal::Outside { real } => outside_message(ctx, &real, &shown),
+        ReadRefusal::Outside { real } => outside_message(service, &real, &shown),
         ReadRefusal::Indexing {
             root,
             percentage,
             phase,
         } => {
             let root_shown = display(&root);
-            let pct = ctx.indexing_percentage(&root, percentage);
+            let pct = service.indexing_percentage(&root, percentage);
             let answer = ReadFileNotReady::new(
                 shown,
                 root_shown.clone(),
@@ -294,12 +297,12 @@ fn refused_read(ctx: &Ctx, shown: String, why: ReadRefusal) -> CallToolResult {
 
 /// Why a file outside every tracked codebase is not read. Indexing is suggested only when
 /// the file's directory could be indexed: never for `/etc/shadow` or `~/.bashrc`.
-fn outside_message(ctx: &Ctx, real: &Path, shown: &str) -> String {
+fn outside_message(service: &Service, real: &Path, shown: &str) -> String {
     let base = format!(
         "Error: '{shown}' is outside every indexed codebase, and read_file only reads inside them."
     );
     let dir = real.parent().unwrap_or(real);
-    if ctx.engine.refuse_root(dir).is_some() {
+    if service.engine.refuse_root(dir).is_some() {
         return base;
     }
     format!(

@@ -1,6 +1,7 @@
-//! `search_codebase`: gates (tracked, indexing, fingerprint), freshness (sync-on-read, joined
-//! with the sync in flight, forced by the watcher's edits), the engine search, and the
-//! grouped / raw envelope with navigation hints and telemetry.
+//! `search_codebase`: gates (client roots, tracked, indexing, fingerprint), the freshness
+//! decision of `freshness` (sync-on-read, joined with the sync in flight, forced by the
+//! watcher's edits), the engine search, and the grouped / raw envelope with navigation hints
+//! and telemetry.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -8,10 +9,9 @@ use std::time::{Duration, Instant};
 use rmcp::model::CallToolResult;
 use serde_json::json;
 
-use satori_core::now_ms;
 use satori_core::search::SearchOutcome;
 use satori_protocol::envelope::{
-    FreshnessDecision, FreshnessMode, SearchEnvelope, SearchHints, Status, SyncStats, reasons,
+    FreshnessDecision, FreshnessMode, SearchEnvelope, SearchHints, Status, reasons,
     sorted_warnings, warnings as warning_codes,
 };
 use satori_protocol::{
@@ -22,9 +22,10 @@ use super::gate::{Verb, gate};
 use super::{reply, require_absolute};
 use crate::changed::CHANGED_WAIT;
 use crate::config::RunMode;
-use crate::ctx::Ctx;
-use crate::syncs::{Caller, SyncFailure};
-use crate::to_proto::{self, display, manage_hint, time};
+use crate::freshness::ensure_fresh;
+use crate::session::Session;
+use crate::syncs::Caller;
+use crate::to_proto::{self, display, manage_hint};
 
 /// How the gate's messages name a search.
 const SEARCHES: Verb = Verb {
@@ -32,7 +33,12 @@ const SEARCHES: Verb = Verb {
     done: "searched",
 };
 
-pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> CallToolResult {
+pub(crate) fn handle(
+    session: &Session,
+    p: SearchCodebaseParams,
+    caller: &Caller,
+) -> CallToolResult {
+    let service = session.service();
     let started = Instant::now();
     let abs = match require_absolute(SEARCH_CODEBASE, &p.path) {
         Ok(a) => a,
@@ -56,7 +62,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
         hints: SearchHints::default(),
         compatibility: None,
     };
-    let t = match gate(ctx, &p.path, &abs, SEARCHES) {
+    let t = match gate(session, &p.path, &abs, SEARCHES) {
         Ok(t) => t,
         Err(stop) => {
             let mut v = answer(stop.status, stop.reason, stop.message);
@@ -86,12 +92,14 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
 
     // A sync of this process rebuilding shows as `indexing`: a search joins it instead; a
     // sync of another process is no reindex either: the search keeps its freshness checks.
-    let freshness = if searchable_while_indexing && !t.state.syncing && !ctx.syncs.in_flight(&root)
+    let freshness = if searchable_while_indexing
+        && !t.state.syncing
+        && !service.syncs.in_flight(&root)
     {
         warnings.push(warning_codes::REINDEX_IN_PROGRESS.to_owned());
         FreshnessDecision::new(FreshnessMode::SkippedIndexing)
     } else {
-        match ensure_fresh(ctx, &root, t.state.last_sync_ms, caller, &mut warnings) {
+        match ensure_fresh(service, &root, t.state.last_sync_ms, caller, &mut warnings) {
             Some(f) => f,
             None => {
                 // Nobody may read this answer (a cancelled request gets none), but a
@@ -113,14 +121,14 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     // of before, and a search waits for it only briefly. The open's own errors are answered
     // by the search below.
     let changed = if p.ranking_mode == RankingMode::AutoChangedFirst {
-        ctx.changed_cache.get(&root, Duration::ZERO);
-        let _ = ctx.engine.generation(&root);
-        ctx.changed_cache.get(&root, CHANGED_WAIT)
+        service.changed_cache.get(&root, Duration::ZERO);
+        let _ = service.engine.generation(&root);
+        service.changed_cache.get(&root, CHANGED_WAIT)
     } else {
         None
     };
     let req = to_proto::search_request(&p, changed, t.prefix);
-    let outcome = match ctx.engine.search(&root, &req) {
+    let outcome = match service.engine.search(&root, &req) {
         Ok(o) => o,
         Err(e @ satori_core::Error::Damaged { .. }) => {
             // Recorded as requires_reindex by the engine: answer as the gate would have.
@@ -134,11 +142,11 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
             v.freshness_decision = Some(freshness);
             v.hints.reindex = Some(manage_hint(ManageAction::Reindex, &root_shown));
             v.compatibility = Some(to_proto::incompatible(
-                ctx.engine.fingerprint(),
+                service.engine.fingerprint(),
                 t.state.fingerprint.as_ref(),
                 satori_protocol::envelope::ReindexReason::IndexDamaged,
             ));
-            telemetry(ctx, &p, &root, None, started, Some(&e.to_string()));
+            telemetry(session, &p, &root, None, started, Some(&e.to_string()));
             return reply(&v, false);
         }
         Err(satori_core::Error::IndexMissing(_)) => {
@@ -151,7 +159,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
                 ),
             );
             v.hints.create = Some(manage_hint(ManageAction::Create, &root_shown));
-            telemetry(ctx, &p, &root, None, started, Some("index cleared"));
+            telemetry(session, &p, &root, None, started, Some("index cleared"));
             return reply(&v, false);
         }
         Err(e) => {
@@ -164,7 +172,7 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
             );
             v.freshness_decision = Some(freshness);
             v.hints.reindex = Some(manage_hint(ManageAction::Reindex, &root_shown));
-            telemetry(ctx, &p, &root, None, started, Some(&e.to_string()));
+            telemetry(session, &p, &root, None, started, Some(&e.to_string()));
             return reply(&v, true);
         }
     };
@@ -195,130 +203,14 @@ pub(crate) fn handle(ctx: &Ctx, p: SearchCodebaseParams, caller: &Caller) -> Cal
     v.hints.debug_search = p
         .debug
         .then(|| to_proto::search_debug(&outcome.diagnostics));
-    telemetry(ctx, &p, &root, Some(&outcome), started, None);
+    telemetry(session, &p, &root, Some(&outcome), started, None);
     reply(&v, false)
-}
-
-/// Freshness before searching, in this order: when the watcher saw edits since the last
-/// sync, layer the changed files over the published generation and search at once while a
-/// sync writes them down in the background (`synced`); when it saw changes a layer cannot
-/// hold (a new directory, ignore rules, many files), join the sync of this root already in
-/// flight (`coalesced`) or sync (`synced`, `reconciled_ignore_change` when ignore rules
-/// changed), as when the last check of the tree is older than the threshold; else skip
-/// (`skipped_recent`). The last check counts only when this process made it: the time
-/// another process recorded says nothing of edits made since while no watcher of this
-/// process saw them, so a process that has not checked the tree itself within the threshold
-/// (every `satori-cli` call, a server just started) syncs, which for an unchanged tree is a
-/// `stat` of what the last sync saw (see `Engine::checked_here`). `None` when the caller's
-/// request was cancelled (or the server is closing) before the sync ended.
-pub(crate) fn ensure_fresh(
-    ctx: &Ctx,
-    root: &Path,
-    last_sync_ms: Option<u64>,
-    caller: &Caller,
-    warnings: &mut Vec<String>,
-) -> Option<FreshnessDecision> {
-    let now = now_ms();
-    let threshold = ctx.config.sync_threshold_ms;
-    let age = last_sync_ms.map(|t| now.saturating_sub(t));
-    let checked = |mode| FreshnessDecision {
-        checked_at: Some(time(now)),
-        ..FreshnessDecision::new(mode)
-    };
-    let must_sync = ctx.syncs.in_flight(root) || ctx.syncs.is_dirty(root);
-    let checked_here = ctx
-        .engine
-        .checked_here(root)
-        .is_some_and(|t| now.saturating_sub(t) < threshold);
-    if !must_sync
-        && checked_here
-        && let Some(age) = age
-        && age < threshold
-    {
-        return Some(FreshnessDecision {
-            threshold_ms: Some(threshold),
-            last_sync_at: last_sync_ms.map(time),
-            age_ms: Some(age),
-            ..checked(FreshnessMode::SkippedRecent)
-        });
-    }
-    let started = Instant::now();
-    if must_sync && let Some(layered) = ctx.syncs.layerable(root) {
-        let (paths, version) = layered;
-        if let Ok(s) = ctx.engine.layer_changes(root, &paths, version) {
-            // The watcher starts the sync once the edits pause for its debounce; a search
-            // starts it only when that did not happen (it failed, or could not run).
-            let debounce = ctx.config.watch.unwrap_or_default();
-            if ctx.syncs.is_dirty(root) && !ctx.syncs.changed_within(root, debounce) {
-                ctx.syncs.sync_in_background(root);
-            }
-            return Some(FreshnessDecision {
-                threshold_ms: Some(threshold),
-                last_sync_at: last_sync_ms.map(time),
-                stats: Some(SyncStats {
-                    added: s.added,
-                    removed: s.removed,
-                    modified: s.modified,
-                }),
-                duration_ms: Some(started.elapsed().as_millis() as u64),
-                ..checked(FreshnessMode::Synced)
-            });
-        }
-    }
-    let joined = ctx.syncs.sync(root, caller);
-    let edits = (joined.edits > 0).then_some(joined.edits);
-    match joined.result {
-        Ok(s) => Some(FreshnessDecision {
-            threshold_ms: Some(threshold),
-            last_sync_at: last_sync_ms.map(time),
-            stats: Some(to_proto::sync_stats(&s)),
-            duration_ms: Some(started.elapsed().as_millis() as u64),
-            coalesced_edits: edits,
-            ..checked(if joined.coalesced {
-                FreshnessMode::Coalesced
-            } else if s.ignore_rules_changed {
-                FreshnessMode::ReconciledIgnoreChange
-            } else {
-                FreshnessMode::Synced
-            })
-        }),
-        Err(SyncFailure::Cancelled) if caller.cancelled() => None,
-        // The server is closing: answer from the published generation, saying so.
-        Err(SyncFailure::Cancelled) => {
-            warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
-            Some(FreshnessDecision {
-                error_message: Some(
-                    "the sync was cancelled because the server is shutting down; the previous index was searched"
-                        .to_owned(),
-                ),
-                ..checked(FreshnessMode::SyncFailed)
-            })
-        }
-        // Another process is building or syncing this index: its result is what the
-        // search reads next; this one uses the published generation meanwhile.
-        Err(SyncFailure::Busy) => Some(checked(FreshnessMode::Coalesced)),
-        // Cleared while the sync ran: the search that follows finds no index and says so.
-        Err(SyncFailure::Missing) => {
-            warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
-            Some(FreshnessDecision {
-                error_message: Some("the index was cleared while it was being synced".to_owned()),
-                ..checked(FreshnessMode::SyncFailed)
-            })
-        }
-        Err(SyncFailure::Failed(message)) => {
-            warnings.push(warning_codes::FRESHNESS_SYNC_FAILED.to_owned());
-            Some(FreshnessDecision {
-                error_message: Some(message),
-                ..checked(FreshnessMode::SyncFailed)
-            })
-        }
-    }
 }
 
 /// One `[TELEMETRY] {json}` line on stderr per search (unless `SATORI_TELEMETRY=off`), and
 /// the same event to a client that set a log level.
 fn telemetry(
-    ctx: &Ctx,
+    session: &Session,
     p: &SearchCodebaseParams,
     root: &Path,
     outcome: Option<&SearchOutcome>,
@@ -330,7 +222,7 @@ fn telemetry(
         "event": "search_executed",
         "tool_name": SEARCH_CODEBASE,
         "profile": "local_embedded",
-        "run_mode": match ctx.config.run_mode { RunMode::Mcp => "mcp", RunMode::Cli => "cli" },
+        "run_mode": match session.service().config.run_mode { RunMode::Mcp => "mcp", RunMode::Cli => "cli" },
         "codebase": display(root),
         "query_length": p.query.chars().count(),
         "query_kind": d.map(|d| to_proto::query_kind(d.query_kind).as_str()),
@@ -348,12 +240,13 @@ fn telemetry(
     }
     use crate::logging::Diagnostics;
     let level = crate::logging::Level::Debug;
-    if ctx.config.telemetry_stderr {
-        ctx.log
+    if session.service().config.telemetry_stderr {
+        session
+            .log()
             .emit(level, "telemetry", format_args!("[TELEMETRY] {ev}"), || {
                 ev.clone()
             });
     } else {
-        ctx.log.notify(level, "telemetry", || ev);
+        session.log().notify(level, "telemetry", || ev);
     }
 }
