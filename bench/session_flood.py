@@ -2,8 +2,9 @@
 """A flood of MCP sessions against one shared `satori --http`, and what it leaves behind.
 
 Starts `satori --http 127.0.0.1:0` on a fresh home and opens one well-behaved session. Then
-`--threads` clients, each on a keep-alive loopback connection, POST `initialize` as fast as
-they can until `--attempts` in all have been made, never ending a session. Meanwhile the
+`--threads` clients, each on a keep-alive loopback connection, open sessions as fast as they
+can (`initialize`, then `notifications/initialized` in the new session, as an SDK client
+connects) until `--attempts` in all have been made, never ending a session. Meanwhile the
 well-behaved session calls `list_codebases` every half second and a newcomer opens a fresh
 session and makes one call every two seconds. The server's resident memory is sampled every
 half second during the flood, then after it until it is back under `--settle-mib` or the
@@ -36,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "satori-flood", "version": "1"}}})
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
            "Host": "localhost"}
 
@@ -107,10 +109,11 @@ class Client:
         self.conn.close()
 
 
-def run(bin_dir, attempts, threads, settle_mib, expiry, grace, extra):
+def run(bin_dir, attempts, threads, settle_mib, expiry, grace, extra, calls):
     server, host, port = start(bin_dir, extra)
     log(f"{bin_dir}: server {server.pid} on port {port}, {rss_mib(server.pid)} MiB")
-    result = {"binDir": bin_dir, "attempts": attempts, "threads": threads}
+    result = {"binDir": bin_dir, "attempts": attempts, "threads": threads,
+              "callsPerSession": calls}
     try:
         steady = Client(host, port)
         stop = threading.Event()
@@ -133,6 +136,16 @@ def run(bin_dir, attempts, threads, settle_mib, expiry, grace, extra):
                     resp = conn.getresponse()
                     resp.read()
                     key = str(resp.status)
+                    session = resp.getheader("Mcp-Session-Id")
+                    if session:
+                        in_session = dict(HEADERS, **{"Mcp-Session-Id": session})
+                        conn.request("POST", "/mcp", INITIALIZED, in_session)
+                        conn.getresponse().read()
+                        for i in range(calls):
+                            conn.request("POST", "/mcp", json.dumps(
+                                {"jsonrpc": "2.0", "id": 2 + i, "method": "tools/list"}),
+                                in_session)
+                            conn.getresponse().read()
                 except (OSError, http.client.HTTPException) as e:
                     key = type(e).__name__
                     conn.close()
@@ -235,14 +248,16 @@ def main():
     ap.add_argument("--session-idle", type=int, default=120,
                     help="the server's --session-idle (seconds); unused sessions expire after a quarter")
     ap.add_argument("--grace", type=float, default=15)
+    ap.add_argument("--calls-per-session", type=int, default=0,
+                    help="tools/list calls each flooding session makes before it is abandoned")
     args = ap.parse_args()
     out = {}
     if args.baseline_bin_dir:
         out["baseline"] = run(args.baseline_bin_dir, args.baseline_attempts, args.threads,
-                              args.settle_mib, 0, 0, [])
+                              args.settle_mib, 0, 0, [], args.calls_per_session)
     out["candidate"] = run(args.bin_dir, args.attempts, args.threads, args.settle_mib,
                            args.session_idle, args.grace,
-                           ["--session-idle", str(args.session_idle)])
+                           ["--session-idle", str(args.session_idle)], args.calls_per_session)
     if "baseline" in out and out["baseline"]["peakRssMiB"]:
         out["peakRatio"] = round(out["candidate"]["peakRssMiB"] / out["baseline"]["peakRssMiB"], 3)
     json.dump(out, sys.stdout, indent=1)

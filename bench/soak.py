@@ -1,26 +1,30 @@
 #!/usr/bin/env python3
-"""A soak of one shared `satori --http`: many clients at once over loopback, files changing.
+"""A soak of shared `satori` servers: many clients at once over loopback and a unix socket,
+files changing.
 
-Starts `satori --http 127.0.0.1:0` on a fresh home, indexes a copy of a source tree (by
-default this repository's `crates/`), then for `--seconds` runs `--clients` clients, each with
-its own MCP session, calling `search_codebase`, `read_file` and `file_outline` in a loop, while
-a writer edits, adds and removes files in the tree (so the server's watcher keeps syncing), a
-client now and then drops its connection in the middle of a request, and another opens a
-request and never reads the answer. It samples the server's resident memory and open file
-descriptors every few seconds.
+Starts `satori --http 127.0.0.1:0` on a fresh home (with `--transport both`, also
+`satori --socket PATH` on the same home: two processes, one index), indexes a copy of a source
+tree (by default this repository's `crates/`), then for `--seconds` runs `--clients` clients
+(split between the servers), each with its own MCP session, calling `search_codebase`,
+`read_file` and `file_outline` in a loop, while a writer edits, adds and removes files in the
+tree (so the watchers keep syncing), a client now and then drops its connection in the middle
+of a request, another opens a request and never reads the answer, and another opens a session,
+makes one call and leaves without ending it. It samples each server's resident memory and open
+file descriptors every few seconds.
 
 Prints one JSON document: per tool the calls, p50/p95/p99 latency in ms, the documented tool
 errors (`tool_errors`: a file that looks like a secret refused, say) and the errors (an answer
-that is neither a result nor a documented tool error), the memory and descriptor
-samples with their values after warm-up and at the end, and the counts of the misbehaving
-clients. Exit status 1 when a call failed outside the documented statuses.
+that is neither a result nor a documented tool error), per server the memory and descriptor
+samples, a line per minute, and the slope of resident memory after warm-up (least squares, MiB
+per minute), and the counts of the misbehaving clients. Exit status 1 when a call failed
+outside the documented statuses or a server exited.
 
 Bounded in time (`--seconds`) and requests (`--max-requests`); loopback only. Linux (reads
 /proc for the samples).
 
 Usage:
   cargo build --release --bins
-  python3 bench/soak.py --seconds 600 --clients 16 > soak.json
+  python3 bench/soak.py --seconds 1800 --clients 64 --transport both > soak.json
 """
 import argparse
 import http.client
@@ -50,12 +54,52 @@ def log(msg):
     print(f"soak: {msg}", file=sys.stderr, flush=True)
 
 
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP/1.1 over a unix socket."""
+
+    def __init__(self, sock_path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self.sock_path = sock_path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.sock_path)
+
+
+class Endpoint:
+    """Where one server listens: a loopback port or a unix socket."""
+
+    def __init__(self, url):
+        self.url = url
+        if url.startswith("unix://"):
+            self.unix, self.host, self.port, self.path = url.removeprefix("unix://"), "localhost", None, "/mcp"
+        else:
+            self.unix = None
+            hostport, path = url.removeprefix("http://").split("/", 1)
+            host, port = hostport.rsplit(":", 1)
+            self.host, self.port, self.path = host, int(port), "/" + path
+
+    def connection(self, timeout=120):
+        if self.unix:
+            return UnixHTTPConnection(self.unix, timeout)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def raw_socket(self):
+        if self.unix:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(10)
+            sock.connect(self.unix)
+            return sock
+        return socket.create_connection((self.host, self.port), timeout=10)
+
+
 class Session:
     """One MCP session over Streamable HTTP on a keep-alive connection."""
 
-    def __init__(self, host, port, path):
-        self.host, self.port, self.path = host, port, path
-        self.conn = http.client.HTTPConnection(host, port, timeout=120)
+    def __init__(self, endpoint):
+        self.path = endpoint.path
+        self.conn = endpoint.connection()
         self.session = None
         self.next_id = 0
         result = self.request("initialize", {
@@ -66,7 +110,7 @@ class Session:
 
     def _post(self, body):
         headers = {"Content-Type": "application/json",
-                   "Accept": "application/json, text/event-stream"}
+                   "Accept": "application/json, text/event-stream", "Host": "localhost"}
         if self.session:
             headers["Mcp-Session-Id"] = self.session
         self.conn.request("POST", self.path, json.dumps(body), headers)
@@ -106,7 +150,8 @@ class Session:
     def close(self):
         try:
             if self.session:
-                self.conn.request("DELETE", self.path, headers={"Mcp-Session-Id": self.session})
+                self.conn.request("DELETE", self.path, headers={"Mcp-Session-Id": self.session,
+                                                                "Host": "localhost"})
                 self.conn.getresponse().read()
         except OSError:
             pass
@@ -137,6 +182,43 @@ def percentile(values, p):
     return round(values[k], 2)
 
 
+def slope_mib_per_min(points):
+    """Least-squares slope of (seconds, KiB) points, in MiB per minute."""
+    if len(points) < 2:
+        return None
+    n = len(points)
+    mx = sum(t for t, _ in points) / n
+    my = sum(v for _, v in points) / n
+    var = sum((t - mx) ** 2 for t, _ in points)
+    if var == 0:
+        return None
+    cov = sum((t - mx) * (v - my) for t, v in points)
+    return round(cov / var * 60 / 1024, 3)
+
+
+def per_minute(samples):
+    """The last sample of each minute."""
+    minutes = {}
+    for s in samples:
+        minutes[int(s["t"] // 60)] = s
+    return [dict(minute=m, rssMiB=round(s["rssKiB"] / 1024, 1), fds=s["fds"])
+            for m, s in sorted(minutes.items())]
+
+
+def start_server(bin_dir, env, listen):
+    server = subprocess.Popen([os.path.join(bin_dir, "satori"), *listen],
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    line = server.stderr.readline().strip()
+    if not line.startswith("satori: serving MCP at "):
+        server.kill()
+        raise SystemExit(f"soak: the server did not start serving: {line or server.wait()}")
+    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    endpoint = Endpoint(line.removeprefix("satori: serving MCP at "))
+    log(f"server {server.pid} at {endpoint.url}")
+    return server, endpoint
+
+
 def sample(pid):
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
@@ -154,6 +236,9 @@ def main():
     ap.add_argument("--max-requests", type=int, default=2_000_000)
     ap.add_argument("--warm-up", type=float, default=60, help="seconds before the baseline sample")
     ap.add_argument("--sample-every", type=float, default=5)
+    ap.add_argument("--transport", choices=["http", "socket", "both"], default="http")
+    ap.add_argument("--pause", type=float, default=0,
+                    help="seconds each client waits between calls")
     args = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="satori-soak-")
@@ -164,22 +249,16 @@ def main():
                    for d, _, fs in os.walk(repo) for f in fs if f.endswith(".rs"))
     log(f"{len(files)} Rust files copied to {repo}")
     env = dict(os.environ, SATORI_HOME=os.path.join(work, "home"))
-    server = subprocess.Popen([os.path.join(args.bin_dir, "satori"), "--http", "127.0.0.1:0"],
-                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-    line = server.stderr.readline().strip()
-    if not line.startswith("satori: serving MCP at http://"):
-        server.kill()
-        raise SystemExit(f"soak: the server did not start serving: {line or server.wait()}")
-    url = line.removeprefix("satori: serving MCP at ")
-    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
-    hostport, path = url.removeprefix("http://").split("/", 1)
-    host, port = hostport.rsplit(":", 1)
-    port, path = int(port), "/" + path
-    log(f"server {server.pid} at {url}")
+    servers = []
+    if args.transport in ("http", "both"):
+        servers.append(start_server(args.bin_dir, env, ["--http", "127.0.0.1:0"]))
+    if args.transport in ("socket", "both"):
+        servers.append(start_server(args.bin_dir, env,
+                                    ["--socket", os.path.join(work, "satori.sock")]))
+    endpoints = [e for _, e in servers]
 
     try:
-        admin = Session(host, port, path)
+        admin = Session(endpoints[0])
         started = time.time()
         admin.call("manage_index", {"action": "create", "path": repo})
         while True:
@@ -199,11 +278,12 @@ def main():
         refusals = {k: 0 for k in latencies}
         examples = []
         requests = [0]
-        misbehaving = {"dropped mid-request": 0, "never read": 0, "writer edits": 0}
+        misbehaving = {"dropped mid-request": 0, "never read": 0, "abandoned sessions": 0,
+                       "sessions refused": 0, "writer edits": 0}
 
         def client(seed):
             rng = random.Random(seed)
-            s = Session(host, port, path)
+            s = Session(endpoints[seed % len(endpoints)])
             try:
                 while not stop.is_set():
                     with lock:
@@ -233,13 +313,15 @@ def main():
                             if len(examples) < 5:
                                 examples.append({"tool": tool, "args": call_args,
                                                  "answer": str(answer)[:400]})
+                    if args.pause:
+                        stop.wait(args.pause)
             finally:
                 s.close()
 
-        def raw_post(body, read):
-            sock = socket.create_connection((host, port), timeout=10)
+        def raw_post(endpoint, body, read):
+            sock = endpoint.raw_socket()
             data = json.dumps(body).encode()
-            sock.sendall((f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            sock.sendall((f"POST {endpoint.path} HTTP/1.1\r\nHost: localhost\r\n"
                           "Content-Type: application/json\r\n"
                           "Accept: application/json, text/event-stream\r\n"
                           f"Content-Length: {len(data)}\r\n\r\n").encode() + data)
@@ -250,30 +332,42 @@ def main():
         def misbehave():
             rng = random.Random(99)
             held = []
+            turn = 0
             while not stop.is_set():
-                # A client that sends a request and disconnects before the answer.
-                s = Session(host, port, path)
-                s.next_id += 1
-                body = {"jsonrpc": "2.0", "id": s.next_id, "method": "tools/call",
-                        "params": {"name": "search_codebase",
-                                   "arguments": {"path": repo, "query": rng.choice(QUERIES)}}}
-                s.conn.request("POST", path, json.dumps(body),
-                               {"Content-Type": "application/json",
-                                "Accept": "application/json, text/event-stream",
-                                "Mcp-Session-Id": s.session})
-                s.conn.sock.close()
-                misbehaving["dropped mid-request"] += 1
-                # A client that opens a request and never reads what comes back (kept open
-                # a while, at most four at once, then dropped).
-                held.append(raw_post({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                      "params": {"protocolVersion": "2025-06-18",
-                                                 "capabilities": {},
-                                                 "clientInfo": {"name": "mute", "version": "1"}}},
-                                     read=False))
-                misbehaving["never read"] += 1
-                if len(held) > 4:
-                    held.pop(0).close()
-                stop.wait(1.0)
+                turn += 1
+                endpoint = endpoints[turn % len(endpoints)]
+                try:
+                    # A client that sends a request and disconnects before the answer.
+                    s = Session(endpoint)
+                    s.next_id += 1
+                    body = {"jsonrpc": "2.0", "id": s.next_id, "method": "tools/call",
+                            "params": {"name": "search_codebase",
+                                       "arguments": {"path": repo, "query": rng.choice(QUERIES)}}}
+                    s.conn.request("POST", endpoint.path, json.dumps(body),
+                                   {"Content-Type": "application/json",
+                                    "Accept": "application/json, text/event-stream",
+                                    "Host": "localhost", "Mcp-Session-Id": s.session})
+                    s.conn.sock.close()
+                    misbehaving["dropped mid-request"] += 1
+                    # A client that opens a request and never reads what comes back (kept open
+                    # a while, at most four at once, then dropped).
+                    held.append(raw_post(endpoint, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"protocolVersion": "2025-06-18",
+                                                     "capabilities": {},
+                                                     "clientInfo": {"name": "mute", "version": "1"}}},
+                                         read=False))
+                    misbehaving["never read"] += 1
+                    if len(held) > 4:
+                        held.pop(0).close()
+                    # A client that makes one call and leaves without ending its session.
+                    gone = Session(endpoint)
+                    gone.call("list_codebases", {})
+                    gone.conn.close()
+                    misbehaving["abandoned sessions"] += 1
+                except (AssertionError, OSError, http.client.HTTPException):
+                    # A new session refused at the cap (503) is the contract, not a failure.
+                    misbehaving["sessions refused"] += 1
+                stop.wait(2.0)
             for sock in held:
                 sock.close()
 
@@ -297,36 +391,55 @@ def main():
                 misbehaving["writer edits"] += 1
                 stop.wait(2.0)
 
-        samples = []
+        samples = {e.url: [] for e in endpoints}
+        t0 = time.time()
 
         def sampler():
-            t0 = time.time()
             while not stop.is_set():
-                samples.append(dict(sample(server.pid), t=round(time.time() - t0, 1)))
+                for server, e in servers:
+                    samples[e.url].append(dict(sample(server.pid), t=round(time.time() - t0, 1)))
                 stop.wait(args.sample_every)
 
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
         threads += [threading.Thread(target=f) for f in (misbehave, writer, sampler)]
         for t in threads:
             t.start()
+        exited = None
         while time.time() < deadline and requests[0] < args.max_requests:
-            if server.poll() is not None:
-                raise SystemExit(f"soak: the server exited with {server.returncode}")
+            exited = next((srv.returncode for srv, _ in servers if srv.poll() is not None), None)
+            if exited is not None:
+                log(f"a server exited with {exited}")
+                break
             time.sleep(1)
         stop.set()
         for t in threads:
             t.join()
-        samples.append(dict(sample(server.pid), t=round(time.time() - started - index_seconds, 1)))
+        for server, e in servers:
+            if server.poll() is None:
+                samples[e.url].append(dict(sample(server.pid), t=round(time.time() - t0, 1)))
         admin.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        for server, _ in servers:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
         shutil.rmtree(work, ignore_errors=True)
 
-    warm = [s for s in samples if s["t"] >= args.warm_up] or samples[-1:]
+    def memory(series):
+        warm = [s for s in series if s["t"] >= args.warm_up] or series[-1:]
+        return {
+            "memory": {"after_warm_up_kib": warm[0]["rssKiB"], "end_kib": series[-1]["rssKiB"],
+                       "max_kib": max(s["rssKiB"] for s in series),
+                       "slope_after_warm_up_mib_per_min":
+                           slope_mib_per_min([(s["t"], s["rssKiB"]) for s in warm])},
+            "fds": {"after_warm_up": warm[0]["fds"], "end": series[-1]["fds"],
+                    "max": max(s["fds"] for s in series)},
+            "per_minute": per_minute(series),
+            "samples": series,
+        }
+
     report = {
         "seconds": args.seconds, "clients": args.clients, "files": len(files),
         "index_seconds": round(index_seconds, 1), "requests": requests[0],
@@ -336,17 +449,14 @@ def main():
                       "mean_ms": round(statistics.fmean(v), 2) if v else None}
                   for k, v in latencies.items()},
         "misbehaving": misbehaving,
-        "memory": {"after_warm_up_kib": warm[0]["rssKiB"], "end_kib": samples[-1]["rssKiB"],
-                   "max_kib": max(s["rssKiB"] for s in samples)},
-        "fds": {"after_warm_up": warm[0]["fds"], "end": samples[-1]["fds"],
-                "max": max(s["fds"] for s in samples)},
-        "samples": samples,
+        "servers": {url: memory(series) for url, series in samples.items() if series},
         "error_examples": examples,
-        "exit_status": server.returncode,
+        "server_exited_early": exited,
+        "exit_status": [server.returncode for server, _ in servers],
     }
     json.dump(report, sys.stdout, indent=1)
     print()
-    sys.exit(1 if any(errors.values()) else 0)
+    sys.exit(1 if any(errors.values()) or exited is not None else 0)
 
 
 if __name__ == "__main__":
