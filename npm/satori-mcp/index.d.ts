@@ -29,7 +29,12 @@ export interface ClientOptions {
    * A running shared server to talk to instead of starting one: `satori --http ADDR` is
    * `http://ADDR/mcp`, `satori --socket PATH` is `unix:///PATH`. Its token, when it was
    * started with one, is read from SATORI_ENDPOINT_TOKEN. When nothing answers there, calls
-   * reject with `E_PROTOCOL_FAILURE` and a message saying how to start it.
+   * reject with `E_PROTOCOL_FAILURE` and a message saying how to start it; when the server
+   * refuses the token (missing or wrong: HTTP 401 or 403), with `E_AUTH` and a message naming
+   * SATORI_ENDPOINT_TOKEN and saying whether one was sent. Neither is retried with the stdout
+   * guard off (the guard of a server this client did not start is not its to change). The
+   * MCP session a client opens there is ended (HTTP DELETE) by `close()`, and by the one-shot
+   * functions when their call is done.
    */
   endpoint?: string;
   /**
@@ -84,6 +89,7 @@ export interface ToolList {
 export type ErrorCode =
   | "E_USAGE"
   | "E_SCHEMA_UNSUPPORTED"
+  | "E_AUTH"
   | "E_PROTOCOL_FAILURE"
   | "E_STARTUP_TIMEOUT"
   | "E_CALL_TIMEOUT"
@@ -120,6 +126,6 @@ export class SatoriClient {
   constructor(options?: ClientOptions);
   listTools(): Promise<ToolList>;
   callTool(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<ToolResult>;
-  /** Stops the server; later calls reject with `E_USAGE`. */
+  /** Stops the server (on a shared server: ends this client's session); later calls reject with `E_USAGE`. */
   close(): Promise<void>;
 }

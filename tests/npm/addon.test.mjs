@@ -1,7 +1,9 @@
 // The Node API from an installed package: `callTool`, `listTools` and `SatoriClient` through
-// the addon, the errors with their CLI codes, both module systems, and a quiet stderr.
+// the addon, the errors with their CLI codes, both module systems, and a quiet stderr; on a
+// shared server (`endpoint`), a refused token as E_AUTH and the session ended with DELETE.
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -148,6 +150,121 @@ test("a SatoriClient with an endpoint uses a running shared server", async (t) =
   assert.equal(gone.code, "E_PROTOCOL_FAILURE", gone.message);
   assert.match(gone.message, /satori --http/);
   assert.throws(() => new satori.SatoriClient({ endpoint: "ftp://x" }), { code: "E_USAGE" });
+});
+
+/** A `satori` of the package serving `args` with `extraEnv`; resolves to it and its address. */
+async function sharedServer(t, args, extraEnv = {}) {
+  const server = spawn(path.join(project, "node_modules", ".bin", "satori"), args, {
+    env: { ...process.env, ...env, ...extraEnv },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let seen = "";
+    server.stderr.on("data", (chunk) => {
+      seen += chunk;
+      const match = /serving MCP at (\S+)/.exec(seen);
+      if (match) resolve(match[1]);
+    });
+    server.on("exit", () => reject(new Error(`the server exited: ${seen}`)));
+  });
+  t.after(() => server.kill("SIGKILL"));
+  return url;
+}
+
+test("an endpoint that refuses the token rejects with E_AUTH, never retried with the guard off", async (t) => {
+  const token = "token-of-the-addon-test";
+  const url = await sharedServer(t, ["--http", "127.0.0.1:0", "--token-env", "SATORI_ADDON_TEST_TOKEN"], {
+    SATORI_ADDON_TEST_TOKEN: token,
+  });
+  const before = process.env.SATORI_ENDPOINT_TOKEN;
+  // The addon reads the token from this process's environment when it connects.
+  t.after(() => {
+    if (before === undefined) delete process.env.SATORI_ENDPOINT_TOKEN;
+    else process.env.SATORI_ENDPOINT_TOKEN = before;
+  });
+  const cases = [
+    { token: undefined, says: /no bearer token was sent/ },
+    { token: "not-the-token", says: /was sent and is not the one it accepts/ },
+  ];
+  for (const { token: sent, says } of cases) {
+    if (sent === undefined) delete process.env.SATORI_ENDPOINT_TOKEN;
+    else process.env.SATORI_ENDPOINT_TOKEN = sent;
+    for (const call of [
+      () => satori.listTools({ endpoint: url }),
+      () => satori.callTool("list_codebases", {}, { endpoint: url }),
+      () => new satori.SatoriClient({ endpoint: url }).listTools(),
+    ]) {
+      const error = await rejection(call());
+      assert.equal(error.code, "E_AUTH", error.message);
+      assert.match(error.message, /SATORI_ENDPOINT_TOKEN/);
+      assert.match(error.message, says);
+      assert.equal(error.recovery.attemptCount, 1, "one attempt");
+      assert.equal(error.recovery.guardRecoveryAttempted, false, "no retry with the guard off");
+    }
+  }
+  process.env.SATORI_ENDPOINT_TOKEN = token;
+  const { tools } = await satori.listTools({ endpoint: url });
+  assert.ok(tools.some((tool) => tool.name === "search_codebase"));
+});
+
+test("a call on an endpoint ends the session it opened with DELETE", async (t) => {
+  // A loopback Streamable HTTP server that opens one session at initialize, wants it on every
+  // later request, and records what it is sent; the DELETE is answered as `onDelete` says.
+  let onDelete = 200;
+  const seen = [];
+  const fake = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      const message = body ? JSON.parse(body) : {};
+      const session = req.headers["mcp-session-id"];
+      seen.push({ method: req.method, session, rpc: message.method });
+      const reply = (status, value) => {
+        res.writeHead(status, { "content-type": "application/json", "mcp-session-id": "fake-session-9" });
+        res.end(value === undefined ? "" : JSON.stringify(value));
+      };
+      if (req.method === "POST" && message.method === "initialize") {
+        return reply(200, { jsonrpc: "2.0", id: message.id, result: {
+          protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "fake", version: "0" } } });
+      }
+      if (session !== "fake-session-9") {
+        return reply(400, { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad Request: No valid session ID provided" } });
+      }
+      if (req.method === "DELETE") return reply(onDelete);
+      if (req.method !== "POST") return reply(405);
+      if (message.id === undefined) return reply(202);
+      if (message.method === "tools/list") {
+        return reply(200, { jsonrpc: "2.0", id: message.id, result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] } });
+      }
+      return reply(200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "no such method" } });
+    });
+  });
+  await new Promise((resolve) => fake.listen(0, "127.0.0.1", resolve));
+  t.after(() => fake.close());
+  const url = `http://127.0.0.1:${fake.address().port}/mcp`;
+  // Whatever the DELETE gets (done, a session already gone, a server that ends none), the
+  // call's result is the same.
+  for (const status of [200, 404, 405]) {
+    onDelete = status;
+    for (const [what, call] of [
+      ["listTools", () => satori.listTools({ endpoint: url })],
+      ["SatoriClient", async () => {
+        const client = new satori.SatoriClient({ endpoint: url });
+        const list = await client.listTools();
+        const deletesBeforeClose = seen.filter((s) => s.method === "DELETE").length;
+        assert.equal(deletesBeforeClose, 0, "the session stays open until close()");
+        await client.close();
+        return list;
+      }],
+    ]) {
+      seen.length = 0;
+      const list = await call();
+      assert.equal(list.tools[0].name, "echo", `${what} ${status}`);
+      const deletes = seen.filter((s) => s.method === "DELETE");
+      assert.deepEqual(deletes, [{ method: "DELETE", session: "fake-session-9", rpc: undefined }], `${what} ${status}`);
+      assert.equal(seen.at(-1).method, "DELETE", `${what} ${status}: the session is ended last`);
+    }
+  }
 });
 
 test("bad client options throw E_USAGE", () => {

@@ -226,6 +226,17 @@ fn a_stdio_server_behind_the_proxy_serves_every_command() {
         );
     }
     assert_eq!(ok(&["proxy", "status", &ep])["alive"], true);
+    // The proxy initialized its server itself and takes no token.
+    check_fails(
+        &["init", &ep, "-o", s, "--elicit", "decline"],
+        2,
+        "--elicit is not for an mcat proxy",
+    );
+    check_fails(
+        &["init", &ep, "-o", s, "-k", "env://MCAT_TEST_NO_TOKEN"],
+        2,
+        "-k/--key-ref is not for an mcat proxy",
+    );
     let init = ok(&["init", &ep, "-o", s]);
     assert_eq!(init["protocol_version"], "2025-11-25");
     let file: Value = serde_json::from_slice(&std::fs::read(&sess).unwrap()).unwrap();
@@ -704,11 +715,12 @@ fn bad_input_is_a_specific_error_with_the_right_exit_code() {
             1,
             "initialize to http://localhost:1/mcp failed",
         ),
-        (&["init", &sock, "-o", &out], 1, "no proxy on"),
+        // A socket with no proxy may still have a server of its own; here nothing listens.
+        (&["init", &sock, "-o", &out], 1, "nothing listens on"),
         (
             &["init", &sock, "-o", &out, "--elicit", "decline"],
-            2,
-            "--elicit is for HTTP endpoints",
+            1,
+            "nothing listens on",
         ),
         (
             &["tool", "list", "-s", &d("missing.json")],

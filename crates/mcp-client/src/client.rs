@@ -55,28 +55,33 @@ pub async fn init(
     let ep = Endpoint::parse(endpoint)?;
     let key_ref = key_ref.map(KeyRef::parse).transpose()?;
     let elicit = elicit.map(Elicit::parse).transpose()?;
-    if let (Endpoint::Unix(_), Some(_)) = (&ep, elicit) {
-        return Err(Error::Usage(
-            "--elicit is for HTTP endpoints: a proxy's server was initialized by the proxy, which declares no elicitation".into(),
-        ));
-    }
-    if let (Endpoint::Unix(_), Some(_)) = (&ep, &key_ref) {
-        return Err(Error::Usage(
-            "-k/--key-ref is for HTTP endpoints; a unix:// proxy takes no token".into(),
-        ));
-    }
-    if let Endpoint::Unix(socket) = &ep {
-        let control = proxy::control_path(socket);
-        if same_file(out, socket)
-            || same_file(out, &control)
-            || same_file(out, &proxy::log_path(socket))
-        {
-            return Err(Error::Usage(format!(
-                "{} is the proxy's own file: write the session file elsewhere",
-                out.display()
-            )));
+    // A unix:// endpoint is the proxy's or any Streamable HTTP server's on that socket; only
+    // the proxy rules out a token and elicitation (it initialized its server itself).
+    let proxied = match &ep {
+        Endpoint::Unix(socket) => {
+            let control = proxy::control_path(socket);
+            if same_file(out, socket)
+                || same_file(out, &control)
+                || same_file(out, &proxy::log_path(socket))
+            {
+                return Err(Error::Usage(format!(
+                    "{} is the proxy's own file: write the session file elsewhere",
+                    out.display()
+                )));
+            }
+            proxy::served(socket)? == proxy::Served::Proxy
         }
-        proxy::require(socket)?;
+        Endpoint::Http(_) => false,
+    };
+    if proxied && elicit.is_some() {
+        return Err(Error::Usage(
+            "--elicit is not for an mcat proxy: its server was initialized by the proxy, which declares no elicitation".into(),
+        ));
+    }
+    if proxied && key_ref.is_some() {
+        return Err(Error::Usage(
+            "-k/--key-ref is not for an mcat proxy: its socket takes no token".into(),
+        ));
     }
     let token = match &key_ref {
         Some(k) => auth::fresh_token(k, false).await?,
@@ -113,8 +118,8 @@ pub async fn init(
         server_capabilities: Value::Null,
         server_info: Value::Null,
         proxy_control_file: match &ep {
-            Endpoint::Unix(s) => Some(proxy::control_path(s).display().to_string()),
-            Endpoint::Http(_) => None,
+            Endpoint::Unix(s) if proxied => Some(proxy::control_path(s).display().to_string()),
+            _ => None,
         },
         elicit,
     };
@@ -151,7 +156,8 @@ impl Client {
         let ep =
             Endpoint::parse(&s.endpoint).map_err(|e| Error::corrupt(path, "session file", e))?;
         if let Endpoint::Unix(socket) = &ep {
-            proxy::require(socket)?;
+            // A proxy that died is reported as such; anything else is found out by the request.
+            proxy::served(socket)?;
         }
         let key_ref = s
             .key_ref

@@ -41,9 +41,14 @@ pub enum Error {
     /// The server no longer knows the session of the session file.
     #[error("{0}")]
     SessionExpired(String),
-    /// The server refused the token (or wants one).
+    /// The server refused the token (or wants one): HTTP 401.
     #[error("{0}")]
     Unauthorized(String),
+    /// The server refused the request with HTTP 403: a token without the scope the request
+    /// needs, or a client the server does not serve. Kept apart from [`Error::Transport`]
+    /// because a caller can act on it: authorize again, or fix the token it sends.
+    #[error("{0}")]
+    Forbidden(String),
     /// The server answered with a JSON-RPC error (`data` as it sent it).
     #[error("server error {code}: {message}")]
     Server {

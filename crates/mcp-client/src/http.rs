@@ -1,5 +1,7 @@
 //! One MCP exchange per command: the handshake of `init`, then single requests that reuse
-//! a stored session, over Streamable HTTP on TCP or on the proxy's Unix socket.
+//! a stored session, over Streamable HTTP on TCP or on a Unix socket (the proxy's, or any
+//! server's that serves Streamable HTTP there), and the `DELETE` that ends a session for a
+//! caller that is done with it.
 //!
 //! rmcp's `StreamableHttpClient` does the HTTP (headers, the session id, 401/403/404, JSON or
 //! SSE answers); this module builds the JSON-RPC messages, picks the answer to its own
@@ -52,7 +54,8 @@ pub const DEFAULT_TIMEOUT_S: u64 = 60;
 /// did not answer may not take this one either, and the command is already failing.
 const CANCEL_PATIENCE: Duration = Duration::from_secs(2);
 
-/// The URI requests carry over a Unix socket (the proxy serves any path).
+/// The URI requests carry over a Unix socket (the proxy serves any path; `satori --socket`
+/// and the SDKs' servers serve `/mcp`).
 #[cfg(unix)]
 const UNIX_URI: &str = "http://localhost/mcp";
 
@@ -347,6 +350,37 @@ impl Conn {
         params: Option<Value>,
     ) -> Result<(Value, Option<String>)> {
         self.exchange(method, params).await
+    }
+
+    /// Ends the session this connection holds: an HTTP `DELETE` with its session id, so the
+    /// server frees it now instead of when it idles out. A server that lets no client end a
+    /// session answers 405, which is no failure. Gives up after `patience`: the caller is
+    /// done with the server and must not wait on it. Without a session (a stateless server)
+    /// there is nothing to end.
+    pub async fn end_session(&self, patience: Duration) -> Result<()> {
+        let Some(id) = self.session_id.as_deref() else {
+            return Ok(());
+        };
+        let session: Arc<str> = id.into();
+        let ended = async {
+            on_client!(&self.http, c => c
+                .delete_session(self.uri.clone(), session, self.token.clone(), self.headers())
+                .await
+                .map_err(|e| self.transport_error("DELETE", e)))
+        };
+        let outcome = match tokio::time::timeout(patience, ended).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(Error::Timeout(format!(
+                "{} did not answer the DELETE of session {id} within {} ms",
+                self.endpoint.shown(),
+                patience.as_millis()
+            ))),
+        };
+        log::log(Domain::Mcp, Level::Info, || match &outcome {
+            Ok(()) => format!("ended session {id} at {}", self.endpoint.shown()),
+            Err(e) => format!("could not end session {id}: {e}"),
+        });
+        outcome
     }
 
     /// One notification.
@@ -686,19 +720,30 @@ impl Conn {
             StreamableHttpError::AuthRequired(_) => Error::Unauthorized(format!(
                 "{at} requires authorization: run mcat auth start {at} -k KEY_REF --state FILE, then init with -k KEY_REF"
             )),
-            StreamableHttpError::InsufficientScope(s) => Error::Transport(format!(
+            StreamableHttpError::InsufficientScope(s) => Error::Forbidden(format!(
                 "{at} refused {method} for insufficient scope{}: authorize again with the larger scope (mcat auth start)",
                 s.required_scope
                     .map(|s| format!(" (needs '{s}')"))
                     .unwrap_or_default()
             )),
+            // A 401 or 403 without a `WWW-Authenticate` challenge reaches us only as text
+            // (rmcp keeps the status in it, `HTTP 401 Unauthorized: <body>`); it is still a
+            // refusal, not a broken transport.
+            StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP 401") => {
+                Error::Unauthorized(format!(
+                    "{at} refused {method} ({text}): it wants another token; run mcat auth start {at} -k KEY_REF --state FILE, then init with -k KEY_REF"
+                ))
+            }
+            StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP 403") => {
+                Error::Forbidden(format!("{at} refused {method} ({text})"))
+            }
             other => {
                 let text = other.to_string();
                 if let Endpoint::Unix(p) = &self.endpoint
                     && (text.contains("No such file") || text.contains("onnection refused"))
                 {
                     return Error::Proxy(format!(
-                        "no proxy is listening on {at}: start one with mcat proxy up unix://{} -- CMD",
+                        "nothing listens on {at}: start a stdio server behind it with mcat proxy up unix://{} -- CMD [ARG...], or start the Streamable HTTP server that serves that socket",
                         p.display()
                     ));
                 }

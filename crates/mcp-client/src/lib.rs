@@ -4,10 +4,11 @@
 //! - [`stdio`]: a stdio server spawned as a child process (owned, killed and reaped on every
 //!   path), with rmcp's client over its pipes: handshake, tools, resources and prompts under
 //!   timeouts, a strict check of the server's stdout, its stderr copied to ours.
-//! - [`http`]: one exchange at a time over Streamable HTTP, on TCP or on the Unix socket of
-//!   a [`proxy`] ([`Conn`]): the handshake, single requests on a stored session, the server's
-//!   own requests answered meanwhile (`ping`, elicitation by a chosen policy), cancellation
-//!   after a timeout.
+//! - [`http`]: one exchange at a time over Streamable HTTP, on TCP or on a Unix socket (a
+//!   [`proxy`]'s, or any server's that serves Streamable HTTP there) ([`Conn`]): the
+//!   handshake, single requests on a stored session, the server's own requests answered
+//!   meanwhile (`ping`, elicitation by a chosen policy), cancellation after a timeout, and
+//!   the `DELETE` that ends a session.
 //! - [`client`]: session reuse through a session file ([`session`]): [`init`] writes it,
 //!   [`Client`] resumes it, refreshing an OAuth token ([`auth`], stored at a [`keyref`])
 //!   when the server refuses it.

@@ -36,7 +36,7 @@ pub struct Session {
     pub server_capabilities: Value,
     #[serde(default)]
     pub server_info: Value,
-    /// The proxy's control file (unix only).
+    /// The proxy's control file, when an mcat proxy serves the unix:// endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy_control_file: Option<String>,
     /// How elicitation is answered, when `init --elicit` declared it.

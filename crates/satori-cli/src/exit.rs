@@ -18,7 +18,9 @@ pub enum ExitStatus {
     /// searchable, or a JSON-RPC error.
     ToolError = 1,
     /// The command line was wrong or the environment is misconfigured (bad
-    /// JSON, unknown flag, unreadable args file, server executable not found).
+    /// JSON, unknown flag, unreadable args file, server executable not found, a
+    /// shared server that refuses the token of `SATORI_ENDPOINT_TOKEN`, or wants one
+    /// and none is set: fixed by the user, never by calling again).
     Usage = 2,
     /// Talking to the server failed: startup or call timeout, garbage on the
     /// server's stdout, the server died or could not be started.
@@ -47,7 +49,7 @@ pub trait Exit {
 impl Exit for ErrorCode {
     fn exit_status(self) -> ExitStatus {
         match self {
-            ErrorCode::Usage | ErrorCode::SchemaUnsupported => ExitStatus::Usage,
+            ErrorCode::Usage | ErrorCode::SchemaUnsupported | ErrorCode::Auth => ExitStatus::Usage,
             ErrorCode::ProtocolFailure | ErrorCode::StartupTimeout | ErrorCode::CallTimeout => {
                 ExitStatus::Transport
             }
@@ -105,6 +107,15 @@ mod tests {
                 1,
             ),
             (ClientError::Closed, "E_PROTOCOL_FAILURE", 3),
+            (
+                ClientError::EndpointAuth {
+                    endpoint: "http://127.0.0.1:1/mcp".into(),
+                    status: 401,
+                    token_sent: false,
+                },
+                "E_AUTH",
+                2,
+            ),
             (
                 // A failed recovery is reported by its last attempt.
                 ClientError::RecoveryFailed {

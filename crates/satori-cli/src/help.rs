@@ -46,8 +46,12 @@ fn exit_codes() -> Value {
         ),
         row(
             ExitStatus::Usage,
-            "usage error: bad JSON, unknown command, tool or flag, missing required wrapper flag, a schema the wrapper cannot express, server executable not found",
-            &[ErrorCode::Usage, ErrorCode::SchemaUnsupported]
+            "usage error: bad JSON, unknown command, tool or flag, missing required wrapper flag, a schema the wrapper cannot express, server executable not found; E_AUTH: the shared server at the endpoint refused the connection (HTTP 401 or 403) because SATORI_ENDPOINT_TOKEN is unset or is not its token (the message says whether a token was sent)",
+            &[
+                ErrorCode::Usage,
+                ErrorCode::SchemaUnsupported,
+                ErrorCode::Auth
+            ]
         ),
         row(
             ExitStatus::Transport,
@@ -96,7 +100,7 @@ pub fn help() -> Value {
              "description": format!("auto: after a transport or protocol failure, retry once with {STDOUT_GUARD_ENV}=off (see guardRecovery); overrides {GUARD_RECOVERY_ENV}.")},
             {"flag": "--debug", "description": "Diagnostics on stderr: server path, pid, timings, the arguments sent, the recovery record."},
             {"flag": "--endpoint", "value": "<url>",
-             "description": format!("Talk to a running shared server (satori --http ADDR: http://ADDR/mcp; satori --socket PATH: unix:///PATH) instead of starting one; overrides {ENDPOINT_ENV}. When nothing answers there, the error says how to start it.")},
+             "description": format!("Talk to a running shared server (satori --http ADDR: http://ADDR/mcp; satori --socket PATH: unix:///PATH) instead of starting one; overrides {ENDPOINT_ENV}. When nothing answers there, the error says how to start it; when the server refuses the call for its token, the error is E_AUTH and names {ENDPOINT_TOKEN_ENV}. The MCP session the call opened is ended (HTTP DELETE) when the call is done.")},
             {"flag": "--endpoint-fallback",
              "description": format!("When nothing answers at the endpoint (connection refused, no socket), start a server for this call as if no endpoint had been given, and say so on stderr; a server that answers and refuses (a wrong token) is never bypassed. Overrides {ENDPOINT_FALLBACK_ENV}.")}
         ],
@@ -107,7 +111,7 @@ pub fn help() -> Value {
             {"name": STDOUT_GUARD_ENV, "description": "Passed to the server: drop (its default in cli mode), redirect or off."},
             {"name": ENDPOINT_ENV, "description": "The default of --endpoint."},
             {"name": ENDPOINT_FALLBACK_ENV, "description": "1 or 0: the default of --endpoint-fallback; another value is a usage error."},
-            {"name": ENDPOINT_TOKEN_ENV, "description": "The bearer token of the shared server, when it was started with --token-env or --token-file."}
+            {"name": ENDPOINT_TOKEN_ENV, "description": "The bearer token of the shared server, when it was started with --token-env or --token-file; when the server refuses the call for its token (missing or wrong), the call fails with E_AUTH, exit 2."}
         ],
         "output": {
             "stdout": "Exactly one JSON document: the tools/list result, the tools/call result (for manage_index create|reindex: the final status), a tool's flags, or {\"error\": {\"code\": <token>, \"message\": ...}}. Pretty-printed on a terminal, one line otherwise.",
@@ -131,6 +135,7 @@ pub fn help() -> Value {
         "guardRecovery": [
             format!("one retry with {STDOUT_GUARD_ENV}=off, only after a failure with no parseable answer: garbage on stdout, a broken stream, a startup or call timeout"),
             "never after an answer: isError, any envelope status (not_ready, requires_reindex, not_indexed, ...), a JSON-RPC error; never for usage errors",
+            "never on a shared server (--endpoint): its stdout guard is not this client's to turn off (a server started by --endpoint-fallback is)",
             "manage_index is retried only when the failure happened while connecting, before the request was sent",
             "after a successful recovery the guard stays off for the rest of the run (sticky)",
             format!("with auto, results carry _meta[\"{ATTEMPTS_META_KEY}\"] and errors carry error.guardRecovery: {{attemptCount, guardRecoveryAttempted, guardRecoverySucceeded, effectiveGuardMode}}; a [GUARD_RECOVERY] line on stderr reports every retry"),

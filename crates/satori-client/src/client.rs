@@ -1,4 +1,4 @@
-//! A connection to one `satori` server child process.
+//! A connection to one `satori` server child process, or a session on a shared server.
 //!
 //! The process and the MCP session over its pipes are `mcp-client`'s
 //! [`StdioClient`] (it owns the child, kills and reaps it on every failure
@@ -6,7 +6,10 @@
 //! how the server is started (`SATORI_RUN_MODE=cli`, the stdout guard's mode),
 //! the tools list kept for the client's life, and guard recovery (see
 //! `recovery`), which replaces the connection with one started in a different
-//! environment while the caller keeps the same [`Client`].
+//! environment while the caller keeps the same [`Client`]. A shared server
+//! (`SATORI_ENDPOINT`) is reached through `mcp-client`'s [`Conn`]: its refusal of
+//! our token is reported as such, it is never retried with the guard off (its
+//! guard is not ours), and the session is ended with a `DELETE` at shutdown.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +18,7 @@ use mcp_client::{ClientInfo, Conn, Endpoint, Spawn, StdioClient};
 use serde_json::{Map, Value};
 
 use crate::ClientError;
+use crate::endpoint_env::{ENDPOINT_ENV, ENDPOINT_TOKEN_ENV};
 use crate::guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 use crate::recovery::{Attempts, GuardRecovery, Stage, should_retry};
 
@@ -60,13 +64,6 @@ pub struct SpawnOptions {
     pub endpoint_fallback: bool,
 }
 
-/// Where a shared server is (`http://…/mcp` or `unix:///path`), when no `--endpoint` is given.
-pub const ENDPOINT_ENV: &str = "SATORI_ENDPOINT";
-/// The bearer token of the shared server, when it was started with one.
-pub const ENDPOINT_TOKEN_ENV: &str = "SATORI_ENDPOINT_TOKEN";
-/// `1` to start a server for the call when nothing answers at the endpoint (`0`: fail).
-pub const ENDPOINT_FALLBACK_ENV: &str = "SATORI_ENDPOINT_FALLBACK";
-
 impl SpawnOptions {
     /// Options with the defaults used by the shell client.
     pub fn new(server_bin: PathBuf) -> Self {
@@ -108,6 +105,29 @@ struct Shared {
     server_info: Value,
     /// False once a request failed for a reason other than a JSON-RPC error.
     open: bool,
+    /// The endpoint as the user wrote it, and whether a token went with each request: what a
+    /// refusal says.
+    endpoint: String,
+    token_sent: bool,
+}
+
+/// How long ending a shared server's session may take. The call's answer is already in
+/// hand; a server that is slow to forget the session ends it itself when it idles out.
+const END_SESSION_PATIENCE: Duration = Duration::from_secs(1);
+
+/// A shared server's refusal of our token (HTTP 401, or 403), in Satori's words, naming
+/// `SATORI_ENDPOINT_TOKEN`; any other failure as the transport reported it.
+fn shared_error(error: mcp_client::Error, endpoint: &str, token_sent: bool) -> ClientError {
+    let status = match error {
+        mcp_client::Error::Unauthorized(_) => 401,
+        mcp_client::Error::Forbidden(_) => 403,
+        other => return ClientError::from(other),
+    };
+    ClientError::EndpointAuth {
+        endpoint: endpoint.to_owned(),
+        status,
+        token_sent,
+    }
 }
 
 /// A client of one `satori` server child (two, after a guard recovery), or of a shared
@@ -244,12 +264,18 @@ impl Client {
     }
 
     /// Close the connection politely: close the server's stdin, give it
-    /// a moment to exit, then kill it. Always reaps the child.
+    /// a moment to exit, then kill it. Always reaps the child. On a shared server, end the
+    /// session this client opened (an HTTP `DELETE`), so that it does not hold the
+    /// server's memory until it idles out; at most `END_SESSION_PATIENCE`, and whatever
+    /// the server answers (a 404 for a session it already dropped, a 405 from a server that
+    /// lets no client end one) changes nothing for the caller.
     pub async fn shutdown(mut self) {
         match self.connection.take() {
             Some(Connection::Stdio(c)) => (*c).shutdown().await,
-            // The shared server ends an idle session itself; nothing of ours runs there.
-            Some(Connection::Http(_)) | None => {}
+            Some(Connection::Http(h)) => {
+                let _ = h.conn.end_session(END_SESSION_PATIENCE).await;
+            }
+            None => {}
         }
     }
 
@@ -298,6 +324,7 @@ impl Client {
         let token = std::env::var(ENDPOINT_TOKEN_ENV)
             .ok()
             .filter(|t| !t.trim().is_empty());
+        let token_sent = token.is_some();
         let mut conn = Conn::new(endpoint, token)
             .map_err(|e| (ClientError::from(e), Reach::Answered))?
             .client_info(ClientInfo::new(
@@ -308,6 +335,12 @@ impl Client {
         let budget = self.options.startup_timeout;
         let handshake = match tokio::time::timeout(budget, conn.initialize()).await {
             Err(_) => return Err((ClientError::StartupTimeout(budget), Reach::Answered)),
+            Ok(Err(e @ (mcp_client::Error::Unauthorized(_) | mcp_client::Error::Forbidden(_)))) => {
+                return Err((
+                    shared_error(e, &endpoint.shown(), token_sent),
+                    Reach::Answered,
+                ));
+            }
             Ok(Err(e)) => {
                 // Refused connections and missing sockets are "nobody there"; a server that
                 // answered with a status or an error is not.
@@ -331,17 +364,24 @@ impl Client {
             conn,
             server_info: handshake.result,
             open: true,
+            endpoint: endpoint.shown(),
+            token_sent,
         })
     }
 
     /// Decide on a retry after `first`: `Err(first)` when there is none,
     /// otherwise switch to the recovery guard mode (for good: it is sticky)
-    /// and hand `first` back for the combined error.
+    /// and hand `first` back for the combined error. A shared server is never retried: its
+    /// stdout guard is not ours to turn off (it serves HTTP, not our pipes), so a second
+    /// attempt would only repeat the first; a server child started by the fallback is ours.
     fn begin_recovery(
         &mut self,
         stage: Stage<'_>,
         first: ClientError,
     ) -> Result<ClientError, ClientError> {
+        if self.options.endpoint.is_some() && !self.fell_back {
+            return Err(first);
+        }
         if !should_retry(
             self.options.guard_recovery,
             &self.attempts.effective_guard_mode,
@@ -379,9 +419,15 @@ impl Client {
 
     async fn list_tools_once(&mut self, timeout: Duration) -> Result<Value, ClientError> {
         let outcome = match self.connection.as_mut().ok_or(ClientError::Closed)? {
-            Connection::Stdio(c) => c.list_tools(timeout).await,
+            Connection::Stdio(c) => c.list_tools(timeout).await.map_err(ClientError::from),
             Connection::Http(h) => {
-                let Shared { conn, open, .. } = &mut **h;
+                let Shared {
+                    conn,
+                    open,
+                    endpoint,
+                    token_sent,
+                    ..
+                } = &mut **h;
                 let conn = &*conn;
                 let pages = async {
                     let mut tools = Vec::new();
@@ -397,7 +443,9 @@ impl Client {
                         }
                     }
                 };
-                within(open, "tools/list".to_owned(), timeout, pages).await
+                within(open, "tools/list".to_owned(), timeout, pages)
+                    .await
+                    .map_err(|e| shared_error(e, endpoint, *token_sent))
             }
         };
         self.settle(outcome)
@@ -410,16 +458,27 @@ impl Client {
         timeout: Duration,
     ) -> Result<Value, ClientError> {
         let outcome = match self.connection.as_mut().ok_or(ClientError::Closed)? {
-            Connection::Stdio(c) => c.call_tool(name, args, timeout).await,
+            Connection::Stdio(c) => c
+                .call_tool(name, args, timeout)
+                .await
+                .map_err(ClientError::from),
             Connection::Http(h) => {
-                let Shared { conn, open, .. } = &mut **h;
+                let Shared {
+                    conn,
+                    open,
+                    endpoint,
+                    token_sent,
+                    ..
+                } = &mut **h;
                 let conn = &*conn;
                 let params = serde_json::json!({"name": name, "arguments": args});
                 let call = async {
                     let (result, _) = conn.request("tools/call", Some(params)).await?;
                     Ok(result)
                 };
-                within(open, format!("tools/call {name}"), timeout, call).await
+                within(open, format!("tools/call {name}"), timeout, call)
+                    .await
+                    .map_err(|e| shared_error(e, endpoint, *token_sent))
             }
         };
         self.settle(outcome)
@@ -428,7 +487,7 @@ impl Client {
     /// Our result of one request. A failure that tore the connection down
     /// (anything but a JSON-RPC error) leaves no connection behind, so the next
     /// `connect` or recovery starts a new server.
-    fn settle(&mut self, outcome: mcp_client::Result<Value>) -> Result<Value, ClientError> {
+    fn settle(&mut self, outcome: Result<Value, ClientError>) -> Result<Value, ClientError> {
         let open = match self.connection.as_ref() {
             Some(Connection::Stdio(c)) => c.is_open(),
             Some(Connection::Http(h)) => h.open,
@@ -437,7 +496,7 @@ impl Client {
         if !open {
             self.connection = None;
         }
-        outcome.map_err(ClientError::from)
+        outcome
     }
 }
 

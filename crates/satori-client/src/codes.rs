@@ -13,6 +13,7 @@ use crate::error::ClientError;
 pub enum ErrorCode {
     Usage,
     SchemaUnsupported,
+    Auth,
     ProtocolFailure,
     StartupTimeout,
     CallTimeout,
@@ -22,9 +23,10 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every token, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 7] = [
+    pub const ALL: [ErrorCode; 8] = [
         ErrorCode::Usage,
         ErrorCode::SchemaUnsupported,
+        ErrorCode::Auth,
         ErrorCode::ProtocolFailure,
         ErrorCode::StartupTimeout,
         ErrorCode::CallTimeout,
@@ -36,6 +38,7 @@ impl ErrorCode {
         match self {
             ErrorCode::Usage => "E_USAGE",
             ErrorCode::SchemaUnsupported => "E_SCHEMA_UNSUPPORTED",
+            ErrorCode::Auth => "E_AUTH",
             ErrorCode::ProtocolFailure => "E_PROTOCOL_FAILURE",
             ErrorCode::StartupTimeout => "E_STARTUP_TIMEOUT",
             ErrorCode::CallTimeout => "E_CALL_TIMEOUT",
@@ -52,12 +55,15 @@ impl ErrorCode {
 
     /// Which token a client error is reported under: a missing server is a configuration
     /// problem the user fixes (install it, set `SATORI_SERVER_BIN`) like a bad flag, a
+    /// shared server refusing our token has a token of its own (the user fixes
+    /// `SATORI_ENDPOINT_TOKEN`, and a program tells it from a server that is down), a
     /// JSON-RPC error is the server answering, and everything that broke the stream is a
     /// protocol failure. A failed recovery is reported by its last attempt.
     pub fn of_client_error(error: &ClientError) -> ErrorCode {
         match error.decisive() {
             ClientError::ServerNotFound(_) | ClientError::InvalidFlags(_) => ErrorCode::Usage,
             ClientError::SchemaUnsupported(_) => ErrorCode::SchemaUnsupported,
+            ClientError::EndpointAuth { .. } => ErrorCode::Auth,
             ClientError::StartupTimeout(_) => ErrorCode::StartupTimeout,
             ClientError::CallTimeout { .. } => ErrorCode::CallTimeout,
             ClientError::Spawn { .. }

@@ -4,12 +4,14 @@
 //! happened: "could not find the server" (a configuration problem), "the server
 //! is not speaking MCP properly" (a transport-class failure that guard
 //! recovery may retry, see `recovery`), "it answered, but with a JSON-RPC error" (a parseable
-//! response, never retried), the two timeouts, and "these flags do not make arguments for
-//! this tool" (see `flags`), which is decided before anything is sent.
+//! response, never retried), the two timeouts, "a shared server refused our token" (fixed in
+//! the environment, never retried), and "these flags do not make arguments for this tool"
+//! (see `flags`), which is decided before anything is sent.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::endpoint_env::ENDPOINT_TOKEN_ENV;
 use crate::guard_mode::{RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 
 /// Everything that can go wrong between us and the `satori` server.
@@ -69,6 +71,23 @@ pub enum ClientError {
     /// fallback (raw JSON arguments).
     #[error("{0}")]
     SchemaUnsupported(String),
+
+    /// A shared server (an endpoint) refused us with HTTP 401, or 403: the bearer token is
+    /// missing or is not the server's. A configuration problem the caller fixes in
+    /// `SATORI_ENDPOINT_TOKEN`; no retry and no fallback can help, so neither is tried.
+    #[error(
+        "the satori server at {endpoint} refused the connection (HTTP {status}): {}; set {ENDPOINT_TOKEN_ENV} to the token the server was started with (the value of its --token-env variable, or of its --token-file)",
+        if *token_sent {
+            format!("the bearer token from {ENDPOINT_TOKEN_ENV} was sent and is not the one it accepts")
+        } else {
+            format!("no bearer token was sent ({ENDPOINT_TOKEN_ENV} is unset or empty) and it requires one")
+        }
+    )]
+    EndpointAuth {
+        endpoint: String,
+        status: u16,
+        token_sent: bool,
+    },
 
     /// The server answered the request with a JSON-RPC error object.
     #[error("server returned JSON-RPC error {code}: {message}")]

@@ -15,6 +15,7 @@
 mod classify;
 mod client;
 mod codes;
+mod endpoint_env;
 mod error;
 pub mod flags;
 mod guard_mode;
@@ -26,11 +27,9 @@ pub use classify::{
     Classification, ToolError, Wire, classify, envelope, first_text, index_state, is_index_success,
     is_terminal, status,
 };
-pub use client::{
-    Client, ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, ENDPOINT_TOKEN_ENV, PROTOCOL_VERSION,
-    RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line,
-};
+pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line};
 pub use codes::{ErrorCode, typescript_union};
+pub use endpoint_env::{ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, ENDPOINT_TOKEN_ENV};
 pub use error::ClientError;
 pub use guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 /// Where a shared server is: `http://…`, `https://…` or `unix:///path`.

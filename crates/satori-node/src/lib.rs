@@ -49,7 +49,9 @@ pub struct ClientOptions {
     pub env: Option<HashMap<String, String>>,
     /// A running shared server (`satori --http ADDR`: `http://ADDR/mcp`; `satori --socket
     /// PATH`: `unix:///PATH`) to talk to instead of starting one; its token, when it asks for
-    /// one, is read from `SATORI_ENDPOINT_TOKEN`.
+    /// one, is read from `SATORI_ENDPOINT_TOKEN`. A refused token rejects with `E_AUTH`, never
+    /// retried with the stdout guard off (that guard is the shared server's, not ours), and
+    /// `close` ends the session this client opened there.
     pub endpoint: Option<String>,
 }
 
@@ -263,7 +265,8 @@ impl SatoriClient {
             .await
     }
 
-    /// Stop the server (close its stdin, then kill it after a grace) and refuse later calls.
+    /// Stop the server (close its stdin, then kill it after a grace), or end this client's
+    /// session on a shared server (HTTP `DELETE`), and refuse later calls.
     #[napi]
     pub async fn close(&self) {
         self.session.lock().await.close().await;

@@ -14,7 +14,18 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 #[cfg(unix)]
-pub use unix::{down, require, status, up};
+pub use unix::{down, served, status, up};
+
+/// What serves a `unix://` endpoint (see [`served`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// A live proxy of `proxy up`: its server was initialized by the bridge, which declared
+    /// no elicitation, and the socket takes no token.
+    Proxy,
+    /// Anything else: any Streamable HTTP server listening there (`satori --socket`, an SDK's
+    /// server), or nothing, which the first request finds out and reports.
+    Server,
+}
 
 /// `<dir>/<stem>.json` for `<dir>/<stem>.sock`.
 pub fn control_path(socket: &Path) -> PathBuf {
@@ -44,7 +55,7 @@ pub fn serve(socket: &Path, command: &[String]) -> crate::Result<i32> {
 }
 
 #[cfg(not(unix))]
-pub use elsewhere::{down, require, serve, status, up};
+pub use elsewhere::{down, serve, served, status, up};
 
 /// The proxy where there are no Unix-domain sockets: each entry point is the one error.
 #[cfg(not(unix))]
@@ -67,7 +78,7 @@ mod elsewhere {
         Err(Error::NoUnixSockets)
     }
 
-    pub fn require(_socket: &Path) -> Result<()> {
+    pub fn served(_socket: &Path) -> Result<super::Served> {
         Err(Error::NoUnixSockets)
     }
 

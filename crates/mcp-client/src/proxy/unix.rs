@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{control_path, log_path, now_ms};
+use super::{Served, control_path, log_path, now_ms};
 use crate::error::{Error, Result};
 use crate::files;
 
@@ -166,20 +166,20 @@ pub fn up(socket: &Path, command: &[String]) -> Result<Value> {
     }
 }
 
-/// Fails unless a live proxy serves `socket`.
-pub fn require(socket: &Path) -> Result<()> {
-    match Control::load(socket)? {
-        Some(c) if c.alive(socket) => Ok(()),
-        Some(c) => Err(Error::Proxy(format!(
+/// Who serves `socket`: a proxy when its control file is there (and then it must be
+/// alive: a dead proxy's stale files are reported, never trusted), otherwise whatever
+/// Streamable HTTP server listens on it. A file at the control path that is not a control
+/// file belongs to someone else and says nothing about the socket.
+pub fn served(socket: &Path) -> Result<Served> {
+    match Control::load(socket) {
+        Ok(Some(c)) if c.alive(socket) => Ok(Served::Proxy),
+        Ok(Some(c)) => Err(Error::Proxy(format!(
             "the proxy on unix://{} is not running (pid {} is gone; its control file is stale): start it again with mcat proxy up",
             socket.display(),
             c.pid
         ))),
-        None => Err(Error::Proxy(format!(
-            "no proxy on unix://{}: start one with mcat proxy up unix://{} -- CMD [ARG...]",
-            socket.display(),
-            socket.display()
-        ))),
+        Ok(None) | Err(Error::Corrupt { .. }) => Ok(Served::Server),
+        Err(e) => Err(e),
     }
 }
 
