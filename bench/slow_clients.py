@@ -8,7 +8,9 @@ Starts `satori --http 127.0.0.1:0` on a fresh home and indexes a copy of a small
 third connect and send nothing, a third trickle a request head a byte a second, and a third
 send a whole head announcing a body and trickle the body a byte a second. Meanwhile a normal
 client opens a fresh connection and session every half second and searches. The server's
-CPU time, resident memory and descriptors are sampled each second.
+CPU time, resident memory and descriptors are sampled each second. `--fd-limit N` starts the
+server with N descriptors at most (soft and hard), so the hostile connections can exhaust
+them.
 
 Prints one JSON document: the normal client's search latencies (p50, p95, max), how many took
 longer than `--bar-ms` or failed, how many hostile connections were held on average and
@@ -97,14 +99,18 @@ class Session:
         self.conn.close()
 
 
-def run(bin_dir, tree, connections, seconds, bar_ms):
+def run(bin_dir, tree, connections, seconds, bar_ms, fd_limit):
     work = tempfile.mkdtemp(prefix="satori-slow-")
     repo = os.path.join(work, "repo")
     shutil.copytree(tree, repo)
     env = dict(os.environ, SATORI_HOME=os.path.join(work, "home"))
+    def limit():
+        if fd_limit:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+
     server = subprocess.Popen([os.path.join(bin_dir, "satori"), "--http", "127.0.0.1:0"],
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, preexec_fn=limit)
     line = server.stderr.readline().strip()
     if not line.startswith("satori: serving MCP at http://"):
         server.kill()
@@ -112,7 +118,8 @@ def run(bin_dir, tree, connections, seconds, bar_ms):
     threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
     host, port = line.removeprefix("satori: serving MCP at http://").split("/", 1)[0].rsplit(":", 1)
     port = int(port)
-    result = {"binDir": bin_dir, "connections": connections, "seconds": seconds}
+    result = {"binDir": bin_dir, "connections": connections, "seconds": seconds,
+              "fdLimit": fd_limit}
     try:
         admin = Session(host, port, 120)
         admin.request("tools/call", {"name": "manage_index",
@@ -239,6 +246,8 @@ def main():
     ap.add_argument("--connections", type=int, default=1000)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--bar-ms", type=float, default=2000)
+    ap.add_argument("--fd-limit", type=int,
+                    help="the server's descriptor limit, soft and hard (default: this shell's)")
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = min(hard, max(soft, args.connections * 2 + 256))
@@ -247,8 +256,9 @@ def main():
     out = {}
     if args.baseline_bin_dir:
         out["baseline"] = run(args.baseline_bin_dir, args.tree, args.connections, args.seconds,
-                              args.bar_ms)
-    out["candidate"] = run(args.bin_dir, args.tree, args.connections, args.seconds, args.bar_ms)
+                              args.bar_ms, args.fd_limit)
+    out["candidate"] = run(args.bin_dir, args.tree, args.connections, args.seconds, args.bar_ms,
+                           args.fd_limit)
     json.dump(out, sys.stdout, indent=1)
     print()
     c = out["candidate"]

@@ -5,7 +5,9 @@
 //! the SDK clients search the same engine, the token is required, a page of a foreign origin
 //! is refused, SIGTERM stops the server cleanly, and an endpoint where nothing answers is an
 //! error that says how to start the server. On a unix socket: mode 0600, the same protocol,
-//! a second server on a live socket refused, the socket removed on exit.
+//! a second server on a live socket refused, the socket removed on exit. A listener other
+//! machines can reach needs a token, and a socket path holding anything but a dead server's
+//! socket is refused and left intact; the Python SDK closes its session without an error.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -161,13 +163,19 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
             "class Router:\n    def route_request(self, request):\n        return request\n",
         )
         .unwrap();
-        let seen = last_json_line(
-            Command::new(&python)
-                .args(["-W", "ignore"])
-                .arg(script)
-                .args([url.as_str(), TOKEN])
-                .arg(&other_repo),
-        );
+        let out = Command::new(&python)
+            .args(["-W", "ignore"])
+            .arg(script)
+            .args([url.as_str(), TOKEN])
+            .arg(&other_repo)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        // The SDK ends its session with DELETE and reads anything but 200 as a failure.
+        assert!(!stderr.contains("Session termination failed"), "{stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         assert_eq!(seen["second"][0], "app/router.py", "{seen}");
         // The SDK client's list shows the codebase the CLI indexed: one engine.
         assert!(seen["listed"].as_str().unwrap().contains(repo_s), "{seen}");
@@ -197,7 +205,8 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
     // Without the token the server refuses, and the CLI says what failed; a server that
     // answers and refuses is never bypassed, even where a fallback was asked for.
     let (out, doc) = cli(&[], &["--endpoint", &url, "list_codebases"]);
-    assert_eq!(out.status.code(), Some(3), "{doc}");
+    assert_eq!(out.status.code(), Some(2), "{doc}");
+    assert_eq!(doc["error"]["code"], "E_AUTH", "{doc}");
     let satori = binary("satori");
     let fallback_env = [
         ("SATORI_SERVER_BIN", satori.to_str().unwrap()),
@@ -207,7 +216,8 @@ fn the_cli_and_two_sdk_clients_share_one_server() {
         &fallback_env,
         &["--endpoint", &url, "--endpoint-fallback", "list_codebases"],
     );
-    assert_eq!(out.status.code(), Some(3), "{doc}");
+    assert_eq!(out.status.code(), Some(2), "{doc}");
+    assert_eq!(doc["error"]["code"], "E_AUTH", "{doc}");
     // A page of a foreign origin is refused even with the token.
     let status = raw_post(
         &url,
@@ -328,4 +338,50 @@ fn the_cli_reaches_a_server_on_a_unix_socket() {
     assert!(String::from_utf8_lossy(&second.stderr).contains("in use by a running server"));
     stop(server);
     assert!(!sock.exists(), "the socket is removed on exit");
+}
+
+/// A listener other machines can reach is refused without a token, naming the flags that
+/// give one; a socket path that holds anything but a socket left by a dead server is refused
+/// and left as it was.
+#[test]
+fn unsafe_listeners_are_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let satori = |args: &[&std::ffi::OsStr]| {
+        Command::new(binary("satori"))
+            .args(args)
+            .env("SATORI_HOME", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = satori(&["--http".as_ref(), "0.0.0.0:0".as_ref()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--token-env NAME or --token-file PATH"),
+        "{stderr}"
+    );
+    #[cfg(unix)]
+    {
+        let file = home.path().join("notes.txt");
+        std::fs::write(&file, "precious").unwrap();
+        let dir = home.path().join("a-directory");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("inside"), "kept").unwrap();
+        let link = home.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        for (path, what) in [
+            (&file, "a regular file"),
+            (&dir, "a directory"),
+            (&link, "a symbolic link"),
+        ] {
+            let out = satori(&["--socket".as_ref(), path.as_os_str()]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{stderr}");
+            assert!(stderr.contains(what), "{stderr}");
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(dir.join("inside")).unwrap(), "kept");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
 }

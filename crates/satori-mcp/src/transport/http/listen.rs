@@ -1,9 +1,14 @@
 //! Connections of a shared server: binding (a unix socket replaces only a socket left by a
-//! dead server), the accept loop under a cap on open connections, which backs off when the
-//! process runs out of descriptors instead of spinning on the error, and each connection's
+//! dead server), the accept loop under a cap on open connections, and each connection's
 //! limits: its request head within [`HEAD_TIMEOUT`] (which also closes a keep-alive
 //! connection idle that long) and no write stalled past [`WRITE_STALL`] (a client that
 //! never reads its answers does not hold a connection, or the stream it was sent, for good).
+//!
+//! At the cap, or when the process runs out of descriptors, the oldest connection with no
+//! request in progress (one still sending its head, or idle between requests) is closed to
+//! make room: a crowd of silent or trickling connections cannot keep a real client waiting
+//! behind them. When every connection is busy with a request, the loop waits for one to end,
+//! and out of descriptors it backs off instead of spinning on the error.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -16,7 +21,6 @@ use std::time::Duration;
 
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::Semaphore;
 
 use super::front::Front;
 
@@ -28,14 +32,17 @@ pub(crate) const WRITE_STALL: Duration = Duration::from_secs(30);
 const EXHAUSTED_BACKOFF: Duration = Duration::from_millis(100);
 /// Open connections at most (fewer when the descriptor limit is lower).
 const MAX_CONNECTIONS: usize = 4096;
-/// Descriptors kept for everything but connections: index files, the watcher, logs.
+/// Descriptors kept for everything but connections (index files, the watcher, logs): an
+/// eighth of the limit, at most this many.
 const RESERVED_DESCRIPTORS: u64 = 256;
 
 /// Raises the soft limit on open descriptors to the hard one (a shared server holds a
-/// descriptor per connection), and returns how many connections to accept at once.
+/// descriptor per connection), and returns how many connections to keep open at once.
 pub(crate) fn connection_cap() -> usize {
     let limit = raise_descriptor_limit();
-    let room = limit.saturating_sub(RESERVED_DESCRIPTORS).max(16);
+    let room = limit
+        .saturating_sub((limit / 8).min(RESERVED_DESCRIPTORS))
+        .max(16);
     usize::try_from(room)
         .unwrap_or(usize::MAX)
         .min(MAX_CONNECTIONS)
@@ -126,8 +133,70 @@ fn exhausted(e: &io::Error) -> bool {
     }
 }
 
-/// Accepts connections with `accept` and hands each to `serve` (at most `cap` at once)
-/// until `stop` resolves.
+/// The open connections, for choosing one to close at the cap.
+#[derive(Default)]
+pub(crate) struct Conns {
+    open: std::sync::Mutex<std::collections::BTreeMap<u64, Conn>>,
+    next: std::sync::atomic::AtomicU64,
+    /// Signalled when a connection ends.
+    ended: tokio::sync::Notify,
+}
+
+/// One open connection as the loop sees it: how many of its requests are in progress (from
+/// the head read to the answer's last byte), and how to close it.
+#[derive(Clone, Default)]
+pub(crate) struct Conn {
+    pub active: Arc<std::sync::atomic::AtomicUsize>,
+    /// Requests begun on it, ever: a connection that never finished a request head is
+    /// closed before an idle one that served requests.
+    pub begun: Arc<std::sync::atomic::AtomicUsize>,
+    pub close: Arc<tokio::sync::Notify>,
+}
+
+impl Conns {
+    fn open(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<u64, Conn>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn len(&self) -> usize {
+        self.open().len()
+    }
+
+    fn add(&self) -> (u64, Conn) {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let conn = Conn::default();
+        self.open().insert(id, conn.clone());
+        (id, conn)
+    }
+
+    fn remove(&self, id: u64) {
+        self.open().remove(&id);
+        self.ended.notify_waiters();
+    }
+
+    /// Closes the oldest connection with no request in progress, first among those that
+    /// never finished a request head; false when every one has a request in progress.
+    fn close_oldest_idle(&self) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let mut open = self.open();
+        let idle = |c: &Conn| c.active.load(SeqCst) == 0;
+        let idle = open
+            .iter()
+            .find(|(_, c)| idle(c) && c.begun.load(SeqCst) == 0)
+            .or_else(|| open.iter().find(|(_, c)| idle(c)))
+            .map(|(id, _)| *id);
+        match idle.and_then(|id| open.remove(&id)) {
+            Some(conn) => {
+                conn.close.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Accepts connections with `accept` and hands each to `serve` with its [`Conn`], keeping at
+/// most `cap` open, until `stop` resolves.
 pub(crate) async fn accept_loop<S, A, F, V, G>(
     mut accept: A,
     serve: V,
@@ -136,17 +205,21 @@ pub(crate) async fn accept_loop<S, A, F, V, G>(
 ) where
     A: FnMut() -> F,
     F: Future<Output = io::Result<S>>,
-    V: Fn(S) -> G,
+    V: Fn(S, Conn) -> G,
     G: Future<Output = ()> + Send + 'static,
 {
-    let slots = Arc::new(Semaphore::new(cap));
+    let conns = Arc::new(Conns::default());
     let mut warned = false;
     loop {
-        // At the cap, connections wait in the listen backlog until one closes.
-        let slot = tokio::select! {
-            s = Arc::clone(&slots).acquire_owned() => s.expect("the semaphore is never closed"),
-            _ = stop.as_mut() => return,
-        };
+        // At the cap, an idle connection makes room; when none is idle, wait for one to end
+        // (new connections wait in the listen backlog meanwhile).
+        while conns.len() >= cap && !conns.close_oldest_idle() {
+            tokio::select! {
+                _ = conns.ended.notified() => {}
+                _ = tokio::time::sleep(EXHAUSTED_BACKOFF) => {}
+                _ = stop.as_mut() => return,
+            }
+        }
         let accepted = tokio::select! {
             a = accept() => a,
             _ = stop.as_mut() => return,
@@ -154,14 +227,19 @@ pub(crate) async fn accept_loop<S, A, F, V, G>(
         match accepted {
             Ok(stream) => {
                 warned = false;
-                let served = serve(stream);
+                let (id, conn) = conns.add();
+                let served = serve(stream, conn);
+                let conns = Arc::clone(&conns);
                 tokio::spawn(async move {
                     served.await;
-                    drop(slot);
+                    conns.remove(id);
                 });
             }
             Err(e) if exhausted(&e) => {
-                drop(slot);
+                // Out of descriptors: an idle connection gives its own back, or the loop rests.
+                if conns.close_oldest_idle() {
+                    continue;
+                }
                 if !warned {
                     use std::io::Write;
                     let _ = writeln!(
@@ -177,26 +255,84 @@ pub(crate) async fn accept_loop<S, A, F, V, G>(
                 }
             }
             // A connection reset before it was accepted, and the like: the next one.
-            Err(_) => drop(slot),
+            Err(_) => {}
         }
     }
 }
 
-/// Serves HTTP/1.1 on one connection through `front`, under the connection's limits.
-pub(crate) async fn serve_connection<S>(stream: S, front: Arc<Front>)
+/// Serves HTTP/1.1 on one connection through `front`, under the connection's limits, until
+/// it ends or the accept loop closes it (`conn.close`).
+pub(crate) async fn serve_connection<S>(stream: S, front: Arc<Front>, conn: Conn)
 where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let io = TokioIo::new(WriteDeadline::new(stream, WRITE_STALL));
+    let (active, begun) = (Arc::clone(&conn.active), Arc::clone(&conn.begun));
     let service = hyper::service::service_fn(move |req| {
+        begun.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let busy = Busy::new(&active);
         let front = Arc::clone(&front);
-        async move { Ok::<_, Infallible>(front.handle(req).await) }
+        async move {
+            let answer = front.handle(req).await;
+            Ok::<_, Infallible>(answer.map(|body| {
+                http_body_util::BodyExt::boxed(Tracked {
+                    inner: body,
+                    _busy: busy,
+                })
+            }))
+        }
     });
-    let _ = hyper::server::conn::http1::Builder::new()
+    let served = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(HEAD_TIMEOUT)
-        .serve_connection(io, service)
-        .await;
+        .serve_connection(io, service);
+    // Dropping the connection closes its socket.
+    tokio::select! {
+        _ = served => {}
+        _ = conn.close.notified() => {}
+    }
+}
+
+/// A request in progress on a connection, from its head to its answer's last byte.
+struct Busy(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Busy {
+    fn new(active: &Arc<std::sync::atomic::AtomicUsize>) -> Busy {
+        active.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Busy(Arc::clone(active))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// An answer's body that keeps its request counted in progress until hyper drops it.
+struct Tracked {
+    inner: super::front::Body,
+    _busy: Busy,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = bytes::Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, Infallible>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// A stream whose writes fail once one has waited [`WRITE_STALL`] on a client that does not
@@ -313,7 +449,7 @@ mod tests {
         };
         let serve = {
             let served = Arc::clone(&served);
-            move |_conn| {
+            move |_conn, _: Conn| {
                 served.fetch_add(1, Ordering::SeqCst);
                 async {}
             }
@@ -335,6 +471,38 @@ mod tests {
         assert_eq!(served, 0);
         let (_, served) = accept_for(5, Duration::from_millis(1500)).await;
         assert_eq!(served, 1, "it accepts again");
+    }
+
+    /// At the cap the oldest connection with no request in progress is closed for the
+    /// newcomer, one that never finished a request head before one that served requests;
+    /// one serving a request is never closed.
+    #[tokio::test]
+    async fn at_the_cap_the_oldest_idle_connection_makes_room() {
+        let conns = Conns::default();
+        let (_, busy) = conns.add();
+        let (_, served) = conns.add();
+        let (_, silent) = conns.add();
+        let (_, later) = conns.add();
+        busy.active.store(1, Ordering::SeqCst);
+        served.begun.store(3, Ordering::SeqCst);
+        #[track_caller]
+        fn closed(c: &Conn) -> bool {
+            futures_executor_poll(c.close.notified())
+        }
+        for (expect, left) in [(&silent, 3), (&later, 2), (&served, 1)] {
+            assert!(conns.close_oldest_idle());
+            assert_eq!(conns.len(), left);
+            assert!(closed(expect));
+        }
+        assert!(!closed(&busy));
+        assert!(!conns.close_oldest_idle(), "the one left is busy");
+    }
+
+    /// Whether `f` is ready at its first poll.
+    fn futures_executor_poll<F: Future>(f: F) -> bool {
+        let mut f = std::pin::pin!(f);
+        let waker = std::task::Waker::noop();
+        f.as_mut().poll(&mut Context::from_waker(waker)).is_ready()
     }
 
     /// A write to a peer that reads nothing fails after the limit instead of waiting forever.

@@ -89,7 +89,7 @@ pub async fn serve(
                 let _ = stream.set_nodelay(true);
                 Ok(stream)
             };
-            let serve = move |s| listen::serve_connection(s, Arc::clone(&front));
+            let serve = move |s, c| listen::serve_connection(s, Arc::clone(&front), c);
             listen::accept_loop(accept, serve, cap, stop.as_mut()).await;
         }
         Listen::Unix(path) => {
@@ -104,7 +104,7 @@ pub async fn serve(
                 ready(&format!("unix://{}", path.display()));
                 let listener = &listener;
                 let accept = move || async move { Ok(listener.accept().await?.0) };
-                let serve = move |s| listen::serve_connection(s, Arc::clone(&front));
+                let serve = move |s, c| listen::serve_connection(s, Arc::clone(&front), c);
                 listen::accept_loop(accept, serve, cap, stop.as_mut()).await;
                 listen::remove_socket(path);
             }
