@@ -382,6 +382,11 @@ fn unsafe_listeners_are_refused() {
         }
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
         assert_eq!(std::fs::read_to_string(dir.join("inside")).unwrap(), "kept");
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 }
