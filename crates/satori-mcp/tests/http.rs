@@ -1,7 +1,8 @@
 //! The shared server's front door over real connections, the server in this process: `DELETE`
 //! ends a session (200; an unknown one 404), the cap on sessions (an unused session gives way,
 //! then 503 with `Retry-After`), idle sessions expire and are gone, `Host` must be named, a
-//! body that cannot be read is a 400, and a resumed stream starts after its `Last-Event-ID`.
+//! body that cannot be read is a 400, a resumed stream starts after its `Last-Event-ID`, and a
+//! head or a body that never ends does not hold its connection.
 //! The protocol edges every transport shares are in `edges.rs`.
 
 use std::time::Duration;
@@ -192,4 +193,47 @@ async fn a_resumed_stream_starts_after_the_last_event() {
     );
     let bad = http::read_for(&addr, get(Some("next")), Duration::from_secs(2)).await;
     assert_eq!(bad.status, 400, "{}", bad.text());
+}
+
+/// A connection that never finishes its request head is closed, and so is one that stops
+/// sending a body it announced (408): neither holds the server's descriptor for good.
+#[tokio::test]
+async fn slow_heads_and_bodies_are_cut_off() {
+    let home = tempfile::tempdir().unwrap();
+    let (addr, _stop) = http::serve(home.path(), tcp(), Limits::default()).await;
+    let body_head = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":";
+    let cases = [
+        ("half a head", "POST /mcp HTTP/1.1\r\nHost: loc", ""),
+        ("a body that stops", body_head, "HTTP/1.1 408"),
+    ];
+    let runs = cases.into_iter().map(|(what, raw, status)| {
+        let addr = addr.clone();
+        async move {
+            let started = std::time::Instant::now();
+            let got = raw_exchange(&addr, raw.as_bytes(), Duration::from_secs(40)).await;
+            (what, status, got, started.elapsed())
+        }
+    });
+    for (what, status, got, took) in futures_join(runs).await {
+        assert!(got.starts_with(status), "{what}: {got:?}");
+        assert!(
+            took < Duration::from_secs(35),
+            "{what}: still open after {took:?}"
+        );
+    }
+}
+
+/// Runs `futures` at once; their outputs in order.
+async fn futures_join<F: std::future::Future + Send + 'static>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output>
+where
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
 }
