@@ -118,21 +118,7 @@ test("a SatoriClient keeps one server across calls and refuses calls after close
 });
 
 test("a SatoriClient with an endpoint uses a running shared server", async (t) => {
-  const server = spawn(path.join(project, "node_modules", ".bin", "satori"), ["--http", "127.0.0.1:0"], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const url = await new Promise((resolve, reject) => {
-    let seen = "";
-    server.stderr.on("data", (chunk) => {
-      seen += chunk;
-      const match = /serving MCP at (\S+)/.exec(seen);
-      if (match) resolve(match[1]);
-    });
-    server.on("exit", () => reject(new Error(`the server exited: ${seen}`)));
-  });
-  // However the test ends, the server does not outlive it.
-  t.after(() => server.kill("SIGKILL"));
+  const url = await sharedServer(t, ["--http", "127.0.0.1:0"]);
   const client = new satori.SatoriClient({ endpoint: url });
   clients.push(client);
   const fresh = makeRepo();
@@ -152,7 +138,8 @@ test("a SatoriClient with an endpoint uses a running shared server", async (t) =
   assert.throws(() => new satori.SatoriClient({ endpoint: "ftp://x" }), { code: "E_USAGE" });
 });
 
-/** A `satori` of the package serving `args` with `extraEnv`; resolves to it and its address. */
+/** A `satori` of the package serving `args` with `extraEnv`, killed however the test ends;
+ * resolves to its address. */
 async function sharedServer(t, args, extraEnv = {}) {
   const server = spawn(path.join(project, "node_modules", ".bin", "satori"), args, {
     env: { ...process.env, ...env, ...extraEnv },

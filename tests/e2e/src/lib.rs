@@ -1,6 +1,9 @@
-//! Helpers shared by the end-to-end tests: where the built binaries are, and a fixture repo.
+//! Helpers shared by the end-to-end tests: where the built binaries are, a fixture repo, and
+//! a shared `satori` server started as a real process.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 /// The path of a workspace binary built next to the running test (`target/<profile>/<name>`).
 pub fn binary(name: &str) -> PathBuf {
@@ -43,4 +46,34 @@ pub fn small_repo(root: &Path) {
             ("README.md", "# Demo\n\nA demo repository.\n"),
         ],
     );
+}
+
+/// A shared `satori` started with `args` over `home` (with `env` added), and the address it
+/// printed once it listened. Its later stderr is read and dropped, so it never blocks.
+pub fn start_shared(home: &Path, args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    let mut cmd = Command::new(binary("satori"));
+    cmd.args(args)
+        .env("SATORI_HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut server = cmd.spawn().expect("spawn satori");
+    let mut stderr = BufReader::new(server.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("read stderr");
+    let at = line
+        .trim()
+        .strip_prefix("satori: serving MCP at ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while stderr.read_line(&mut sink).is_ok_and(|n| n > 0) {
+            sink.clear();
+        }
+    });
+    (server, at)
 }

@@ -10,43 +10,19 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use satori_e2e::binary;
+use satori_e2e::{binary, start_shared};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "token-of-the-front-door-test";
 const TOKEN_VAR: &str = "SATORI_FRONT_DOOR_TEST_TOKEN";
 
-/// A `satori` started with `args` (its token in [`TOKEN_VAR`]), and the address it printed
-/// once it listened.
+/// A `satori` started with `args`, and the address it printed once it listened.
 fn start(home: &Path, args: &[&str]) -> (Child, String) {
-    let mut server = Command::new(binary("satori"))
-        .args(args)
-        .env("SATORI_HOME", home)
-        .env(TOKEN_VAR, TOKEN)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let at = line
-        .trim()
-        .strip_prefix("satori: serving MCP at ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-        .to_string();
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while stderr.read_line(&mut sink).is_ok_and(|n| n > 0) {
-            sink.clear();
-        }
-    });
-    (server, at)
+    start_shared(home, args, &[(TOKEN_VAR, TOKEN)])
 }
 
 fn stop(mut server: Child) {

@@ -9,41 +9,17 @@
 //! machines can reach needs a token, and a socket path holding anything but a dead server's
 //! socket is refused and left intact; the Python SDK closes its session without an error.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-use satori_e2e::{binary, small_repo};
+use satori_e2e::{binary, small_repo, start_shared};
 use serde_json::Value;
 
 const TOKEN: &str = "token-of-the-shared-server-test";
 
 /// A `satori` started with `args`, and the address it printed once it listened.
 fn start(home: &Path, args: &[&str]) -> (Child, String) {
-    let mut server = Command::new(binary("satori"))
-        .args(args)
-        .env("SATORI_HOME", home)
-        .env("SATORI_SHARED_TEST_TOKEN", TOKEN)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let at = line
-        .trim()
-        .strip_prefix("satori: serving MCP at ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-        .to_string();
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while stderr.read_line(&mut sink).is_ok_and(|n| n > 0) {
-            sink.clear();
-        }
-    });
-    (server, at)
+    start_shared(home, args, &[("SATORI_SHARED_TEST_TOKEN", TOKEN)])
 }
 
 fn stop(mut server: Child) {

@@ -99,32 +99,13 @@ pub async fn read_for(addr: &Addr, req: http::Request<Full<Bytes>>, window: Dura
 
 async fn exchange(addr: &Addr, req: http::Request<Full<Bytes>>, window: Option<Duration>) -> Reply {
     {
-        let (mut sender, conn) = match addr {
-            Addr::Tcp(a) => {
-                let s = tokio::net::TcpStream::connect(a).await.unwrap();
-                let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
-                    .await
-                    .unwrap();
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-                (sender, ())
-            }
+        let mut sender = match addr {
+            Addr::Tcp(a) => handshake(tokio::net::TcpStream::connect(a).await.unwrap()).await,
             #[cfg(unix)]
-            Addr::Unix(p) => {
-                let s = tokio::net::UnixStream::connect(p).await.unwrap();
-                let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
-                    .await
-                    .unwrap();
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-                (sender, ())
-            }
+            Addr::Unix(p) => handshake(tokio::net::UnixStream::connect(p).await.unwrap()).await,
             #[cfg(not(unix))]
             Addr::Unix(_) => unreachable!("unix sockets need a unix system"),
         };
-        let () = conn;
         let resp = sender.send_request(req).await.unwrap();
         let (parts, mut body) = resp.into_parts();
         let mut got = Vec::new();
@@ -152,6 +133,20 @@ async fn exchange(addr: &Addr, req: http::Request<Full<Bytes>>, window: Option<D
             body: Bytes::from(got),
         }
     }
+}
+
+/// An HTTP/1.1 client connection over `stream`, driven by a task of its own.
+async fn handshake<S>(stream: S) -> hyper::client::conn::http1::SendRequest<Full<Bytes>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    sender
 }
 
 pub async fn send(addr: &Addr, req: http::Request<Full<Bytes>>) -> Reply {

@@ -106,12 +106,27 @@ impl Front {
             return self.mcp.handle(forward(bytes)).await;
         };
         self.sessions.opened(&id);
+        self.answer_in(id, request_id, forward(bytes)).await
+    }
+
+    /// rmcp's answer to `req` in session `id` (counted open with [`Sessions::opened`]),
+    /// which tells the session when it ends and that `request` is no longer in flight.
+    async fn answer_in<B>(
+        &self,
+        id: SessionId,
+        request: Option<RequestId>,
+        req: Request<B>,
+    ) -> Response<Body>
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
         let guard = StreamGuard {
             sessions: Arc::clone(&self.sessions),
             session: id,
-            request: request_id,
+            request,
         };
-        let answer = self.mcp.handle(forward(bytes)).await;
+        let answer = self.mcp.handle(req).await;
         answer.map(|b| {
             Guarded {
                 inner: b,
@@ -146,19 +161,8 @@ impl Front {
         if !self.sessions.opened(&id) {
             return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
         }
-        let guard = StreamGuard {
-            sessions: Arc::clone(&self.sessions),
-            session: id,
-            request: None,
-        };
-        let answer = self.mcp.handle(Request::from_parts(parts, body)).await;
-        answer.map(|b| {
-            Guarded {
-                inner: b,
-                _guard: guard,
-            }
-            .boxed()
-        })
+        self.answer_in(id, None, Request::from_parts(parts, body))
+            .await
     }
 
     async fn delete(&self, req: Request<hyper::body::Incoming>) -> Response<Body> {
