@@ -118,7 +118,7 @@ test("a SatoriClient keeps one server across calls and refuses calls after close
 });
 
 test("a SatoriClient with an endpoint uses a running shared server", async (t) => {
-  const url = await sharedServer(t, ["--http", "127.0.0.1:0"]);
+  const { server, url } = await sharedServer(t, ["--http", "127.0.0.1:0"]);
   const client = new satori.SatoriClient({ endpoint: url });
   clients.push(client);
   const fresh = makeRepo();
@@ -138,8 +138,8 @@ test("a SatoriClient with an endpoint uses a running shared server", async (t) =
   assert.throws(() => new satori.SatoriClient({ endpoint: "ftp://x" }), { code: "E_USAGE" });
 });
 
-/** A `satori` of the package serving `args` with `extraEnv`, killed however the test ends;
- * resolves to its address. */
+/** A `satori` of the package serving `args` with `extraEnv`, stopped however the test ends;
+ * resolves to the process and its address. */
 async function sharedServer(t, args, extraEnv = {}) {
   const server = spawn(path.join(project, "node_modules", ".bin", "satori"), args, {
     env: { ...process.env, ...env, ...extraEnv },
@@ -154,13 +154,20 @@ async function sharedServer(t, args, extraEnv = {}) {
     });
     server.on("exit", () => reject(new Error(`the server exited: ${seen}`)));
   });
-  t.after(() => server.kill("SIGKILL"));
-  return url;
+  // SIGTERM, which the bin shim passes on to the server it started: a SIGKILL would end the
+  // shim alone and leave the server holding this process's pipe open.
+  t.after(async () => {
+    if (server.exitCode !== null || server.signalCode !== null) return;
+    const exited = new Promise((resolve) => server.once("exit", resolve));
+    server.kill("SIGTERM");
+    await exited;
+  });
+  return { server, url };
 }
 
 test("an endpoint that refuses the token rejects with E_AUTH, never retried with the guard off", async (t) => {
   const token = "token-of-the-addon-test";
-  const url = await sharedServer(t, ["--http", "127.0.0.1:0", "--token-env", "SATORI_ADDON_TEST_TOKEN"], {
+  const { url } = await sharedServer(t, ["--http", "127.0.0.1:0", "--token-env", "SATORI_ADDON_TEST_TOKEN"], {
     SATORI_ADDON_TEST_TOKEN: token,
   });
   const before = process.env.SATORI_ENDPOINT_TOKEN;
@@ -179,7 +186,12 @@ test("an endpoint that refuses the token rejects with E_AUTH, never retried with
     for (const call of [
       () => satori.listTools({ endpoint: url }),
       () => satori.callTool("list_codebases", {}, { endpoint: url }),
-      () => new satori.SatoriClient({ endpoint: url }).listTools(),
+      () => {
+        // Closed by the file's `after`, so the process can exit.
+        const client = new satori.SatoriClient({ endpoint: url });
+        clients.push(client);
+        return client.listTools();
+      },
     ]) {
       const error = await rejection(call());
       assert.equal(error.code, "E_AUTH", error.message);
