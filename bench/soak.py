@@ -237,6 +237,8 @@ def main():
     ap.add_argument("--warm-up", type=float, default=60, help="seconds before the baseline sample")
     ap.add_argument("--sample-every", type=float, default=5)
     ap.add_argument("--transport", choices=["http", "socket", "both"], default="http")
+    ap.add_argument("--socket-first", action="store_true",
+                    help="with --transport both, build the index through the socket server")
     ap.add_argument("--pause", type=float, default=0,
                     help="seconds each client waits between calls")
     args = ap.parse_args()
@@ -255,6 +257,8 @@ def main():
     if args.transport in ("socket", "both"):
         servers.append(start_server(args.bin_dir, env,
                                     ["--socket", os.path.join(work, "satori.sock")]))
+    if args.socket_first:
+        servers.reverse()
     endpoints = [e for _, e in servers]
 
     try:
