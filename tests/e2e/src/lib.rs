@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The path of a workspace binary built next to the running test (`target/<profile>/<name>`).
 pub fn binary(name: &str) -> PathBuf {
@@ -76,4 +76,17 @@ pub fn start_shared(home: &Path, args: &[&str], env: &[(&str, &str)]) -> (Child,
         }
     });
     (server, at)
+}
+
+/// Runs `cmd` with `env` added; its output, and its stdout read as the one JSON document a
+/// CLI prints.
+pub fn json_output(cmd: &mut Command, env: &[(&str, &str)]) -> (Output, serde_json::Value) {
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the command");
+    let stdout = String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout");
+    let doc = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stdout:?}"));
+    (out, doc)
 }

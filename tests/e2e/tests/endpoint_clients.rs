@@ -14,7 +14,7 @@ use std::process::{Child, Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use satori_e2e::{binary, start_shared};
+use satori_e2e::{binary, json_output, start_shared};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "token-of-the-front-door-test";
@@ -40,14 +40,7 @@ fn cli(env: &[(&str, &str)], args: &[&str]) -> (Output, Value) {
         .env_remove("SATORI_ENDPOINT_FALLBACK")
         .env_remove("SATORI_CLI_GUARD_RECOVERY")
         .args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
-    let doc: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stdout:?}"));
-    (out, doc)
+    json_output(&mut cmd, env)
 }
 
 /// A refused call: `E_AUTH`, exit 2, a message that names `SATORI_ENDPOINT_TOKEN` and says

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-use satori_e2e::{binary, small_repo, start_shared};
+use satori_e2e::{binary, json_output, small_repo, start_shared};
 use serde_json::Value;
 
 const TOKEN: &str = "token-of-the-shared-server-test";
@@ -53,14 +53,7 @@ fn cli(env: &[(&str, &str)], args: &[&str]) -> (Output, Value) {
     // No server executable is found or started: a shared server answers.
     cmd.env("SATORI_SERVER_BIN", "/nonexistent/satori")
         .args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
-    let doc: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {stdout:?}"));
-    (out, doc)
+    json_output(&mut cmd, env)
 }
 
 #[test]
