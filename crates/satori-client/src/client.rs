@@ -111,6 +111,28 @@ struct Shared {
     token_sent: bool,
 }
 
+impl Shared {
+    /// One request on the shared server, made by `request` within `timeout` (see [`within`]);
+    /// a refused token becomes the error that names `SATORI_ENDPOINT_TOKEN`.
+    async fn exchange(
+        &mut self,
+        what: String,
+        timeout: Duration,
+        request: impl AsyncFnOnce(&Conn) -> mcp_client::Result<Value>,
+    ) -> Result<Value, ClientError> {
+        let Shared {
+            conn,
+            open,
+            endpoint,
+            token_sent,
+            ..
+        } = self;
+        within(open, what, timeout, request(conn))
+            .await
+            .map_err(|e| shared_error(e, endpoint, *token_sent))
+    }
+}
+
 /// How long ending a shared server's session may take. The call's answer is already in
 /// hand; a server that is slow to forget the session ends it itself when it idles out.
 const END_SESSION_PATIENCE: Duration = Duration::from_secs(1);
@@ -421,15 +443,7 @@ impl Client {
         let outcome = match self.connection.as_mut().ok_or(ClientError::Closed)? {
             Connection::Stdio(c) => c.list_tools(timeout).await.map_err(ClientError::from),
             Connection::Http(h) => {
-                let Shared {
-                    conn,
-                    open,
-                    endpoint,
-                    token_sent,
-                    ..
-                } = &mut **h;
-                let conn = &*conn;
-                let pages = async {
+                let pages = async |conn: &Conn| {
                     let mut tools = Vec::new();
                     let mut cursor = None;
                     loop {
@@ -443,9 +457,7 @@ impl Client {
                         }
                     }
                 };
-                within(open, "tools/list".to_owned(), timeout, pages)
-                    .await
-                    .map_err(|e| shared_error(e, endpoint, *token_sent))
+                h.exchange("tools/list".to_owned(), timeout, pages).await
             }
         };
         self.settle(outcome)
@@ -463,22 +475,13 @@ impl Client {
                 .await
                 .map_err(ClientError::from),
             Connection::Http(h) => {
-                let Shared {
-                    conn,
-                    open,
-                    endpoint,
-                    token_sent,
-                    ..
-                } = &mut **h;
-                let conn = &*conn;
                 let params = serde_json::json!({"name": name, "arguments": args});
-                let call = async {
+                let call = async |conn: &Conn| {
                     let (result, _) = conn.request("tools/call", Some(params)).await?;
                     Ok(result)
                 };
-                within(open, format!("tools/call {name}"), timeout, call)
+                h.exchange(format!("tools/call {name}"), timeout, call)
                     .await
-                    .map_err(|e| shared_error(e, endpoint, *token_sent))
             }
         };
         self.settle(outcome)
