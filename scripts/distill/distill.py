@@ -7,12 +7,16 @@ The method is the published model2vec recipe, written from its description:
    (`[CLS] token [SEP]`) and the output states are pooled into one vector per token.
 2. PCA reduces the vectors to `--dim` dimensions (centred, not whitened).
 3. Each token is weighted by smooth inverse frequency, a / (a + p(token)), with p measured
-   on a pinned code corpus (`corpus.json`, disjoint from the retrieval benchmark).
+   on a pinned code corpus (`corpus.json`).
 4. The weighted rows are fine-tuned contrastively on (first sentence of a doc comment,
    the documented code) pairs mined from pinned packages (`tune.py`, `pairs.py`,
    `tune_corpus.json`; `--tune-epochs 0` skips this step).
 5. The table is stored as int8 rows with one f32 weight per token (the row scale), in the
    model2vec safetensors layout, next to the teacher's tokenizer.
+
+Nothing a model is judged on reaches it: both corpora pass `exclusion.py` (pins refused by
+name, repository URL or metadata; files by place and by content), and what each corpus
+admitted and left out is written to `manifests/frequency.json` and `manifests/tune.json`.
 
 A text then embeds as the normalised mean of its tokens' rows: no transformer at run time.
 Texts are camelCase-split before tokenizing (`preprocessing: split_camel` in config.json),
@@ -110,19 +114,23 @@ def fetch_teacher(cache):
 
 
 def fetch_corpus(cache, corpus="corpus.json"):
-    """Fetches a pinned corpus of this directory with the benchmark's fetcher; returns the
-    source roots."""
+    """Fetches a pinned corpus of this directory with the benchmark's fetcher; returns
+    (pin, source root) of each package."""
     out = subprocess.run(
         [sys.executable, os.path.join(ROOT, "bench", "quality", "fetch_corpus.py"),
          "--corpus", os.path.join(HERE, corpus), "--cache", os.path.join(cache, "corpus")],
         check=True, stdout=subprocess.PIPE, text=True).stdout
     summary = json.loads(out)
     packages = summary["packages"] if isinstance(summary, dict) else summary
-    return [p["root"] for p in packages]
+    with open(os.path.join(HERE, corpus), encoding="utf-8") as f:
+        pins = {p["name"]: p for p in json.load(f)["packages"]}
+    return [(pins[p["name"]], p["root"]) for p in packages]
+
 
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "quality"))
 from fetch_corpus import sha256_of as sha256_file  # noqa: E402  (one implementation)
+import exclusion  # noqa: E402  (the one list of what no model is trained on)
 import pairs  # noqa: E402
 import tune  # noqa: E402
 import tokenlearn  # noqa: E402
@@ -263,25 +271,11 @@ def token_vectors(bert, tok, pooling, batch=2048):
 
 # ------------------------------------------------------------------ weighting
 
-def corpus_texts(roots):
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            for name in sorted(filenames):
-                if name.endswith(SOURCE_EXTENSIONS):
-                    path = os.path.join(dirpath, name)
-                    try:
-                        with open(path, encoding="utf-8") as f:
-                            yield os.path.relpath(path, root), f.read()
-                    except (UnicodeDecodeError, OSError):
-                        continue
-
-
-def token_counts(tok, roots, np):
+def token_counts(tok, texts, np):
     vocab = tok.get_vocab_size()
     counts = np.zeros(vocab, dtype=np.int64)
     files = 0
-    for rel, text in corpus_texts(roots):
+    for rel, text in texts:
         # Satori embeds "path\ncontent"; count the same thing.
         lines = split_camel(rel + "\n" + text).split("\n")
         for enc in tok.encode_batch(lines, add_special_tokens=False):
@@ -377,11 +371,11 @@ EDGE_CASES = [
 ]
 
 
-def write_fixtures(fixtures, model_dir, tok, roots, seed):
+def write_fixtures(fixtures, model_dir, tok, texts, seed):
     os.makedirs(fixtures, exist_ok=True)
     rng = random.Random(seed)
     lines = []
-    for _, text in corpus_texts(roots):
+    for _, text in texts:
         lines.extend(l for l in text.split("\n") if l.strip())
     sample = rng.sample(lines, 400) + EDGE_CASES
     with open(os.path.join(fixtures, "wordpiece_cases.jsonl"), "w", encoding="utf-8") as f:
@@ -425,6 +419,8 @@ def main():
     ap.add_argument("--bundle", default=os.path.join(ROOT, ".teacher-bundle"),
                     help="the pack.py bundle the targets index (default .teacher-bundle)")
     ap.add_argument("--tokenlearn-epochs", type=int, default=10)
+    ap.add_argument("--manifests", default=exclusion.MANIFESTS,
+                    help="where the training data's manifests go (default scripts/distill/manifests)")
     ap.add_argument("--tune-epochs", type=int, default=20,
                     help="epochs of contrastive fine-tuning on doc-comment pairs (0: none)")
     args = ap.parse_args()
@@ -434,7 +430,14 @@ def main():
 
     import numpy as np
     teacher = fetch_teacher(cache)
-    roots = fetch_corpus(cache)
+    sources = fetch_corpus(cache)
+    tune_sources = fetch_corpus(cache, "tune_corpus.json") if args.tune_epochs > 0 else []
+    exclusions = exclusion.Exclusions.load(suite_src=exclusion.fetch_suites())
+    exclusions.refuse_pins([pin for pin, _ in sources], "distill: corpus.json")
+    exclusions.refuse_pins([pin for pin, _ in tune_sources], "distill: tune_corpus.json")
+    frequency_ledger = exclusion.Ledger("corpus.json", exclusions)
+    texts = [(rel, text) for _, rel, text in exclusions.admit(
+        sources, lambda rel: rel.endswith(SOURCE_EXTENSIONS), frequency_ledger)]
     tok_path = os.path.join(teacher, "tokenizer.json")
     tok = load_tokenizer(tok_path)
     bert = Bert(teacher)
@@ -466,7 +469,7 @@ def main():
     kept = float(values[order].sum() / values.sum())
     log(f"PCA to {args.dim} dimensions keeps {kept:.1%} of the variance")
 
-    counts = token_counts(tok, roots, np)
+    counts = token_counts(tok, texts, np)
     p = counts / max(1, counts.sum())
     weights = (args.sif / (args.sif + p)).astype(np.float32)
 
@@ -481,14 +484,16 @@ def main():
         weights = np.ones_like(weights)
         tuning = {"tokenlearn": learned}
     if args.tune_epochs > 0:
-        # The frequency corpus and the tuning corpus both give pairs; directories named
-        # after a benchmark package are skipped so no benchmark text reaches the model.
-        roots_for_pairs = roots + fetch_corpus(cache, "tune_corpus.json")
-        avoid = pairs.benchmark_names(os.path.join(ROOT, "bench", "quality", "corpus.json"))
-        mined = pairs.collect([(os.path.basename(r.rstrip("/")), r) for r in roots_for_pairs],
-                              avoid)
+        # The frequency corpus and the tuning corpus both give pairs, read through the same
+        # exclusions as the frequencies.
+        tune_ledger = exclusion.Ledger("corpus.json + tune_corpus.json", exclusions)
+        for pin, _ in sources + tune_sources:
+            tune_ledger.pin(pin)
+        mined = pairs.collect([(os.path.basename(r.rstrip("/")), r, pin["name"])
+                               for pin, r in sources + tune_sources], exclusions, tune_ledger)
         groups = [code.split("/", 1)[0] for _, code in mined]
-        log(f"{len(mined)} (description, code) pairs from {len(roots_for_pairs)} packages")
+        log(f"{len(mined)} (description, code) pairs from {len(sources) + len(tune_sources)} packages")
+        tune_ledger.write(os.path.join(args.manifests, "tune.json"), {"pairs": len(mined)})
         table, tuned = tune.fine_tune(table * weights[:, None], mined, groups, tok, split_camel,
                                       epochs=args.tune_epochs, seed=args.seed, log=log)
         weights = np.ones_like(weights)
@@ -496,8 +501,10 @@ def main():
 
     write_model(args.out, table, weights, tok_path, teacher, args, counts.sum(), tuning,
                 teacher_sha)
+    frequency_ledger.write(os.path.join(args.manifests, "frequency.json"),
+                           {"tokens": int(counts.sum())})
     if args.fixtures:
-        write_fixtures(args.fixtures, args.out, tok, roots, args.seed)
+        write_fixtures(args.fixtures, args.out, tok, texts, args.seed)
     files = {n: sha256_file(os.path.join(args.out, n)) for n in sorted(os.listdir(args.out))}
     json.dump({"out": os.path.relpath(args.out, ROOT), "dim": args.dim, "pooling": args.pooling,
                "sif": args.sif, "variance_kept": round(kept, 4), "files": files}, sys.stdout, indent=2)

@@ -17,11 +17,12 @@ Three kinds of pair are taken from the registry packages pinned in `mine_corpus.
 The code side is what Satori embeds for a chunk: the path, a newline, then the code (at
 most 60 lines and 2,000 characters); descriptions have at most 64 words.
 
-No package may be, in any version or packaging, a project of the independent benchmark
-(`shared/bench/semble-tune/EXCLUDE.tsv`), a package of `bench/quality/corpus.json` or of
-the blind suite (`bench/quality/blind/annotations/*.json`): the run refuses to start when a
-pinned name matches one of them after normalisation, and files under vendored directories
-or directories named after one of them are skipped.
+What may be mined is decided by `exclusion.py`, as for every other training input: the run
+refuses to start when a pin is an excluded project (by name in any packaging, or by URL), a
+package whose metadata names an excluded project's repository gives nothing, and files are
+skipped by place (vendored directories, directories named after an excluded project) and by
+content (copies of benchmark texts). What each package gave and lost is merged into
+`manifests/mine.json`.
 
 Usage:
   scripts/distill/mine.py                       # fetch, verify, mine, merge
@@ -52,6 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import pairs  # noqa: E402  (the doc-comment rules of the tuning step)
+import exclusion  # noqa: E402  (the one list of what no model is trained on)
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "quality"))
 from fetch_corpus import sha256_of  # noqa: E402  (one way to hash an archive)
@@ -71,130 +73,10 @@ LANGUAGES.update({".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".h
                   ".scala": "scala", ".swift": "swift", ".hs": "haskell", ".lua": "lua",
                   ".tsx": "typescript", ".cjs": "javascript", ".jsx": "javascript"})
 DOC_FILES = (".md", ".markdown", ".rst", ".txt")
-VENDOR_DIRS = set(pairs.VENDOR_DIRS) | {"third-party", "thirdparty", "3rdparty", "external",
-                                        "bower_components", "site-packages", "deps"}
 
 
 def log(msg):
     print(f"mine: {msg}", file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------ exclusions
-
-PREFIXES = ("python3-", "python-", "py-", "pypi-", "node-", "ruby-", "rb-", "php-", "lua-",
-            "haskell-", "hs-", "libghc-", "golang-", "go-", "rust-", "rs-", "js-", "ts-",
-            "java-", "cpp-", "c-", "perl-", "r-cran-", "elixir-", "kotlin-", "scala-",
-            "swift-", "csharp-", "cs-", "zig-")
-SUFFIXES = ("-dev", "-java", "-perl", "-js", "-lang", "-go", "-rs", "-py", "-php", "-lua",
-            "-rb", "-cpp", "-nvim", "-csharp", "-source", "-src")
-
-
-def normalise(name):
-    """Registry or project name -> a comparable key: lower case, separators as `-`, the usual
-    packaging prefixes and suffixes stripped (`golang-github-spf13-cobra-dev` -> `cobra`,
-    `libcommons-cli-java` -> `commons-cli`, `@scope/name` -> `name`)."""
-    n = name.strip().lower().rsplit("/", 1)[-1]
-    n = re.sub(r"[._\s+]+", "-", n).strip("-")
-    m = re.match(r"golang-(github|gitlab|bitbucket)-(com-|org-)?[^-]+-(.+)$", n)
-    if m:
-        n = m.group(3)
-    m = re.match(r"golang-(golang-org-x|gopkg-in|go-uber-org|google-golang-org)-(.+)$", n)
-    if m:
-        n = m.group(2)
-    if n.startswith("lib") and n.endswith(("-java", "-perl")):  # libcommons-cli-java
-        n = n[3:]
-    changed = True
-    while changed:
-        changed = False
-        for p in PREFIXES:
-            if n.startswith(p) and re.search(r"[a-z]", n[len(p):]):
-                n, changed = n[len(p):], True
-        for s in SUFFIXES:
-            if n.endswith(s) and len(n) > len(s):
-                n, changed = n[:-len(s)], True
-    return n
-
-
-def excluded_names(root=ROOT, exclude_tsv=None):
-    """Normalised names never to mine: EXCLUDE.tsv (name and upstream repository), the
-    retrieval benchmark's packages and the blind suite's pinned packages."""
-    names = set()
-    tsv = exclude_tsv or next((p for p in (
-        os.path.join(root, "shared", "bench", "semble-tune", "EXCLUDE.tsv"),
-        os.path.join(os.path.dirname(root), "shared", "bench", "semble-tune", "EXCLUDE.tsv"))
-        if os.path.exists(p)), None)
-    if tsv is None:
-        raise SystemExit("mine: shared/bench/semble-tune/EXCLUDE.tsv not found (--exclude FILE); "
-                         "refusing to run without the exclusion list")
-    with open(tsv, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            cols = line.rstrip("\n").split("\t")
-            names.add(normalise(cols[0]))
-            if len(cols) > 2 and cols[2].strip():
-                names.add(normalise(cols[2].split("/")[-1]))
-    with open(os.path.join(root, "bench", "quality", "corpus.json"), encoding="utf-8") as f:
-        doc = json.load(f)
-    for p in (doc["packages"] if isinstance(doc, dict) else doc):
-        names.add(normalise(p["package"]))
-        names.add(normalise(p["name"]))
-    for path in glob.glob(os.path.join(root, "bench", "quality", "blind", "annotations", "*.json")):
-        with open(path, encoding="utf-8") as f:
-            pin = json.load(f).get("pin") or {}
-        if pin.get("package"):
-            names.add(normalise(pin["package"]))
-        if pin.get("name"):
-            names.add(normalise(pin["name"]))
-    names.discard("")
-    return names
-
-
-def matches_excluded(name, excluded):
-    """The excluded name that `name` is a packaging or part of, or None. A pin matches when
-    its normalised name equals an excluded one or one extends the other (`serde-json` is
-    part of the serde project, `laravel` of `laravel-framework`)."""
-    keys = {normalise(name)}
-    if name.startswith("@") and "/" in name:  # an npm scope names its project: @trpc/server
-        keys.add(normalise(name[1:].split("/")[0]))
-    if name.lower().startswith("golang-"):
-        # golang-github-<org>-<repo>: the organisation may hold dashes (gin-gonic), so every
-        # tail of the name is a candidate project name
-        parts = re.sub(r"-dev$", "", name.lower()).split("-")
-        keys.update(normalise("-".join(parts[k:])) for k in range(2, len(parts)))
-    for n in keys:
-        for e in excluded:
-            if n == e or n.startswith(e + "-") or e.startswith(n + "-"):
-                return e
-    return None
-
-
-def check_pins(packages, excluded):
-    bad = []
-    for p in packages:
-        for field in ("package", "name"):
-            hit = matches_excluded(p[field], excluded)
-            if hit:
-                bad.append(f"{p['name']} ({p[field]} ~ {hit})")
-                break
-    return bad
-
-
-# Normalised excluded names that are also ordinary directory words (`java/lang`, `Lib/json`,
-# `net/http`): a directory so named is skipped only when its full name matches.
-COMMON_DIR_WORDS = {"json", "http", "lang", "framework", "lua", "yaml", "commons", "concurrent",
-                    "mini", "lazy", "ios", "mux", "fmt", "plug", "lib", "core"}
-
-
-def skip_dir(name, excluded):
-    low = name.lower()
-    if low in VENDOR_DIRS or low.startswith("."):
-        return True
-    light = re.sub(r"[._\s]+", "-", low)
-    if light in excluded and light not in COMMON_DIR_WORDS:
-        return True
-    n = normalise(name)
-    return n in excluded and n not in COMMON_DIR_WORDS
 
 
 # ------------------------------------------------------------------ text
@@ -676,13 +558,10 @@ def iter_archive(path):
                     yield member.name, f.read()
 
 
-def wanted(rel, excluded):
-    parts = rel.split("/")
-    if any(skip_dir(p, excluded) for p in parts[:-1]):
-        return None
-    name = parts[-1]
-    stem, ext = os.path.splitext(name)
-    if name.endswith((".d.ts", ".min.js")) or skip_dir(stem, excluded):
+def wanted(rel):
+    name = rel.split("/")[-1]
+    ext = os.path.splitext(name)[1]
+    if name.endswith((".d.ts", ".min.js")):
         return None
     if ext in LANGUAGES:
         return LANGUAGES[ext]
@@ -691,15 +570,17 @@ def wanted(rel, excluded):
     return None
 
 
-def mine_package(pin, archive, excluded):
-    """All pairs of one package: a list of dicts."""
+def mine_package(pin, archive, exclusions, ledger=None):
+    """All pairs of one package: a list of dicts. What the exclusions leave out goes to the
+    ledger; a package whose metadata names an excluded project gives nothing."""
     prefix = pin["name"]
     sources, docs = [], []
     for rel, data in iter_archive(archive):
         rel = rel.lstrip("./")
         rel = rel.split("/", 1)[1] if "/" in rel else rel
-        kind = wanted(rel, excluded)
-        if kind is None:
+        kind = wanted(rel)
+        meta = exclusion.is_package_metadata(rel)
+        if kind is None and not meta:
             continue
         try:
             text = data.decode("utf-8")
@@ -707,6 +588,21 @@ def mine_package(pin, archive, excluded):
             continue
         if "\r" in text:
             text = text.replace("\r\n", "\n")
+        if meta:
+            why = exclusions.metadata(rel, text)
+            if why:
+                if ledger is not None:
+                    ledger.refuse(pin["name"], f"{rel} {why}")
+                return []
+            if kind is None:
+                continue
+        why = exclusions.file(rel, text)
+        if why:
+            if ledger is not None:
+                ledger.skip(pin["name"], rel, why)
+            continue
+        if ledger is not None:
+            ledger.use(pin["name"], rel, text)
         if kind == "doc":
             docs.append((rel, text))
         else:
@@ -908,17 +804,37 @@ def fetch(pin, cache):
     return path
 
 
-def run_one(pin, cache, out, excluded):
-    """Fetches and mines one package, writes its pairs file; returns (name, count, seconds)."""
+# The exclusions of this run, set before the worker processes fork (they share it rather than
+# receive a pickled copy of a million fingerprints per package).
+EXCLUSIONS = None
+
+
+def run_one(pin, cache, out):
+    """Fetches and mines one package, writes its pairs file and its ledger; returns (name,
+    count, seconds)."""
     started = time.time()
     archive = fetch(pin, cache)
-    result = mine_package(pin, archive, excluded)
+    ledger = exclusion.Ledger(pin["name"], EXCLUSIONS)
+    ledger.pin(pin)
+    result = mine_package(pin, archive, EXCLUSIONS, ledger)
     target = os.path.join(out, "packages", pin["name"] + ".jsonl")
     with open(target + ".part", "w", encoding="utf-8") as f:
         for p in result:
             f.write(json.dumps(p, ensure_ascii=False) + "\n")
+    with open(target + ".ledger.json", "w", encoding="utf-8") as f:
+        json.dump({"signature": EXCLUSIONS.signature(), **ledger.state()}, f)
     os.replace(target + ".part", target)
     return pin["name"], len(result), time.time() - started
+
+
+def mined_already(pin, out, signature):
+    """Whether a package's pairs were mined under these exclusions."""
+    target = os.path.join(out, "packages", pin["name"] + ".jsonl")
+    try:
+        with open(target + ".ledger.json", encoding="utf-8") as f:
+            return json.load(f).get("signature") == signature and os.path.exists(target)
+    except (OSError, ValueError):
+        return False
 
 
 # ------------------------------------------------------------------ merge
@@ -1062,7 +978,8 @@ def self_test(excluded):
                 info = tarfile.TarInfo(name)
                 info.size = len(data)
                 t.addfile(info, io.BytesIO(data))
-        got = mine_package({"name": "pkg"}, archive, excluded | {"gin"})
+        with_gin = exclusion.Exclusions(excluded.projects + [exclusion.Project("gin", "self-test")])
+        got = mine_package({"name": "pkg"}, archive, with_gin)
         kinds = {(p["kind"], p["description"]) for p in got}
         for want in [("test", "parse header strips spaces"), ("test", "split lines"),
                      ("readme", "Reading headers with parse_header. The function takes one raw "
@@ -1080,21 +997,41 @@ def self_test(excluded):
             failures.append("a vendored or excluded directory was mined")
         if any("Split a header line" in p["code"] for p in got):
             failures.append("a docstring was left in the code")
-    # exclusion check
-    for name, bad in [("golang-github-spf13-cobra-dev", True), ("python-requests", True),
-                      ("serde_json", True), ("libcommons-lang3-java", True), ("node-express", True),
-                      ("@trpc/server", True), ("golang-github-gin-gonic-gin-dev", True), ("ruby-rack", True), ("lua-penlight", True),
-                      ("openjdk-17", False), ("numpy", False), ("golang-1.19", False)]:
-        hit = matches_excluded(name, excluded)
-        if bool(hit) != bad:
-            failures.append(f"exclusion check: {name} -> {hit}")
-    if normalise("golang-github-spf13-cobra-dev") != "cobra":
-        failures.append("normalise golang-github-spf13-cobra-dev -> " + normalise("golang-github-spf13-cobra-dev"))
+    # the exclusions, through a whole package: a planted copy and an excluded repository
+    with tempfile.TemporaryDirectory() as tmp:
+        fp = exclusion.Fingerprints()
+        bench_file = "\n".join(f"fn planted_benchmark_function_{i}(x: u32) -> u32 {{ x * {i} }}"
+                               for i in range(12))
+        fp.add_text("planted benchmark", bench_file)
+        planted = exclusion.Exclusions(excluded.projects, fp)
+        archive = os.path.join(tmp, "pkg.tar.gz")
+        with tarfile.open(archive, "w:gz") as t:
+            for name, body in {
+                "pkg-1.0/src/copied.rs": "/// Doubles a number for the planted copy.\n" + bench_file + "\n",
+                "pkg-1.0/src/own.rs": "/// Parses the own header line.\npub fn own_header() {\n    x();\n}\n",
+            }.items():
+                data = body.encode()
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        ledger = exclusion.Ledger("self-test", planted)
+        got = mine_package({"name": "pkg"}, archive, planted, ledger)
+        if any("planted_benchmark" in p["code"] for p in got) or not any("own_header" in p["code"] for p in got):
+            failures.append(f"a planted benchmark copy was mined or the own file was not: {got}")
+        with tarfile.open(archive, "w:gz") as t:
+            for name, body in {"pkg-1.0/Cargo.toml": '[package]\nrepository = "https://github.com/serde-rs/serde"\n',
+                               "pkg-1.0/src/own.rs": "/// Parses the own header line.\npub fn own_header() {\n    x();\n}\n"}.items():
+                data = body.encode()
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        if mine_package({"name": "pkg"}, archive, planted, ledger):
+            failures.append("a package whose metadata names an excluded repository was mined")
     if os.path.exists(DEFAULT_CORPUS):
         with open(DEFAULT_CORPUS, encoding="utf-8") as f:
-            bad = check_pins(json.load(f)["packages"], excluded)
+            bad = [p["name"] for p in json.load(f)["packages"] if excluded.pin(p)]
         if bad:
-            failures.append("pinned packages match excluded names: " + ", ".join(bad))
+            failures.append("pinned packages are excluded projects: " + ", ".join(bad))
     for f in failures:
         print("FAIL " + f, file=sys.stderr)
     print(json.dumps({"self_test": "failed" if failures else "passed", "failures": len(failures),
@@ -1109,20 +1046,20 @@ def main():
     ap.add_argument("--corpus", default=DEFAULT_CORPUS)
     ap.add_argument("--cache", default=os.environ.get("SATORI_DISTILL_CACHE", DEFAULT_CACHE))
     ap.add_argument("--out", default=DEFAULT_OUT)
-    ap.add_argument("--exclude", help="EXCLUDE.tsv (default: shared/bench/semble-tune/EXCLUDE.tsv)")
     ap.add_argument("--jobs", type=int, default=2, help="packages mined (and downloaded) at once")
     ap.add_argument("--only", help="comma-separated pin names")
+    ap.add_argument("--manifests", default=exclusion.MANIFESTS,
+                    help="where the manifest of the mined data goes (default scripts/distill/manifests)")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
 
-    excluded = excluded_names(exclude_tsv=args.exclude)
+    global EXCLUSIONS
     if args.self_test:
-        return self_test(excluded)
+        return self_test(exclusion.Exclusions.load(fingerprint=False))
+    EXCLUSIONS = exclusion.Exclusions.load(suite_src=exclusion.fetch_suites())
     with open(args.corpus, encoding="utf-8") as f:
         packages = json.load(f)["packages"]
-    bad = check_pins(packages, excluded)
-    if bad:
-        sys.exit("mine: refusing to run, pinned packages match excluded projects: " + ", ".join(bad))
+    EXCLUSIONS.refuse_pins(packages, "mine")
     names = [p["name"] for p in packages]
     if len(set(names)) != len(names):
         sys.exit("mine: duplicate pin names")
@@ -1132,12 +1069,13 @@ def main():
         todo = [p for p in packages if p["name"] in only]
     cache, out = os.path.expanduser(args.cache), os.path.expanduser(args.out)
     os.makedirs(os.path.join(out, "packages"), exist_ok=True)
-    todo = [p for p in todo if not os.path.exists(os.path.join(out, "packages", p["name"] + ".jsonl"))]
-    log(f"{len(packages)} pins, {len(todo)} to mine, {len(excluded)} excluded names")
+    signature = EXCLUSIONS.signature()
+    todo = [p for p in todo if not mined_already(p, out, signature)]
+    log(f"{len(packages)} pins, {len(todo)} to mine, exclusions {signature}")
     started = time.time()
     errors = []
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_one, p, cache, out, excluded): p["name"] for p in todo}
+        futures = {pool.submit(run_one, p, cache, out): p["name"] for p in todo}
         for done, fut in enumerate(as_completed(futures), 1):
             try:
                 name, count, secs = fut.result()
@@ -1147,6 +1085,13 @@ def main():
                 errors.append(f"{futures[fut]}: {e}")
                 log(f"[{done}/{len(todo)}] {futures[fut]}: FAILED {e}")
     stats = merge(packages, out)
+    ledger = exclusion.Ledger("mine_corpus.json", EXCLUSIONS)
+    for pin in packages:
+        path = os.path.join(out, "packages", pin["name"] + ".jsonl.ledger.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                ledger.merge(json.load(f))
+    ledger.write(os.path.join(args.manifests, "mine.json"), {"pairs": stats["pairs"]})
     summary = {"pins": len(packages), "mined_now": len(todo) - len(errors), "errors": errors,
                "pairs": stats["pairs"], "languages": stats["languages"],
                "per_language": stats["per_language"], "per_kind": stats["per_kind"],

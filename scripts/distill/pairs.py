@@ -7,12 +7,11 @@ first sentence of its documentation, and the item's code as Satori would embed a
 (`path` newline `code`) with the documentation itself removed, so the model must learn to
 find code from what it does rather than from its own comment.
 
-Files under a directory named after a package of the retrieval benchmark (and vendored
-directories, which may hold copies of one) are skipped, so that no benchmark text can leak
-into the model. Standard library only.
+Which files may be read is decided by `exclusion.py`, as for every other training input:
+vendored directories, directories named after an excluded project and copies of benchmark
+texts are skipped. Standard library only.
 """
 import ast
-import json
 import os
 import re
 
@@ -20,7 +19,6 @@ import re
 MAX_ITEM_LINES = 150
 SOURCE_LANGUAGES = {".rs": "rust", ".py": "python", ".js": "javascript", ".mjs": "javascript",
                     ".go": "go", ".ts": "typescript", ".java": "java", ".c": "c", ".rb": "ruby"}
-VENDOR_DIRS = {"vendor", "_vendor", "vendored", "_vendored", "third_party", "node_modules"}
 ITEM_RUST = re.compile(r"\s*(pub(\([^)]*\))?\s+)?((async|const|unsafe|default)\s+|extern\s+\"C\"\s+)*"
                        r"(fn|struct|enum|trait|impl|type|mod|union|macro_rules!)\b")
 ITEM_JS = re.compile(r"(\bfunction\b|=>|^\s*(static\s+)?(async\s+)?[\w$]+\s*\([^)]*\)\s*\{)")
@@ -34,20 +32,6 @@ ITEM_JAVA = re.compile(r"\s*((public|protected|private|static|final|abstract|syn
 # A C definition starts in column 0 (a statement inside a function never does).
 ITEM_C = re.compile(r"(?!(return|if|for|while|switch|else|do|case|goto|typedef)\b)[A-Za-z_]")
 ITEM_RUBY = re.compile(r"\s*(def|class|module)\s")
-
-
-def benchmark_names(corpus_path):
-    """Lower-case package names of the retrieval benchmark, the directory names to avoid."""
-    with open(corpus_path, encoding="utf-8") as f:
-        doc = json.load(f)
-    packages = doc["packages"] if isinstance(doc, dict) else doc
-    names = set()
-    for p in packages:
-        package = p["package"].lower()
-        names.add(package)
-        names.add(package.replace("-", "_"))
-        names.add(package.rsplit("/", 1)[-1])
-    return names
 
 
 def first_sentence(doc):
@@ -203,36 +187,28 @@ EXTRACTORS = {"rust": rust_items, "python": python_items, "javascript": jsdoc_it
               "ruby": ruby_items}
 
 
-def mine(root, prefix, avoid):
-    """Pairs from the source files under `root`; paths are reported as `prefix/relative`."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames
-                             if d.lower() not in avoid and d.lower() not in VENDOR_DIRS)
-        for name in sorted(filenames):
-            language = SOURCE_LANGUAGES.get(os.path.splitext(name)[1])
-            if name.endswith(".d.ts"):
-                continue
-            if language is None or os.path.splitext(name)[0].lower() in avoid:
-                continue
-            path = os.path.join(dirpath, name)
-            try:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            except (OSError, UnicodeDecodeError):
-                continue
-            rel = prefix + "/" + os.path.relpath(path, root).replace(os.sep, "/")
-            for doc, code in EXTRACTORS[language](text):
-                query = first_sentence(doc)
-                if usable(query) and code.count("\n") >= 1:
-                    yield query, rel + "\n" + code
+def _source(rel):
+    return not rel.endswith(".d.ts") and os.path.splitext(rel)[1] in SOURCE_LANGUAGES
 
 
-def collect(roots, avoid):
-    """Pairs from every root (a `(prefix, directory)` list), the first of each query kept."""
+def mine(root, prefix, exclusions, ledger=None, package=None):
+    """Pairs from the admitted source files under `root`; paths are reported as
+    `prefix/relative`, and the ledger records them under `package` (default the prefix)."""
+    for rel, text in exclusions.walk(package or prefix, root, _source, ledger):
+        language = SOURCE_LANGUAGES[os.path.splitext(rel)[1]]
+        for doc, code in EXTRACTORS[language](text):
+            query = first_sentence(doc)
+            if usable(query) and code.count("\n") >= 1:
+                yield query, prefix + "/" + rel + "\n" + code
+
+
+def collect(roots, exclusions, ledger=None):
+    """Pairs from every root (a list of `(prefix, directory)` or `(prefix, directory,
+    package)`), the first of each query kept."""
     seen = set()
     out = []
-    for prefix, root in roots:
-        for query, code in mine(root, prefix, avoid):
+    for prefix, root, *package in roots:
+        for query, code in mine(root, prefix, exclusions, ledger, *package):
             if query not in seen:
                 seen.add(query)
                 out.append((query, code))

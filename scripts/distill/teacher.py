@@ -231,7 +231,18 @@ def pairs_fingerprint(pairs_dir):
 
 
 def load_mined(pairs_dir, tok_path, work, desc_len, code_len):
-    """Tokenises every mined pair once (about 10 minutes on one core) and caches the result."""
+    """Tokenises every mined pair once (about 10 minutes on one core) and caches the result;
+    refuses pairs of a package that `exclusion.py` would not admit today."""
+    pairs = _load_mined(pairs_dir, tok_path, work, desc_len, code_len)
+    import exclusion
+    with open(os.path.join(HERE, "mine_corpus.json"), encoding="utf-8") as f:
+        pins = json.load(f)["packages"]
+    exclusion.Exclusions.load(fingerprint=False).refuse_packages(
+        pairs.names["packages"], pins, "teacher: mined pairs")
+    return pairs
+
+
+def _load_mined(pairs_dir, tok_path, work, desc_len, code_len):
     import numpy as np
     os.makedirs(work, exist_ok=True)
     cache = os.path.join(work, "tokens.npz")
