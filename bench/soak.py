@@ -15,8 +15,10 @@ file descriptors every few seconds.
 Prints one JSON document: per tool the calls, p50/p95/p99 latency in ms, the documented tool
 errors (`tool_errors`: a file that looks like a secret refused, say) and the errors (an answer
 that is neither a result nor a documented tool error), per server the memory and descriptor
-samples, a line per minute, and the slope of resident memory after warm-up (least squares, MiB
-per minute), and the counts of the misbehaving clients. Exit status 1 when a call failed
+samples (resident memory split into anonymous and mapped-file pages, and the count of
+mappings), a line per minute, the slope of resident memory after warm-up (least squares, MiB
+per minute) of every sample, of each minute's lowest sample (the floor, which a leak raises
+and the allocator's swings do not) and of each part, and the counts of the misbehaving clients. Exit status 1 when a call failed
 outside the documented statuses or a server exited.
 
 Bounded in time (`--seconds`) and requests (`--max-requests`); loopback only. Linux (reads
@@ -196,12 +198,24 @@ def slope_mib_per_min(points):
     return round(cov / var * 60 / 1024, 3)
 
 
+def floor_slope_mib_per_min(points):
+    """Slope of the lowest sample of each minute: a leak raises the floor, while the swings
+    of an allocator that keeps freed pages for reuse move the peaks."""
+    floors = {}
+    for t, v in points:
+        m = int(t // 60)
+        floors[m] = min(v, floors.get(m, v))
+    return slope_mib_per_min([(m * 60, v) for m, v in sorted(floors.items())])
+
+
 def per_minute(samples):
     """The last sample of each minute."""
     minutes = {}
     for s in samples:
         minutes[int(s["t"] // 60)] = s
-    return [dict(minute=m, rssMiB=round(s["rssKiB"] / 1024, 1), fds=s["fds"])
+    return [dict(minute=m, rssMiB=round(s["rssKiB"] / 1024, 1),
+                 anonMiB=round(s.get("anonKiB", 0) / 1024, 1),
+                 fileMiB=round(s.get("fileKiB", 0) / 1024, 1), fds=s["fds"], maps=s.get("maps"))
             for m, s in sorted(minutes.items())]
 
 
@@ -220,10 +234,23 @@ def start_server(bin_dir, env, listen):
 
 
 def sample(pid):
+    """Resident memory split into heap-like (anonymous) and mapped-file pages, and descriptors.
+
+    The split tells a growing heap from a growing set of mapped index files: a server that
+    maps each new generation shows the second, a leak the first."""
+    fields = {"VmRSS:": "rssKiB", "RssAnon:": "anonKiB", "RssFile:": "fileKiB"}
+    out = {}
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-    fds = len(os.listdir(f"/proc/{pid}/fd"))
-    return {"rssKiB": rss, "fds": fds}
+        for line in f:
+            key = fields.get(line.split(":")[0] + ":")
+            if key:
+                out[key] = int(line.split()[1])
+    out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    try:
+        out["maps"] = sum(1 for _ in open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace"))
+    except OSError:
+        pass
+    return out
 
 
 def main():
@@ -437,7 +464,13 @@ def main():
             "memory": {"after_warm_up_kib": warm[0]["rssKiB"], "end_kib": series[-1]["rssKiB"],
                        "max_kib": max(s["rssKiB"] for s in series),
                        "slope_after_warm_up_mib_per_min":
-                           slope_mib_per_min([(s["t"], s["rssKiB"]) for s in warm])},
+                           slope_mib_per_min([(s["t"], s["rssKiB"]) for s in warm]),
+                       "floor_slope_after_warm_up_mib_per_min":
+                           floor_slope_mib_per_min([(s["t"], s["rssKiB"]) for s in warm]),
+                       "anon_slope_mib_per_min":
+                           slope_mib_per_min([(s["t"], s.get("anonKiB", 0)) for s in warm]),
+                       "file_slope_mib_per_min":
+                           slope_mib_per_min([(s["t"], s.get("fileKiB", 0)) for s in warm])},
             "fds": {"after_warm_up": warm[0]["fds"], "end": series[-1]["fds"],
                     "max": max(s["fds"] for s in series)},
             "per_minute": per_minute(series),

@@ -17,6 +17,7 @@ mod handler;
 mod handoff;
 mod jobs;
 mod logging;
+mod memory;
 mod roots;
 mod service;
 mod session;
@@ -78,6 +79,7 @@ pub fn run_main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
+    memory::bound_arenas();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("satori-worker")

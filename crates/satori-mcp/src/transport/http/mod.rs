@@ -141,7 +141,7 @@ async fn sweep(sessions: Arc<Sessions>, idle: Duration, cancel: CancellationToke
             _ = cancel.cancelled() => return,
         }
         if sessions.sweep().await > 0 {
-            sessions::return_memory();
+            crate::memory::return_memory();
         }
     }
 }

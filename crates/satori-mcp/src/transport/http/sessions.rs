@@ -212,17 +212,6 @@ impl Sessions {
     }
 }
 
-/// Hands memory freed by closed sessions back to the system: glibc's allocator keeps freed
-/// pages of its arenas for reuse, so without this a flood of sessions leaves the process at
-/// its peak size after they are gone.
-pub(crate) fn return_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 impl SessionManager for Sessions {
     type Error = LocalSessionManagerError;
     type Transport = WorkerTransport<LocalSessionWorker>;
