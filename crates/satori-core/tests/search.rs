@@ -531,6 +531,7 @@ fn plain_bm25_ablation() {
     let ctx = SearchContext {
         embedder: None,
         tuning,
+        rerank: Default::default(),
     };
     let plain = search::search(&f.index, &req("repository"), ctx).unwrap();
     assert_eq!(files(&plain), ["src/api/handlers.ts"]);
@@ -549,6 +550,7 @@ fn path_ablation_drops_all_path_evidence() {
     let ctx = SearchContext {
         embedder: None,
         tuning,
+        rerank: Default::default(),
     };
     let without = search::search(&f.index, &req("repository"), ctx).unwrap();
     assert_eq!(files(&without), ["src/api/handlers.ts"]);
@@ -758,6 +760,7 @@ fn run_with(f: &Fixture, query: &str, overrides: &str) -> SearchOutcome {
         SearchContext {
             embedder: None,
             tuning,
+            rerank: Default::default(),
         },
     )
     .unwrap()

@@ -55,6 +55,10 @@ pub struct Config {
     /// `EMBEDDING_PROVIDER` and its variables (`satori_providers::Config::from_env`): a
     /// remote embedding API instead of `embedding`.
     pub provider: Option<satori_providers::Config>,
+    /// `VOYAGEAI_API_KEY` (+ `VOYAGEAI_RERANKER_MODEL`, `VOYAGEAI_BASE_URL`): VoyageAI's
+    /// rerank API reranks searches, by default (a request's `useReranker: false` turns it
+    /// off).
+    pub reranker: Option<Arc<satori_providers::VoyageReranker>>,
     /// `MILVUS_ADDRESS` (+ `MILVUS_TOKEN`, `SATORI_MILVUS_PREFIX`): vectors in Milvus or
     /// Zilliz Cloud instead of the generation directory.
     pub milvus: Option<(satori_milvus::Endpoint, String)>,
@@ -125,6 +129,9 @@ impl Config {
             vectors,
         };
         let mut engine = Engine::new(home, backends, self.tuning).with_policy(policy);
+        if let Some(reranker) = &self.reranker {
+            engine = engine.with_reranker(reranker.clone(), true);
+        }
         if let Some(limit) = self.max_chunks {
             engine = engine.with_chunk_limit(limit);
         }
@@ -259,6 +266,13 @@ impl Config {
                 ),
             });
         }
+        let reranker = satori_providers::VoyageReranker::from_env(|name| std::env::var(name).ok())
+            .map_err(|e| ConfigError {
+                name: "VOYAGEAI_RERANKER_MODEL",
+                value: var("VOYAGEAI_RERANKER_MODEL").unwrap_or_default(),
+                expected: e.to_string(),
+            })?
+            .map(Arc::new);
         let milvus = match var("MILVUS_ADDRESS") {
             None => None,
             Some(address) => {
@@ -322,6 +336,7 @@ impl Config {
             guard,
             embedding,
             provider,
+            reranker,
             milvus,
             max_chunks,
             hub,

@@ -18,8 +18,8 @@ use satori_protocol::envelope::{
     CallGraphHint, CallGraphUnsupportedReason, ChunkResult, Compatibility, Fingerprint,
     FusionDebug, GroupResult, Hint, IndexState, IndexStats, IndexStatus, NavigationContext,
     NavigationFallback, NoiseMitigation, NoiseRatios, OperatorsDebug, OutlineSymbol, Progress,
-    QueryKind, ReindexReason, RetrievalMode, ScoreDebug, SearchDebug, SearchResult, SkippedFiles,
-    Span, StalenessBucket, SymbolRef, SyncRunStats, SyncStats,
+    QueryKind, ReindexReason, RerankDebug, RetrievalMode, ScoreDebug, SearchDebug, SearchResult,
+    SkippedFiles, Span, StalenessBucket, SymbolRef, SyncRunStats, SyncStats,
 };
 use satori_protocol::{GroupBy, ManageAction, ResultMode, Scope, SearchCodebaseParams};
 
@@ -229,6 +229,7 @@ pub(crate) fn search_request(
         debug: p.debug,
         changed_files,
         path_prefix,
+        use_reranker: p.use_reranker,
     }
 }
 
@@ -326,6 +327,8 @@ pub(crate) fn score_debug(c: &ScoreComponents) -> ScoreDebug {
         category_multiplier: f64::from(c.category_multiplier),
         category: c.category.id().to_owned(),
         changed_multiplier: f64::from(c.changed_multiplier),
+        rerank_score: c.rerank_score.map(f64::from),
+        rerank_rank: c.rerank_rank.map(|r| r as u64),
         final_score: f64::from(c.final_score),
     }
 }
@@ -391,6 +394,16 @@ pub(crate) fn search_debug(d: &SearchDiagnostics) -> SearchDebug {
         skipped_by_symbol_cap: d.skipped_by_symbol_cap as u64,
         used_relaxed_cap: d.used_relaxed_cap,
         operators: operators(&d.operators),
+        rerank: d.rerank.as_ref().map(|r| RerankDebug {
+            reranker: r.reranker.clone(),
+            requested: r.requested,
+            by_default: r.by_default,
+            decision: r.decision.to_owned(),
+            candidates: r.candidates as u64,
+            millis: (r.millis * 100.0).round() / 100.0,
+            failure_phase: r.failure_phase.map(str::to_owned),
+            error: r.error.clone(),
+        }),
     }
 }
 

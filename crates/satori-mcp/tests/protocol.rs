@@ -1184,6 +1184,21 @@ async fn debug_search() {
         )
         .await,
     );
+    // Without a reranker: asked off, the debug block says so; forced on, a clear error.
+    out.push(
+        h.check(
+            "search_codebase",
+            json!({"path": repo, "query": "route request handler", "limit": 1, "debug": true, "useReranker": false}),
+        )
+        .await,
+    );
+    out.push(
+        h.check(
+            "search_codebase",
+            json!({"path": repo, "query": "route request handler", "useReranker": true}),
+        )
+        .await,
+    );
     insta::assert_json_snapshot!(out);
 }
 

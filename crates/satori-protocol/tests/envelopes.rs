@@ -13,7 +13,7 @@ use satori_protocol::envelope::{
     IndexStats, IndexStatus, IndexingProgress, ManageIndexEnvelope, ManageStats, NavigationContext,
     NavigationFallback, NoiseMitigation, NoiseRatios, OpenSymbolFailure, OperatorsDebug, Outline,
     OutlineSymbol, PlainRead, Preflight, PreflightConfidence, PreflightOutcome, Progress,
-    QueryKind, ReadFileAnswer, ReadFileNotReady, ReadHints, ReadWindow, ReindexReason,
+    QueryKind, ReadFileAnswer, ReadFileNotReady, ReadHints, ReadWindow, ReindexReason, RerankDebug,
     RetrievalMode, ScoreDebug, SearchDebug, SearchEnvelope, SearchHints, SearchResult,
     SkippedFiles, Span, StalenessBucket, Status, SymbolRef, SyncRunStats, SyncStats,
     normalize_warnings, reasons, sorted_warnings, warnings,
@@ -314,6 +314,8 @@ fn search_envelopes() {
                 category_multiplier: 1.0,
                 category: "runtime".to_owned(),
                 changed_multiplier: 1.0,
+                rerank_score: None,
+                rerank_rank: None,
                 final_score: 2.0,
             }),
         })],
@@ -343,6 +345,16 @@ fn search_envelopes() {
             lang: vec!["rust".to_owned()],
             ..OperatorsDebug::default()
         },
+        rerank: Some(RerankDebug {
+            reranker: Some("voyageai/rerank-2.5".to_owned()),
+            requested: None,
+            by_default: true,
+            decision: "failed".to_owned(),
+            candidates: 3,
+            millis: 12.5,
+            failure_phase: Some("api_call".to_owned()),
+            error: Some("VoyageAI answered HTTP 500 (internal)".to_owned()),
+        }),
     });
     check("search_raw", &raw);
 

@@ -309,6 +309,13 @@ const DROPPED_UPSTREAM: &[(&str, &str)] = &[
     ("manage_index", "zillizDropCollection"),
 ];
 
+/// Parameters the contract adds to the original's, each optional, so an original caller
+/// never sends them.
+const ADDED_TO_UPSTREAM: &[(&str, &str)] = &[
+    // The seeds' reranker override (4.6 had removed the knob; its successor restored it).
+    ("search_codebase", "useReranker"),
+];
+
 /// JSON Schema facts that must agree for a caller of the original server to keep working.
 fn lowest_integer(node: &Value) -> Option<i64> {
     match (node.get("minimum"), node.get("exclusiveMinimum")) {
@@ -337,7 +344,8 @@ fn compatible_with_the_original_input_schemas() {
         let their_props = theirs["properties"].as_object().expect("properties");
         for name in our_props.keys() {
             assert!(
-                their_props.contains_key(name),
+                their_props.contains_key(name)
+                    || ADDED_TO_UPSTREAM.contains(&(tool.name, name.as_str())),
                 "{}.{name} is new; the original had no such parameter",
                 tool.name
             );

@@ -1,7 +1,9 @@
 //! Remote embedding providers behind `satori-core`'s [`Embedder`] seam: OpenAI and any
 //! OpenAI-compatible API, VoyageAI, Gemini and Ollama, configured by the environment
 //! variables the original Satori's users already have in their MCP configurations
-//! (`EMBEDDING_PROVIDER`, `EMBEDDING_MODEL`, `OPENAI_API_KEY`, ...; see [`Config::from_env`]).
+//! (`EMBEDDING_PROVIDER`, `EMBEDDING_MODEL`, `OPENAI_API_KEY`, ...; see [`Config::from_env`]);
+//! and VoyageAI's rerank API behind its [`Reranker`](satori_core::search::rerank::Reranker)
+//! seam ([`VoyageReranker`]).
 //!
 //! A provider only embeds. The index job batches a build's texts to
 //! [`Embedder::max_batch`], runs up to [`Embedder::concurrency`] batches at once and waits
@@ -11,10 +13,12 @@
 
 mod config;
 mod remote;
+mod rerank;
 mod wire;
 
 pub use config::{Config, Provider};
 pub use remote::{RemoteEmbedder, known_dimension};
+pub use rerank::{VOYAGE_RERANK_MODELS, VoyageReranker};
 pub use satori_core::embed::{EmbedError, Embedder};
 
 /// What stops a provider from being configured or reached before any text is embedded.

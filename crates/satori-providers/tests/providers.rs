@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use satori_core::embed::Embeddings;
+use satori_core::embed::{Embeddings, ModelSource};
 use satori_core::search::{RetrievalMode, SearchOutcome, SearchRequest, SearchTuning};
 use satori_core::{Engine, Home, IndexOptions};
 use satori_providers::{
@@ -224,6 +224,9 @@ fn embed(
             .collect();
         return (200, "", json!({"embeddings": embeddings}).to_string());
     }
+    if path == "/v1/rerank" {
+        return rerank(req, bearer_ok);
+    }
     if path == "/api/embed" {
         let model = req["model"].as_str().unwrap_or("");
         if model == "no-such-model" {
@@ -245,6 +248,64 @@ fn embed(
         );
     }
     (404, "", "404 page not found".to_string())
+}
+
+/// VoyageAI's answer to a rerank request: the key, the model, `top_k` and the answer shape
+/// (`data` best first, each with the document's `index` and a `relevance_score` in [0, 1]).
+/// Relevance is the share of the query's words that the document holds, a stand-in for the
+/// model that orders by what the text says rather than by the engine's signals.
+fn rerank(req: &Value, bearer_ok: bool) -> (u16, &'static str, String) {
+    if !bearer_ok {
+        return (
+            401,
+            "",
+            json!({"detail": "Provided API key is invalid."}).to_string(),
+        );
+    }
+    let model = req["model"].as_str().unwrap_or("");
+    if !satori_providers::VOYAGE_RERANK_MODELS.contains(&model) {
+        return (
+            400,
+            "",
+            json!({"detail": format!("Model {model} is not supported.")}).to_string(),
+        );
+    }
+    let (Some(query), Some(documents)) = (req["query"].as_str(), req["documents"].as_array())
+    else {
+        return (
+            400,
+            "",
+            json!({"detail": "query and documents are required"}).to_string(),
+        );
+    };
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() > 2)
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
+    let asked = words(query);
+    let mut data: Vec<(usize, f64)> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let have = words(d.as_str().unwrap_or(""));
+            let shared = asked.iter().filter(|w| have.contains(w)).count();
+            (i, shared as f64 / asked.len().max(1) as f64)
+        })
+        .collect();
+    data.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    data.truncate(req["top_k"].as_u64().map_or(data.len(), |k| k as usize));
+    let data: Vec<Value> = data
+        .iter()
+        .map(|(i, s)| json!({"index": i, "relevance_score": s}))
+        .collect();
+    (
+        200,
+        "",
+        json!({"object": "list", "data": data, "model": model, "usage": {"total_tokens": 1}})
+            .to_string(),
+    )
 }
 
 const PROVIDERS: [Provider; 4] = [
@@ -539,4 +600,135 @@ fn a_known_model_starts_without_the_network_and_a_rebuild_asks_nothing_again() {
         (first == 5 && (again == 4 || again == 1)) || (first < 5 && again == 5),
         "{first} then {again}"
     );
+}
+
+/// The engine over `root` (indexed, bundled model) with VoyageAI's reranker at the fake,
+/// reranking by default.
+fn reranking_engine(
+    fake: &Fake,
+    home: &std::path::Path,
+    root: &std::path::Path,
+    key: &str,
+) -> Arc<Engine> {
+    let vars = [
+        ("VOYAGEAI_API_KEY", key.to_string()),
+        ("VOYAGEAI_BASE_URL", format!("{}/v1", fake.base)),
+    ];
+    let reranker = satori_providers::VoyageReranker::from_env(|name| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+    })
+    .unwrap()
+    .unwrap();
+    let engine = Arc::new(
+        Engine::new(
+            Home::new(home.to_path_buf()),
+            Arc::new(
+                Embeddings::new(
+                    ModelSource::Bundled,
+                    &home.join("models"),
+                    Default::default(),
+                )
+                .unwrap(),
+            ),
+            SearchTuning::default(),
+        )
+        .with_reranker(Arc::new(reranker), true),
+    );
+    engine
+        .start_index(root, IndexOptions::default())
+        .unwrap()
+        .run(|_| {})
+        .unwrap();
+    engine
+}
+
+fn rerank_search(
+    engine: &Engine,
+    root: &std::path::Path,
+    query: &str,
+    use_reranker: Option<bool>,
+) -> SearchOutcome {
+    let req = SearchRequest {
+        query: query.into(),
+        limit: 5,
+        debug: true,
+        use_reranker,
+        ..SearchRequest::default()
+    };
+    engine.search(root, &req).unwrap()
+}
+
+#[test]
+fn voyage_reranks_a_search_and_its_failures_keep_the_order() {
+    let fake = Fake::start();
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    small_tree(&root);
+    let engine = reranking_engine(&fake, home.path(), &root, KEY);
+    let files = |o: &SearchOutcome| o.hits.iter().map(|h| h.file.clone()).collect::<Vec<_>>();
+    let report = |o: &SearchOutcome| o.diagnostics.rerank.clone().unwrap();
+
+    // By default a described behaviour is reranked: every candidate is scored, the one the
+    // reranker scores best comes first, and the debug output says so.
+    let query = "which function opens a socket and reads the stream";
+    let plain = rerank_search(&engine, &root, query, Some(false));
+    assert_eq!(report(&plain).decision, "disabled");
+    assert!(plain.hits.iter().all(|h| {
+        h.components
+            .as_ref()
+            .is_some_and(|c| c.rerank_score.is_none())
+    }));
+    let out = rerank_search(&engine, &root, query, None);
+    let r = report(&out);
+    assert_eq!(
+        (r.decision, r.reranker.as_deref()),
+        ("applied", Some("voyageai/rerank-2.5"))
+    );
+    assert_eq!(r.candidates, 5);
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert_eq!(out.hits[0].file, "src/socket.rs", "{:?}", files(&out));
+    let c = out.hits[0].components.as_ref().unwrap();
+    assert_eq!(c.rerank_rank, Some(0));
+    assert!(c.rerank_score.unwrap() > 0.5, "{c:?}");
+
+    // An identifier is not reranked unless asked; asked, it is.
+    let ident = rerank_search(&engine, &root, "parse_header", None);
+    assert_eq!(report(&ident).decision, "identifier_query");
+    let forced = rerank_search(&engine, &root, "parse_header", Some(true));
+    assert_eq!(report(&forced).decision, "applied");
+
+    // The API failing (a 500, then an answer that is not one score per document) keeps the
+    // engine's order, with the warning and the phase.
+    for (canned, phase) in [
+        ((500, "", r#"{"detail":"internal"}"#), "api_call"),
+        (
+            (200, "", r#"{"data":[{"index":0,"relevance_score":1.0}]}"#),
+            "parse_results",
+        ),
+    ] {
+        fake.next(canned);
+        let failed = rerank_search(&engine, &root, query, None);
+        let r = report(&failed);
+        assert_eq!(
+            (r.decision, r.failure_phase),
+            ("failed", Some(phase)),
+            "{r:?}"
+        );
+        assert_eq!(failed.warnings, ["RERANKER_FAILED"]);
+        assert_eq!(files(&failed), files(&plain));
+    }
+
+    // A refused key is named in the error, and the order is kept too.
+    let other_home = tempfile::tempdir().unwrap();
+    let refused = reranking_engine(&fake, other_home.path(), &root, "wrong-key");
+    let out = rerank_search(&refused, &root, query, None);
+    let r = report(&out);
+    assert!(
+        r.error.as_deref().unwrap().contains("VOYAGEAI_API_KEY"),
+        "{r:?}"
+    );
+    assert_eq!(files(&out), files(&plain));
 }

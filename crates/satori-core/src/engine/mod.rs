@@ -33,6 +33,7 @@ use crate::graph::{CallGraph, GraphFile, GraphStatus};
 use crate::lang::Language;
 use crate::layout::{CodebaseDir, ExistingLock, Fingerprint, Home, Manifest, WriterLock};
 use crate::policy::{Policy, RootRefusal};
+use crate::search::rerank::{RerankSetup, Reranker};
 use crate::search::{self, SearchContext, SearchOutcome, SearchRequest, SearchTuning};
 use crate::state::{IndexState, ReindexReason, StateStore};
 use crate::symbol::Symbol;
@@ -60,6 +61,9 @@ pub struct Engine {
     /// Where every generation's vectors are kept.
     vectors: Arc<dyn VectorBackend>,
     tuning: SearchTuning,
+    /// The reranker of searches, and whether a search that does not say uses it.
+    reranker: Option<Arc<dyn Reranker>>,
+    rerank_by_default: bool,
     /// What this process keeps of each codebase: open generations, call graphs, layered
     /// changes, what its syncs saw (see `codebase`).
     codebases: codebase::Codebases,
@@ -108,6 +112,8 @@ impl Engine {
             embeddings,
             vectors,
             tuning,
+            reranker: None,
+            rerank_by_default: false,
             codebases: codebase::Codebases::default(),
             chunk_options: ChunkOptions::default(),
             chunk_limit: build::CHUNK_LIMIT,
@@ -121,6 +127,24 @@ impl Engine {
     pub fn with_chunk_limit(mut self, limit: u64) -> Engine {
         self.chunk_limit = limit.max(1);
         self
+    }
+
+    /// The same engine reranking searches with `reranker`: always when a request asks
+    /// (`useReranker: true`), and when it does not say if `by_default`.
+    pub fn with_reranker(mut self, reranker: Arc<dyn Reranker>, by_default: bool) -> Engine {
+        self.reranker = Some(reranker);
+        self.rerank_by_default = by_default;
+        self
+    }
+
+    /// The reranker of searches, if any.
+    pub fn reranker(&self) -> Option<&dyn Reranker> {
+        self.reranker.as_deref()
+    }
+
+    /// Whether a search that does not say reranks.
+    pub fn reranks_by_default(&self) -> bool {
+        self.reranker.is_some() && self.rerank_by_default
     }
 
     /// The same engine applying `policy` (its state directory is this engine's home).
@@ -315,6 +339,10 @@ impl Engine {
         let ctx = SearchContext {
             embedder: embedder.as_deref(),
             tuning: self.tuning,
+            rerank: RerankSetup {
+                reranker: self.reranker.as_deref(),
+                by_default: self.rerank_by_default,
+            },
         };
         verify::guarded(&gen_dir, || search::search(&index, req, ctx))
             .map_err(|e| self.note_damage(root, &gen_dir, e))

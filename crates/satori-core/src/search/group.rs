@@ -41,6 +41,8 @@ fn components(s: &Scored) -> ScoreComponents {
         category_multiplier: s.category_mult,
         category: s.category,
         changed_multiplier: s.changed_mult,
+        rerank_score: s.rerank.map(|r| r.0),
+        rerank_rank: s.rerank.map(|r| r.1),
         final_score: s.score,
     }
 }

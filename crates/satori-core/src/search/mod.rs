@@ -13,6 +13,7 @@ mod names;
 mod pipeline;
 pub mod query;
 mod rank;
+pub mod rerank;
 mod retrieve;
 mod vocab;
 mod weights;
@@ -183,6 +184,8 @@ impl SearchTuning {
 pub struct SearchContext<'a> {
     pub embedder: Option<&'a dyn Embedder>,
     pub tuning: SearchTuning,
+    /// The engine's reranker and whether it reranks when a request does not say.
+    pub rerank: rerank::RerankSetup<'a>,
 }
 
 /// Which part of a codebase a search looks at.
@@ -230,6 +233,9 @@ pub struct SearchRequest {
     /// Restrict results to this root-relative directory prefix (the caller searched a
     /// subdirectory of an indexed root). Empty or `None` = the whole codebase.
     pub path_prefix: Option<String>,
+    /// `useReranker`: `Some(true)` reranks whatever the default, `Some(false)` never, `None`
+    /// leaves it to the engine's default.
+    pub use_reranker: Option<bool>,
 }
 
 impl SearchRequest {
@@ -267,6 +273,10 @@ pub struct ScoreComponents {
     pub category: Category,
     /// Multiplier for git-changed files under `auto_changed_first`.
     pub changed_multiplier: f32,
+    /// The reranker's score and the rank it gave (0-based), when it reranked this result;
+    /// `final_score` is then the rank fusion of the engine's and the reranker's orders.
+    pub rerank_score: Option<f32>,
+    pub rerank_rank: Option<usize>,
     pub final_score: f32,
 }
 
@@ -345,6 +355,8 @@ pub struct SearchDiagnostics {
     pub used_relaxed_cap: bool,
     /// The parsed operator block (lang, path, -path, must, exclude) and the free text.
     pub operators: ParsedQuery,
+    /// What the reranking stage did (`None` when the search stopped before ranking).
+    pub rerank: Option<rerank::RerankReport>,
 }
 
 /// Suggestion when most of the visible top results are tests / fixtures / docs / generated.

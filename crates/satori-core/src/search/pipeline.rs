@@ -9,6 +9,7 @@ use super::group;
 use super::index::Index;
 use super::query;
 use super::rank::{self, Ranker};
+use super::rerank;
 use super::retrieve::{self, Retrieval};
 use super::vocab;
 use super::{
@@ -141,7 +142,22 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
         vectors: qvec.as_ref().zip(vectors),
         short_question: Ranker::is_short_question(&analysis, &parsed.text, weights),
     };
-    let scored = ranker.rank(&survivors, &mut tokenizer)?;
+    let mut scored = ranker.rank(&survivors, &mut tokenizer)?;
+
+    // Reranking, before grouping: it may change which chunk stands for a group.
+    let report = rerank::rerank(
+        ix,
+        &mut scored,
+        &parsed.text,
+        analysis.kind,
+        req,
+        ctx.rerank,
+        &mut warnings,
+    )?;
+    if report.decision == "applied" {
+        ranker.resort(&mut scored);
+    }
+    diagnostics.rerank = Some(report);
 
     // Hits.
     let hits = match req.result_mode {

@@ -49,6 +49,8 @@ pub(super) struct Scored {
     pub(super) category: Category,
     pub(super) category_mult: f32,
     pub(super) changed_mult: f32,
+    /// The reranker's score and the candidate's rank in its order, when it reranked.
+    pub(super) rerank: Option<(f32, usize)>,
     pub(super) score: f32,
 }
 
@@ -276,6 +278,7 @@ impl<'a> Ranker<'a> {
             category: chunk_category,
             category_mult,
             changed_mult,
+            rerank: None,
             score: 0.0,
         };
         s.score = s.total();
@@ -625,6 +628,11 @@ impl<'a> Ranker<'a> {
                 s.score = b * (1.0 + 1e-4 * (s.merit() / merit));
             }
         }
+    }
+
+    /// Sorts again after a later stage (the reranker) rewrote scores.
+    pub(super) fn resort(&self, scored: &mut [Scored]) {
+        self.sort(scored);
     }
 
     /// Score descending, then file, start line, symbol label and ordinal ascending.

@@ -62,6 +62,16 @@ pub(crate) fn handle(
         hints: SearchHints::default(),
         compatibility: None,
     };
+    // Forcing a reranker the server lacks is the caller's mistake: say so before any work.
+    if p.use_reranker == Some(true) && service.engine.reranker().is_none() {
+        let v = answer(
+            Status::Error,
+            Some(reasons::RERANKER_UNAVAILABLE),
+            "useReranker is true, but this server has no reranker: set VOYAGEAI_API_KEY in the server's environment (VoyageAI's rerank API; VOYAGEAI_RERANKER_MODEL picks the model), or omit useReranker."
+                .to_owned(),
+        );
+        return reply(&v, true);
+    }
     let t = match gate(session, &p.path, &abs, SEARCHES) {
         Ok(t) => t,
         Err(stop) => {
@@ -233,6 +243,13 @@ fn telemetry(
         "results_before_filter": d.map(|d| d.candidates),
         "results_after_filter": d.map(|d| d.after_filters),
         "results_returned": outcome.map(|o| o.hits.len()),
+        "rerank": d.and_then(|d| d.rerank.as_ref()).map(|r| json!({
+            "reranker": r.reranker,
+            "decision": r.decision,
+            "candidates": r.candidates,
+            "latency_ms": (r.millis * 100.0).round() / 100.0,
+            "failure_phase": r.failure_phase,
+        })),
         "latency_ms": (started.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0,
     });
     if let Some(error) = error {

@@ -39,6 +39,7 @@ pub fn config(home: &Path) -> Config {
         reconcile_every: None,
         embedding: ModelSource::Bundled,
         provider: None,
+        reranker: None,
         milvus: None,
         max_chunks: None,
         hub: Default::default(),

@@ -28,8 +28,8 @@ pub use read_file::{
 };
 pub use search::{
     ChunkResult, FilterCount, FusionDebug, GroupResult, NoiseMitigation, NoiseRatios,
-    OperatorsDebug, QueryKind, RetrievalMode, ScoreDebug, SearchDebug, SearchEnvelope, SearchHints,
-    SearchResult, StalenessBucket,
+    OperatorsDebug, QueryKind, RerankDebug, RetrievalMode, ScoreDebug, SearchDebug, SearchEnvelope,
+    SearchHints, SearchResult, StalenessBucket,
 };
 
 use schemars::JsonSchema;
@@ -116,6 +116,8 @@ pub mod reasons {
     pub const ENGINE_ERROR: &str = "engine_error";
     /// The search itself failed (a damaged index, an I/O error).
     pub const SEARCH_FAILED: &str = "search_failed";
+    /// `useReranker: true`, but the server has no reranker.
+    pub const RERANKER_UNAVAILABLE: &str = "reranker_unavailable";
     /// The request was cancelled (or the server is shutting down) before it finished.
     pub const CANCELLED: &str = "cancelled";
     /// The directory may not be tracked as a codebase (the filesystem root, a system

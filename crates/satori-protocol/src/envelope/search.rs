@@ -64,8 +64,40 @@ pub struct ScoreDebug {
     pub category: String,
     /// Multiplier for files changed in the working tree.
     pub changed_multiplier: f64,
+    /// The reranker's score of the result, when it reranked it (the final score is then the
+    /// rank fusion of the engine's order and the reranker's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank_score: Option<f64>,
+    /// The rank the reranker gave the result (0-based), when it reranked it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank_rank: Option<u64>,
     /// The score the result was ranked by.
     pub final_score: f64,
+}
+
+/// What the reranking stage did in one search (`hints.debugSearch.rerank`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RerankDebug {
+    /// The reranker the server has, as `provider/model` (null when it has none).
+    pub reranker: Option<String>,
+    /// `useReranker` as the request gave it (null when omitted).
+    pub requested: Option<bool>,
+    /// Whether the server reranks when a request does not say.
+    pub by_default: bool,
+    /// `applied`, `failed`, or why it did not run: `disabled`, `unavailable`, `docs_scope`,
+    /// `identifier_query`, `no_candidates`.
+    pub decision: String,
+    /// Candidates handed to the reranker (the best of the engine's order, at most 50).
+    pub candidates: u64,
+    /// Milliseconds the reranker took.
+    pub millis: f64,
+    /// Where it failed: `api_call` or `parse_results`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_phase: Option<String>,
+    /// The failure, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 string_enum! {
@@ -162,6 +194,9 @@ pub struct SearchDebug {
     pub used_relaxed_cap: bool,
     /// The parsed operator block.
     pub operators: OperatorsDebug,
+    /// What the reranking stage did (absent when the search stopped before ranking).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankDebug>,
 }
 
 /// One grouped result: a symbol (or file) with the best-matching span.

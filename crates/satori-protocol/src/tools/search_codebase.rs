@@ -128,6 +128,10 @@ pub struct SearchCodebaseParams {
     /// plan, filters and candidate counts.
     #[serde(default)]
     pub debug: bool,
+    /// Rerank the best candidates with the server's reranker: true = always (an error when the
+    /// server has none), false = never, omitted = the server's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_reranker: Option<bool>,
 }
 
 impl ToolParams for SearchCodebaseParams {
