@@ -267,10 +267,18 @@ impl Config {
             });
         }
         let reranker = satori_providers::VoyageReranker::from_env(|name| std::env::var(name).ok())
-            .map_err(|e| ConfigError {
-                name: "VOYAGEAI_RERANKER_MODEL",
-                value: var("VOYAGEAI_RERANKER_MODEL").unwrap_or_default(),
-                expected: e.to_string(),
+            .map_err(|e| {
+                // The error names the variable it is about: the model or the address.
+                let name = if e.to_string().starts_with("VOYAGEAI_BASE_URL") {
+                    "VOYAGEAI_BASE_URL"
+                } else {
+                    "VOYAGEAI_RERANKER_MODEL"
+                };
+                ConfigError {
+                    name,
+                    value: var(name).unwrap_or_default(),
+                    expected: e.to_string(),
+                }
             })?
             .map(Arc::new);
         let milvus = match var("MILVUS_ADDRESS") {

@@ -71,6 +71,28 @@ fn bad_environment_is_refused_clearly() {
             ],
         },
         Case {
+            env: &[
+                ("VOYAGEAI_API_KEY", "sk-never-shown"),
+                ("VOYAGEAI_RERANKER_MODEL", "rerank-9"),
+            ],
+            exit: 2,
+            stderr: &[
+                "VOYAGEAI_RERANKER_MODEL='rerank-9'",
+                "rerank-2.5, rerank-2.5-lite",
+            ],
+        },
+        Case {
+            env: &[
+                ("VOYAGEAI_API_KEY", "sk-never-shown"),
+                ("VOYAGEAI_BASE_URL", "ftp://example.invalid"),
+            ],
+            exit: 2,
+            stderr: &[
+                "VOYAGEAI_BASE_URL='ftp://example.invalid'",
+                "not an http:// or https:// URL",
+            ],
+        },
+        Case {
             env: &[("READ_FILE_MAX_LINES", "0")],
             exit: 2,
             stderr: &["READ_FILE_MAX_LINES='0'", "positive integer"],
