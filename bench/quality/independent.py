@@ -247,13 +247,7 @@ def relative_to_checkout(path, index_root, checkout):
 
 
 def run_satori(name, config, server_bin, env_base, repos, where, call_timeout):
-    env = dict(env_base)
-    ablation, overrides = config if isinstance(config, tuple) else (config, None)
-    if overrides:
-        base = json.loads(env.get("SATORI_SEARCH_WEIGHTS") or "{}")
-        env["SATORI_SEARCH_WEIGHTS"] = json.dumps({**base, **overrides})
-    if ablation:
-        env["SATORI_SEARCH_ABLATION"] = ablation
+    env, ablation, _ = run.config_env(config, env_base)
     log(f"[{name}] starting satori (SATORI_SEARCH_ABLATION={ablation!r})")
     server = run.McpServer(server_bin, env)
     records = []

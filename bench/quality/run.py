@@ -71,7 +71,25 @@ CONFIGS = collections.OrderedDict([
     ("-kind", "no_kind"),
     ("-lookup", ("", {"definition_lookup": 0})),
     ("-case", ("", {"definition_case_folded": 1.0})),
+    # The local late-interaction reranker on every described behaviour (SATORI_RERANKER).
+    ("+local-rerank", ("", None, {"SATORI_RERANKER": "local"})),
 ])
+
+
+def config_env(config, env_base):
+    """The server environment of a configuration: SATORI_SEARCH_ABLATION, weights laid over
+    those of the base environment, and any other variables it sets. Returns (env, ablation,
+    overrides)."""
+    parts = config if isinstance(config, tuple) else (config,)
+    ablation, overrides, extra = (tuple(parts) + (None, None))[:3]
+    env = dict(env_base)
+    if overrides:
+        base = json.loads(env.get("SATORI_SEARCH_WEIGHTS") or "{}")
+        env["SATORI_SEARCH_WEIGHTS"] = json.dumps({**base, **overrides})
+    if ablation:
+        env["SATORI_SEARCH_ABLATION"] = ablation
+    env.update(extra or {})
+    return env, ablation, overrides
 # The peer, run by `semble_peer.py` under `--semble-python`: name -> semble's `alpha`
 # (0.0: BM25 and its ranking, no semantic weight; None: its own hybrid blend), both with
 # Satori's bundled model.
@@ -238,7 +256,7 @@ def find_binaries(bin_dir):
 def base_env(home, model, server_bin, weights=None):
     env = dict(os.environ)
     for name in ("SATORI_SEARCH_ABLATION", "SATORI_SEARCH_WEIGHTS", "SATORI_EMBEDDING_MODEL",
-                 "SATORI_RUN_MODE", "SATORI_CLI_STDOUT_GUARD"):
+                 "SATORI_RUN_MODE", "SATORI_CLI_STDOUT_GUARD", "SATORI_RERANKER"):
         env.pop(name, None)
     env["SATORI_HOME"] = home
     env["SATORI_SERVER_BIN"] = server_bin
@@ -595,13 +613,7 @@ def bootstrap(per_config_rows, seed, samples=BOOTSTRAP_SAMPLES, reference=None,
 
 def run_config(name, config, server_bin, cli, env_base, work, queries_by_repo, cli_sample,
                call_timeout):
-    env = dict(env_base)
-    ablation, overrides = config if isinstance(config, tuple) else (config, None)
-    if overrides:
-        base = json.loads(env.get("SATORI_SEARCH_WEIGHTS") or "{}")
-        env["SATORI_SEARCH_WEIGHTS"] = json.dumps({**base, **overrides})
-    if ablation:
-        env["SATORI_SEARCH_ABLATION"] = ablation
+    env, ablation, overrides = config_env(config, env_base)
     log(f"[{name}] starting satori (SATORI_SEARCH_ABLATION={ablation!r}"
         + (f", weights {overrides}" if overrides else "") + ")")
     server = McpServer(server_bin, env)

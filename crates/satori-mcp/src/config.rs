@@ -55,10 +55,11 @@ pub struct Config {
     /// `EMBEDDING_PROVIDER` and its variables (`satori_providers::Config::from_env`): a
     /// remote embedding API instead of `embedding`.
     pub provider: Option<satori_providers::Config>,
-    /// `VOYAGEAI_API_KEY` (+ `VOYAGEAI_RERANKER_MODEL`, `VOYAGEAI_BASE_URL`): VoyageAI's
-    /// rerank API reranks searches, by default (a request's `useReranker: false` turns it
-    /// off).
-    pub reranker: Option<Arc<satori_providers::VoyageReranker>>,
+    /// `SATORI_RERANKER` and `VOYAGEAI_API_KEY` (+ `VOYAGEAI_RERANKER_MODEL`,
+    /// `VOYAGEAI_BASE_URL`): the reranker of searches, used by default (a request's
+    /// `useReranker: false` turns it off): VoyageAI's rerank API when its key is set, the
+    /// local late-interaction reranker with `SATORI_RERANKER=local`, none with `off`.
+    pub reranker: Option<Arc<dyn satori_core::search::rerank::Reranker>>,
     /// `MILVUS_ADDRESS` (+ `MILVUS_TOKEN`, `SATORI_MILVUS_PREFIX`): vectors in Milvus or
     /// Zilliz Cloud instead of the generation directory.
     pub milvus: Option<(satori_milvus::Endpoint, String)>,
@@ -266,7 +267,7 @@ impl Config {
                 ),
             });
         }
-        let reranker = satori_providers::VoyageReranker::from_env(|name| std::env::var(name).ok())
+        let voyage = satori_providers::VoyageReranker::from_env(|name| std::env::var(name).ok())
             .map_err(|e| {
                 // The error names the variable it is about: the model or the address.
                 let name = if e.to_string().starts_with("VOYAGEAI_BASE_URL") {
@@ -279,8 +280,36 @@ impl Config {
                     value: var(name).unwrap_or_default(),
                     expected: e.to_string(),
                 }
-            })?
-            .map(Arc::new);
+            })?;
+        let reranker: Option<Arc<dyn satori_core::search::rerank::Reranker>> =
+            match var(env::RERANKER).as_deref().map(str::trim) {
+                None => voyage.map(|v| Arc::new(v) as _),
+                Some("voyage") => match voyage {
+                    Some(v) => Some(Arc::new(v)),
+                    None => {
+                        return Err(ConfigError {
+                            name: env::RERANKER,
+                            value: "voyage".to_owned(),
+                            expected: "VOYAGEAI_API_KEY to be set as well".to_owned(),
+                        });
+                    }
+                },
+                Some("local") => Some(Arc::new(
+                    satori_core::search::LateInteraction::bundled().map_err(|e| ConfigError {
+                        name: env::RERANKER,
+                        value: "local".to_owned(),
+                        expected: format!("a loadable bundled model ({e})"),
+                    })?,
+                )),
+                Some("off") => None,
+                Some(other) => {
+                    return Err(ConfigError {
+                        name: env::RERANKER,
+                        value: other.to_owned(),
+                        expected: "'voyage', 'local' or 'off'".to_owned(),
+                    });
+                }
+            };
         let milvus = match var("MILVUS_ADDRESS") {
             None => None,
             Some(address) => {

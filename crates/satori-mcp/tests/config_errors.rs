@@ -93,6 +93,16 @@ fn bad_environment_is_refused_clearly() {
             ],
         },
         Case {
+            env: &[("SATORI_RERANKER", "cohere")],
+            exit: 2,
+            stderr: &["SATORI_RERANKER='cohere'", "'voyage', 'local' or 'off'"],
+        },
+        Case {
+            env: &[("SATORI_RERANKER", "voyage")],
+            exit: 2,
+            stderr: &["SATORI_RERANKER='voyage'", "VOYAGEAI_API_KEY"],
+        },
+        Case {
             env: &[("READ_FILE_MAX_LINES", "0")],
             exit: 2,
             stderr: &["READ_FILE_MAX_LINES='0'", "positive integer"],

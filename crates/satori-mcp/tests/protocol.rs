@@ -165,9 +165,26 @@ impl Harness {
         Harness::start(_home, repo_dir).await
     }
 
+    /// A server whose configuration `change` adjusts first.
+    async fn with(change: impl FnOnce(&mut satori_mcp::config::Config)) -> Harness {
+        let home = tempfile::tempdir().unwrap();
+        let repo_dir = tempfile::tempdir().unwrap();
+        fixture_repo(repo_dir.path());
+        Harness::start_with(home, repo_dir, change).await
+    }
+
     async fn start(home: tempfile::TempDir, repo_dir: tempfile::TempDir) -> Harness {
+        Harness::start_with(home, repo_dir, |_| {}).await
+    }
+
+    async fn start_with(
+        home: tempfile::TempDir,
+        repo_dir: tempfile::TempDir,
+        change: impl FnOnce(&mut satori_mcp::config::Config),
+    ) -> Harness {
         let home_path = home.path().canonicalize().unwrap();
-        let config = support::config(&home_path);
+        let mut config = support::config(&home_path);
+        change(&mut config);
         let client = support::connect(config, ()).await;
         Harness {
             client,
@@ -1200,6 +1217,58 @@ async fn debug_search() {
         .await,
     );
     insta::assert_json_snapshot!(out);
+}
+
+/// With the local reranker configured, a described behaviour is reranked by default (every
+/// candidate gets the reranker's score and rank), an identifier is not unless asked, and
+/// `useReranker: false` turns it off.
+#[tokio::test]
+async fn the_local_reranker_reranks_by_default() {
+    let h = Harness::with(|c| {
+        c.reranker = Some(std::sync::Arc::new(
+            satori_core::search::LateInteraction::bundled().unwrap(),
+        ))
+    })
+    .await;
+    let repo = h.repo_str();
+    h.create_and_wait().await;
+    let search = |args: Value| {
+        let h = &h;
+        async move {
+            let r = h.call("search_codebase", args).await;
+            assert_ne!(r.is_error, Some(true), "{r:?}");
+            r.structured_content.unwrap()
+        }
+    };
+    let v = search(
+        json!({"path": repo, "query": "renew the access token before it expires", "debug": true}),
+    )
+    .await;
+    let rerank = &v["hints"]["debugSearch"]["rerank"];
+    assert_eq!(rerank["decision"], "applied", "{rerank}");
+    assert!(
+        rerank["reranker"]
+            .as_str()
+            .unwrap()
+            .starts_with("local/late-interaction-")
+    );
+    assert!(rerank["candidates"].as_u64().unwrap() >= 1);
+    let first = &v["results"][0]["debug"];
+    assert!(
+        first["rerankScore"].is_number() && first["rerankRank"].is_number(),
+        "{first}"
+    );
+    let v = search(json!({"path": repo, "query": "parse_header", "debug": true})).await;
+    assert_eq!(
+        v["hints"]["debugSearch"]["rerank"]["decision"],
+        "identifier_query"
+    );
+    let v =
+        search(json!({"path": repo, "query": "parse_header", "debug": true, "useReranker": true}))
+            .await;
+    assert_eq!(v["hints"]["debugSearch"]["rerank"]["decision"], "applied");
+    let v = search(json!({"path": repo, "query": "renew the access token", "debug": true, "useReranker": false})).await;
+    assert_eq!(v["hints"]["debugSearch"]["rerank"]["decision"], "disabled");
 }
 
 /// Reads every snapshot of this crate and of `satori-protocol` and returns each envelope in

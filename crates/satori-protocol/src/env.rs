@@ -63,5 +63,9 @@ pub const SEARCH_ABLATION: &str = "SATORI_SEARCH_ABLATION";
 /// A JSON object of ranking weights to change (`{"rrf_k": 30}`), for trying weights without
 /// a rebuild.
 pub const SEARCH_WEIGHTS: &str = "SATORI_SEARCH_WEIGHTS";
+/// Which reranker searches use: `voyage` (VoyageAI's API; the default when
+/// `VOYAGEAI_API_KEY` is set), `local` (late interaction over the bundled model, on this
+/// machine) or `off`.
+pub const RERANKER: &str = "SATORI_RERANKER";
 /// Test hook: text the server writes to its raw stdout before serving (proves the guard).
 pub const TEST_STRAY_STDOUT: &str = "SATORI_TEST_STRAY_STDOUT";

@@ -272,6 +272,52 @@ impl StaticModel {
     }
 }
 
+impl StaticModel {
+    /// The table row of token `id`, if it has one.
+    fn row_of(&self, id: u32) -> Option<usize> {
+        let row = match &self.mapping {
+            Some(m) => m.get(id as usize).copied()?,
+            None => id,
+        };
+        ((row as usize) < self.rows).then_some(row as usize)
+    }
+
+    /// How much token `id` counts when a text is pooled (its frequency weight; 1 for a
+    /// model without weights, 0 for a token without a row).
+    pub fn token_weight(&self, id: u32) -> f32 {
+        if self.row_of(id).is_none() {
+            return 0.0;
+        }
+        self.weights
+            .as_ref()
+            .and_then(|w| w.get(id as usize).copied())
+            .unwrap_or(1.0)
+    }
+
+    /// Writes the unit vector of token `id`'s row into `out` (length [`dim`](Self::dim));
+    /// false, and `out` untouched, for a token without a row or with a zero row.
+    pub fn token_unit(&self, id: u32, out: &mut [f32]) -> bool {
+        let Some(row) = self.row_of(id) else {
+            return false;
+        };
+        let at = row * self.dim;
+        match &self.table {
+            Table::F32(t) => out.copy_from_slice(&t[at..at + self.dim]),
+            Table::I8(t, _) => {
+                for (o, &v) in out.iter_mut().zip(&t[at..at + self.dim]) {
+                    *o = f32::from(v as i8);
+                }
+            }
+        }
+        let norm = out.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm == 0.0 {
+            return false;
+        }
+        out.iter_mut().for_each(|x| *x /= norm);
+        true
+    }
+}
+
 /// Scales `v` to unit length (the zero vector stays zero).
 pub fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();

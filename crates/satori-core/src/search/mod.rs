@@ -9,6 +9,7 @@ pub mod category;
 mod filter;
 mod group;
 mod index;
+mod late;
 mod names;
 mod pipeline;
 pub mod query;
@@ -25,6 +26,7 @@ use self::category::Category;
 use self::query::{ParsedQuery, QueryKind};
 
 pub use self::index::Index;
+pub use self::late::LateInteraction;
 pub use self::pipeline::search;
 pub use self::weights::Weights;
 

@@ -29,7 +29,7 @@ pub const RRF_K: f32 = 10.0;
 pub const RERANK_WEIGHT: f32 = 2.0;
 
 /// A model or service that scores documents by their relevance to a query.
-pub trait Reranker: Send + Sync {
+pub trait Reranker: Send + Sync + std::fmt::Debug {
     /// What reranks, as `provider/model`, for debug output and telemetry.
     fn id(&self) -> &str;
 
