@@ -152,6 +152,7 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
         analysis.kind,
         req,
         ctx.rerank,
+        weights.rerank_weight,
         &mut warnings,
     )?;
     if report.decision == "applied" {

@@ -22,9 +22,10 @@ pub const TOP_K: usize = 50;
 pub const DOC_MAX_LINES: usize = 200;
 pub const DOC_MAX_CHARS: usize = 4000;
 /// Rank fusion: a candidate at (0-based) rank r of an order earns `weight / (RRF_K + r + 1)`,
-/// the engine's order with weight 1 and the reranker's with `RERANK_WEIGHT`: the reranker
-/// reads each candidate's text against the question, which is what it is there for, so its
-/// order leads and the engine's breaks its near-ties.
+/// the engine's order with weight 1 and the reranker's with its own weight
+/// ([`Reranker::weight`], by default `RERANK_WEIGHT`): a cross-encoder reads each candidate's
+/// text against the question, which is what it is there for, so its order leads and the
+/// engine's breaks its near-ties.
 pub const RRF_K: f32 = 10.0;
 pub const RERANK_WEIGHT: f32 = 2.0;
 
@@ -32,6 +33,12 @@ pub const RERANK_WEIGHT: f32 = 2.0;
 pub trait Reranker: Send + Sync + std::fmt::Debug {
     /// What reranks, as `provider/model`, for debug output and telemetry.
     fn id(&self) -> &str;
+
+    /// How much its order counts in the rank fusion, the engine's counting 1 (a cross-encoder
+    /// reads each candidate against the question and leads; a weaker reranker only nudges).
+    fn weight(&self) -> f32 {
+        RERANK_WEIGHT
+    }
 
     /// One relevance score per document, in the documents' order (higher is more relevant).
     fn scores(
@@ -108,6 +115,7 @@ pub(super) fn rerank(
     kind: QueryKind,
     req: &SearchRequest,
     setup: RerankSetup<'_>,
+    weight_override: f32,
     warnings: &mut BTreeSet<String>,
 ) -> Result<RerankReport> {
     let (scope, requested) = (req.scope, req.use_reranker);
@@ -158,7 +166,12 @@ pub(super) fn rerank(
     match answer {
         Ok(scores) => {
             let floor = scored_floor(scored, top);
-            fuse(&mut scored[..top], &scores, floor);
+            let weight = if weight_override >= 0.0 {
+                weight_override
+            } else {
+                reranker.weight()
+            };
+            fuse(&mut scored[..top], &scores, floor, weight);
         }
         Err(e) => {
             report.decision = "failed";
@@ -198,8 +211,8 @@ fn scored_floor(scored: &[Scored], top: usize) -> f32 {
 
 /// Fuses the engine's order of `top` (as it stands) with the reranker's `scores` by rank,
 /// and rewrites their scores so that sorting keeps the fused order above `floor`.
-fn fuse(top: &mut [Scored], scores: &[f32], floor: f32) {
-    for ((s, &score), (fused, rank)) in top.iter_mut().zip(scores).zip(fused(scores)) {
+fn fuse(top: &mut [Scored], scores: &[f32], floor: f32, weight: f32) {
+    for ((s, &score), (fused, rank)) in top.iter_mut().zip(scores).zip(fused(scores, weight)) {
         s.rerank = Some((score, rank));
         s.score = floor + fused;
     }
@@ -207,7 +220,7 @@ fn fuse(top: &mut [Scored], scores: &[f32], floor: f32) {
 
 /// For candidates in the engine's order with the reranker's `scores`: each one's fused
 /// score and its rank in the reranker's order (ties keep the engine's order).
-fn fused(scores: &[f32]) -> Vec<(f32, usize)> {
+fn fused(scores: &[f32], weight: f32) -> Vec<(f32, usize)> {
     let mut by_rerank: Vec<usize> = (0..scores.len()).collect();
     by_rerank.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
     let mut rank = vec![0usize; scores.len()];
@@ -217,7 +230,7 @@ fn fused(scores: &[f32]) -> Vec<(f32, usize)> {
     (0..scores.len())
         .map(|i| {
             let engine = 1.0 / (RRF_K + i as f32 + 1.0);
-            let reranker = RERANK_WEIGHT / (RRF_K + rank[i] as f32 + 1.0);
+            let reranker = weight / (RRF_K + rank[i] as f32 + 1.0);
             (engine + reranker, rank[i])
         })
         .collect()
@@ -229,7 +242,7 @@ mod tests {
 
     /// The fused order of candidates given in the engine's order with these reranker scores.
     fn order(scores: &[f32]) -> Vec<usize> {
-        let f = fused(scores);
+        let f = fused(scores, RERANK_WEIGHT);
         let mut idx: Vec<usize> = (0..scores.len()).collect();
         idx.sort_by(|&a, &b| f[b].0.total_cmp(&f[a].0).then(a.cmp(&b)));
         idx
@@ -244,7 +257,10 @@ mod tests {
         // One place in the reranker's order is worth less than two in the engine's: the
         // engine's second (the reranker's last) stays above its last (the reranker's third).
         assert_eq!(order(&[0.8, 0.1, 0.9, 0.7]), [2, 0, 1, 3]);
-        assert_eq!(fused(&[0.2, 0.9])[1].1, 0);
+        assert_eq!(fused(&[0.2, 0.9], RERANK_WEIGHT)[1].1, 0);
+        // A weak weight only breaks the engine's near-ties.
+        let f = fused(&[0.1, 0.9], 0.25);
+        assert!(f[0].0 > f[1].0, "{f:?}");
     }
 
     #[test]

@@ -236,6 +236,9 @@ pub struct Weights {
     /// architecture questions lost 0.011 when the whole question counted, 0.010 with six
     /// words, nothing with four.
     pub kind_cue_words: usize,
+    /// How much the reranker's order counts in the rank fusion with the engine's (whose
+    /// weight is 1); negative: the reranker's own ([`Reranker::weight`](super::rerank::Reranker::weight)).
+    pub rerank_weight: f32,
 
     // --- Category multipliers per scope (a category a scope leaves out has none) -------------
     pub runtime_runtime: f32,
@@ -331,6 +334,7 @@ impl Default for Weights {
             group_file_decay: 0.9,
             kind_promote: 0.8,
             kind_cue_words: 4,
+            rerank_weight: -1.0,
 
             runtime_runtime: 1.0,
             runtime_compat: 0.7,
