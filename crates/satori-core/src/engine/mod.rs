@@ -342,6 +342,7 @@ impl Engine {
             rerank: RerankSetup {
                 reranker: self.reranker.as_deref(),
                 by_default: self.rerank_by_default,
+                weight: -1.0,
             },
         };
         verify::guarded(&gen_dir, || search::search(&index, req, ctx))

@@ -151,8 +151,10 @@ pub fn search(ix: &Index, req: &SearchRequest, ctx: SearchContext<'_>) -> Result
         &parsed.text,
         analysis.kind,
         req,
-        ctx.rerank,
-        weights.rerank_weight,
+        rerank::RerankSetup {
+            weight: weights.rerank_weight,
+            ..ctx.rerank
+        },
         &mut warnings,
     )?;
     if report.decision == "applied" {

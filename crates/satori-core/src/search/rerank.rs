@@ -91,10 +91,24 @@ pub struct RerankReport {
 }
 
 /// The reranking setup of a search: the engine's reranker and its default.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub struct RerankSetup<'a> {
     pub reranker: Option<&'a dyn Reranker>,
     pub by_default: bool,
+    /// The reranker's weight in the fusion when not negative (`Weights::rerank_weight`);
+    /// negative: the reranker's own.
+    pub weight: f32,
+}
+
+impl Default for RerankSetup<'_> {
+    /// No reranker.
+    fn default() -> Self {
+        RerankSetup {
+            reranker: None,
+            by_default: false,
+            weight: -1.0,
+        }
+    }
 }
 
 impl std::fmt::Debug for RerankSetup<'_> {
@@ -102,6 +116,7 @@ impl std::fmt::Debug for RerankSetup<'_> {
         f.debug_struct("RerankSetup")
             .field("reranker", &self.reranker.map(|r| r.id()))
             .field("by_default", &self.by_default)
+            .field("weight", &self.weight)
             .finish()
     }
 }
@@ -115,7 +130,6 @@ pub(super) fn rerank(
     kind: QueryKind,
     req: &SearchRequest,
     setup: RerankSetup<'_>,
-    weight_override: f32,
     warnings: &mut BTreeSet<String>,
 ) -> Result<RerankReport> {
     let (scope, requested) = (req.scope, req.use_reranker);
@@ -166,8 +180,8 @@ pub(super) fn rerank(
     match answer {
         Ok(scores) => {
             let floor = scored_floor(scored, top);
-            let weight = if weight_override >= 0.0 {
-                weight_override
+            let weight = if setup.weight >= 0.0 {
+                setup.weight
             } else {
                 reranker.weight()
             };
