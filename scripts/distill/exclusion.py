@@ -67,14 +67,25 @@ COMMON_WORDS = {"json", "http", "lang", "framework", "lua", "yaml", "commons", "
 # (`golang` is no prefix of the project `golang-github-spf13-pflag-dev`).
 LOOSE_WORDS = COMMON_WORDS | {p.strip("-") for p in PREFIXES + SUFFIXES} | {"golang", "github"}
 
+# Languages, which name directories of every project (`src/main/kotlin`, `lib/lua`) and are
+# also names of listed projects (Kotlin's and Scala's standard libraries are dev-suite pins).
+LANGUAGE_WORDS = {"kotlin", "scala", "zig", "lua", "elixir", "swift", "rust", "go", "python",
+                  "java", "ruby", "haskell", "perl", "php", "c", "cpp", "csharp", "typescript",
+                  "javascript"}
+
 # Package metadata that names the package's own repository.
 METADATA = re.compile(r"(^|/)(Cargo\.toml|package\.json|PKG-INFO|METADATA|setup\.cfg|setup\.py|"
                       r"pyproject\.toml|[^/]+\.gemspec|[^/]+\.cabal|composer\.json|pom\.xml|"
                       r"build\.gradle(\.kts)?|mix\.exs|go\.mod|debian/upstream/metadata|"
                       r"debian/control|debian/copyright|[^/]+\.rockspec)$")
-URL = re.compile(r"(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[/:]"
-                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?(?=[\s/\"'#)>,;]|$)", re.I)
+URL = re.compile(r"(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org|"
+                 r"raw\.githubusercontent\.com)[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)", re.I)
 HEADER_LINES = 60
+# A metadata line that names the package's own repository or home.
+OWN_PLACE = re.compile(r"(?i)^\s*(module\s|\"?(repository|homepage|home[-_]page|source|url|"
+                       r"project[-_]url|upstream[-_]contact|repository[-_]browse|bug[-_]database|"
+                       r"bugs)\"?\s*[:=]|<url>|<connection>|<developerConnection>|"
+                       r"s\.homepage|spec\.homepage|spec\.metadata|homepage:|source-repository)")
 
 
 def is_package_metadata(rel):
@@ -130,7 +141,7 @@ def name_keys(name):
     that distros append to a word (`libuv1`, `jackson2`); without a `lib` before a word
     (`libcurl4` -> `curl`); an npm scope alone (`@trpc/server` -> `trpc`); and each tail of a
     Go import path name, whose organisation may hold dashes (`golang-github-gin-gonic-gin`)."""
-    keys = {normalise(name)}
+    keys = {normalise(name), _light(name)}
     if name.startswith("@") and "/" in name:
         keys.add(normalise(name[1:].split("/")[0]))
     if name.lower().startswith("golang-"):
@@ -158,19 +169,22 @@ def _holds_words(key, name):
 class Project:
     """One thing never to train on: its name, where it was listed, its upstream repository."""
 
-    def __init__(self, name, listed_in, upstream=None):
+    def __init__(self, name, listed_in, upstream=None, packaging=False):
         self.name = name
         self.listed_in = listed_in
         self.upstream = upstream.lower() if upstream else None
-        # The name as written (separators unified) always counts; its packaging-stripped form
-        # only when that is not a common word (`scala-concurrent` must not become `concurrent`).
+        # The name as written (separators unified) always counts, and so does the upstream
+        # repository's name. A packaging (`golang-github-gorilla-mux-dev`, `py-marshmallow`)
+        # also counts by the names it stands for, except the common and packaging words
+        # among them (`scala-concurrent` must not become `concurrent`, `go-mux` not `mux`); a
+        # project's own name is never stripped (`zig-clap` is not the Rust `clap`).
         self.keys = set()
         for n in [name] + ([self.upstream.split("/")[-1]] if self.upstream else []):
             light = _light(n)
             self.keys.add(light)
-            stripped = normalise(n)
-            if stripped not in COMMON_WORDS or stripped == light:
-                self.keys.add(stripped)
+            self.keys.add("-".join(re.sub(r"(?<=[a-z])\d+$", "", w) for w in light.split("-")))
+            if packaging:
+                self.keys.update(k for k in name_keys(n) if k not in LOOSE_WORDS)
         self.keys.discard("")
 
     def __repr__(self):
@@ -208,9 +222,13 @@ class Fingerprints:
             s = _norm_line(line)
             if s is not None:
                 key = _line_key(s)
-                # A line of two benchmark sources is an idiom, not a fingerprint of either.
-                if self.lines.setdefault(key, source) not in (source, None):
-                    self.lines[key] = None
+                # A line of three benchmark sources is an idiom, not a fingerprint of any; two
+                # may be one project packaged twice (cobra in both halves' sources).
+                seen = self.lines.get(key, False)
+                if seen is False:
+                    self.lines[key] = (source, None)
+                elif seen is not None and source not in seen:
+                    self.lines[key] = (seen[0], source) if seen[1] is None else None
 
     def add_tree(self, source, root):
         files = 0
@@ -249,9 +267,10 @@ class Fingerprints:
                 continue
             counted += 1
             src = self.lines.get(_line_key(s), False)
-            if src is None:  # shared by several sources: counts on neither side
+            if src is None:  # an idiom of several sources: counts on neither side
                 counted -= 1
             elif src is not False:
+                src = src[0]
                 found[src] = found.get(src, 0) + 1
         hits = sum(found.values())
         if counted < MIN_LINES or hits < COPY_FRACTION * counted:
@@ -350,8 +369,8 @@ class Exclusions:
                 raise Refused(f"exclusion: {os.path.relpath(projects_tsv, root)} lacks projects of "
                               f"the benchmark's EXCLUDE.tsv: {', '.join(missing)}")
         for suite, pin in suite_pins(root):
-            projects.append(Project(pin["package"], suite))
-            projects.append(Project(pin["name"], suite))
+            projects.append(Project(pin["package"], suite, packaging=True))
+            projects.append(Project(pin["name"], suite, packaging=True))
         fp = None
         if fingerprint:
             fp = Fingerprints()
@@ -371,6 +390,8 @@ class Exclusions:
         """What decides these exclusions (the projects, the rules, the content sources): work
         done under another signature is redone."""
         h = hashlib.sha256()
+        with open(os.path.abspath(__file__), "rb") as f:  # the rules themselves
+            h.update(f.read())
         for p in sorted(self.projects, key=repr):
             h.update(f"{p!r}|{p.upstream}\n".encode())
         h.update(json.dumps([MIN_LINE_CHARS, MIN_LINES, COPY_FRACTION, HEADER_LINES,
@@ -429,7 +450,10 @@ class Exclusions:
     def url(self, text):
         """Why a text naming a repository URL of an excluded project is refused, or None."""
         for m in URL.finditer(text or ""):
-            key = f"{m.group(1)}/{m.group(2)}".lower()
+            # The name runs to the first character a repository name cannot hold; a `.git`
+            # suffix and the punctuation of a sentence are not part of it.
+            repo = re.sub(r"(\.git)?[.]*$", "", m.group(2))
+            key = f"{m.group(1)}/{repo}".lower()
             if key in self.upstreams:
                 return f"names {key}, the repository of {self.upstreams[key]!r}"
         return None
@@ -442,7 +466,11 @@ class Exclusions:
             return None
         if rel.endswith(("PKG-INFO", "METADATA")):
             text = text.split("\n\n", 1)[0]
-        return self.url(text)
+        # Only the lines that say where the package itself lives: a dependency (`require
+        # github.com/spf13/cobra` in a go.mod, a git dependency in a Cargo.toml) or a link in
+        # a comment names someone else's.
+        own = [line for line in text.split("\n") if OWN_PLACE.search(line)]
+        return self.url("\n".join(own))
 
     # -- files
 
@@ -453,7 +481,8 @@ class Exclusions:
             return "vendored directory"
         light = re.sub(r"[._\s]+", "-", low)
         for k in {light, normalise(name)}:
-            if k in COMMON_WORDS:
+            # Common and language words name directories of every project (`src/main/kotlin`).
+            if k in LOOSE_WORDS or k in LANGUAGE_WORDS:
                 continue
             for p in self.projects:
                 if k in p.keys:

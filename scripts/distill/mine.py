@@ -849,10 +849,12 @@ def norm_code(code):
     return hashlib.sha1(" ".join(body.split()).encode()).hexdigest()
 
 
-def merge(packages, out):
+def merge(packages, out, signature=None):
     """One deduplicated JSONL per language and stats.json: a pair is dropped when the same
     (description, code) was seen, or when the same code (whitespace-normalised, path aside)
-    already has a pair of the same kind."""
+    already has a pair of the same kind. With `signature`, a package mined under other
+    exclusions is left out (its re-mining failed or was not asked for), and a language that
+    no package gives any more loses its file: the teacher reads every file here."""
     seen_pair, seen_code = set(), set()
     files = {}
     stats = {"pairs": 0, "per_language": {}, "per_kind": {}, "per_package": {},
@@ -860,6 +862,9 @@ def merge(packages, out):
     for pin in packages:
         path = os.path.join(out, "packages", pin["name"] + ".jsonl")
         if not os.path.exists(path):
+            continue
+        if signature is not None and not mined_already(pin, out, signature):
+            log(f"{pin['name']}: mined under other exclusions; left out of the merge")
             continue
         kept = 0
         with open(path, encoding="utf-8") as f:
@@ -889,6 +894,9 @@ def merge(packages, out):
     for lang, f in files.items():
         f.close()
         os.replace(os.path.join(out, lang + ".jsonl.part"), os.path.join(out, lang + ".jsonl"))
+    for stale in glob.glob(os.path.join(out, "*.jsonl")):
+        if os.path.basename(stale)[: -len(".jsonl")] not in files:
+            os.remove(stale)
     stats["languages"] = len(stats["per_language"])
     with open(os.path.join(out, "stats.json"), "w", encoding="utf-8") as f:
         json.dump(stats, f, indent=1, sort_keys=True)
@@ -1084,7 +1092,7 @@ def main():
             except Exception as e:  # one bad package does not stop the others
                 errors.append(f"{futures[fut]}: {e}")
                 log(f"[{done}/{len(todo)}] {futures[fut]}: FAILED {e}")
-    stats = merge(packages, out)
+    stats = merge(packages, out, signature)
     ledger = exclusion.Ledger("mine_corpus.json", EXCLUSIONS)
     for pin in packages:
         path = os.path.join(out, "packages", pin["name"] + ".jsonl.ledger.json")

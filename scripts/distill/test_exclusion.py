@@ -132,6 +132,42 @@ class Names(unittest.TestCase):
             with self.subTest(name=name):
                 self.assertEqual(hit.name if hit else None, want)
 
+    def test_every_listed_project_is_caught_by_its_own_names(self):
+        ex = exclusion.Exclusions.load(fingerprint=False)
+        for name, upstream in exclusion._read_tsv(exclusion.PROJECTS):
+            for n in [name] + ([upstream, upstream.split("/")[-1]] if upstream else []):
+                with self.subTest(name=n):
+                    self.assertIsNotNone(ex.name(n))
+        for suite, pin in exclusion.suite_pins():
+            for n in (pin["name"], pin["package"]):
+                with self.subTest(suite=suite, name=n):
+                    self.assertIsNotNone(ex.name(n))
+
+    def test_urls_in_any_punctuation(self):
+        ex = exclusion.Exclusions.load(fingerprint=False)
+        for text in ["see https://github.com/psf/requests.", "[r](https://github.com/psf/requests)",
+                     "https://raw.githubusercontent.com/psf/requests/main/x.py",
+                     "git@github.com:psf/requests.git"]:
+            with self.subTest(text=text):
+                self.assertIsNotNone(ex.url(text))
+        # A dependency is someone else's place, not the package's own.
+        self.assertIsNone(ex.metadata("go.mod", "module example.com/x\nrequire github.com/spf13/cobra v1.6.1\n"))
+        self.assertIsNotNone(ex.metadata("go.mod", "module github.com/spf13/cobra\n"))
+
+    def test_a_copy_of_a_project_in_two_benchmark_sources_is_still_a_copy(self):
+        fp = exclusion.Fingerprints()
+        fp.add_text("independent benchmark: cobra", BENCH)
+        fp.add_text("dev suite: go-cobra", BENCH)
+        self.assertIsNotNone(fp.copy_of(BENCH))
+        fp.add_text("dev suite: another", BENCH)  # in three sources: an idiom
+        self.assertIsNone(fp.copy_of(BENCH))
+
+    def test_language_directories_are_not_project_names(self):
+        ex = exclusion.Exclusions.load(fingerprint=False)
+        for rel in ["src/main/kotlin/a/B.kt", "src/main/scala/a/B.scala", "lib/lua/x.lua"]:
+            with self.subTest(rel=rel):
+                self.assertIsNone(ex.path(rel))
+
     def test_the_committed_corpora_are_clean(self):
         ex = exclusion.Exclusions.load(fingerprint=False)
         for corpus in ("corpus.json", "tune_corpus.json", "mine_corpus.json"):

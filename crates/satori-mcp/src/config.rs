@@ -267,24 +267,28 @@ impl Config {
                 ),
             });
         }
-        let voyage = satori_providers::VoyageReranker::from_env(|name| std::env::var(name).ok())
-            .map_err(|e| {
-                // The error names the variable it is about: the model or the address.
-                let name = if e.to_string().starts_with("VOYAGEAI_BASE_URL") {
-                    "VOYAGEAI_BASE_URL"
-                } else {
-                    "VOYAGEAI_RERANKER_MODEL"
-                };
-                ConfigError {
-                    name,
-                    value: var(name).unwrap_or_default(),
-                    expected: e.to_string(),
-                }
-            })?;
+        let voyage = || {
+            satori_providers::VoyageReranker::from_env(|name| std::env::var(name).ok()).map_err(
+                |e| {
+                    // The error names the variable it is about: the model or the address.
+                    let name = if e.to_string().starts_with("VOYAGEAI_BASE_URL") {
+                        "VOYAGEAI_BASE_URL"
+                    } else {
+                        "VOYAGEAI_RERANKER_MODEL"
+                    };
+                    ConfigError {
+                        name,
+                        value: var(name).unwrap_or_default(),
+                        expected: e.to_string(),
+                    }
+                },
+            )
+        };
+        let choice = var(env::RERANKER).map(|v| v.trim().to_ascii_lowercase());
         let reranker: Option<Arc<dyn satori_core::search::rerank::Reranker>> =
-            match var(env::RERANKER).as_deref().map(str::trim) {
-                None => voyage.map(|v| Arc::new(v) as _),
-                Some("voyage") => match voyage {
+            match choice.as_deref() {
+                None => voyage()?.map(|v| Arc::new(v) as _),
+                Some("voyage") => match voyage()? {
                     Some(v) => Some(Arc::new(v)),
                     None => {
                         return Err(ConfigError {

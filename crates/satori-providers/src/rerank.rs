@@ -18,7 +18,7 @@ pub const VOYAGE_RERANK_MODELS: [&str; 4] =
 const VOYAGE_BASE_URL: &str = "https://api.voyageai.com/v1";
 /// Longest wait for a connection and for an answer: a search is waiting.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// VoyageAI's rerank API.
 pub struct VoyageReranker {

@@ -28,7 +28,7 @@ const CONFIG: &[u8] = include_bytes!("../../assets/model/config.json");
 /// Readable id of the bundled model.
 pub const ID: &str = "satori-static-minilm-l6";
 /// `files_sha256` of the bundled files.
-pub const SHA256: &str = "f738e2bed8ba6cd8b2e243cade3374df67f35d6392602afbf48e02bd388294f9";
+pub const SHA256: &str = "691abdd76aaec3fd8f50e1e7c0c1f387fc0048d4eba5b88574419afcd039015e";
 /// Its dimension.
 pub const DIM: usize = 256;
 

@@ -166,26 +166,35 @@ pub(super) fn rerank(
     }
     report.candidates = top;
     let started = Instant::now();
-    let answer = reranker.scores(query, &documents).and_then(|scores| {
-        if scores.len() == top && scores.iter().all(|s| s.is_finite()) {
-            Ok(scores)
-        } else {
+    // A reranker that panics is a failed reranker, not a damaged index (the search runs
+    // under the guard that reads a panic as damage).
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        reranker.scores(query, &documents)
+    }))
+    .unwrap_or_else(|_| Err(RerankError::Call(format!("{} panicked", reranker.id()))))
+    .and_then(|scores| {
+        if scores.len() != top {
             Err(RerankError::Answer(format!(
                 "{} scores for {top} documents",
                 scores.len()
             )))
+        } else if scores.iter().any(|s| !s.is_finite()) {
+            Err(RerankError::Answer(
+                "a score that is not a number".to_owned(),
+            ))
+        } else {
+            Ok(scores)
         }
     });
     report.millis = started.elapsed().as_secs_f64() * 1000.0;
     match answer {
         Ok(scores) => {
-            let floor = scored_floor(scored, top);
             let weight = if setup.weight >= 0.0 {
                 setup.weight
             } else {
                 reranker.weight()
             };
-            fuse(&mut scored[..top], &scores, floor, weight);
+            fuse(&mut scored[..top], &scores, weight);
         }
         Err(e) => {
             report.decision = "failed";
@@ -218,17 +227,30 @@ fn document(path: &str, content: &str) -> String {
     out
 }
 
-/// The best score below the reranked candidates: they are placed above it.
-fn scored_floor(scored: &[Scored], top: usize) -> f32 {
-    scored.get(top).map_or(0.0, |s| s.score.max(0.0))
-}
-
-/// Fuses the engine's order of `top` (as it stands) with the reranker's `scores` by rank,
-/// and rewrites their scores so that sorting keeps the fused order above `floor`.
-fn fuse(top: &mut [Scored], scores: &[f32], floor: f32, weight: f32) {
-    for ((s, &score), (fused, rank)) in top.iter_mut().zip(scores).zip(fused(scores, weight)) {
-        s.rerank = Some((score, rank));
-        s.score = floor + fused;
+/// Fuses the engine's order of `top` (sorted, best first) with the reranker's `scores` by
+/// rank, and hands the candidates, in the fused order, the engine's own scores of those
+/// places: the scale of scores stays the engine's (grouping decays a file's later groups by a
+/// share of their score) and the reranked candidates keep their places above the rest.
+fn fuse(top: &mut [Scored], scores: &[f32], weight: f32) {
+    let f = fused(scores, weight);
+    let mut order: Vec<usize> = (0..top.len()).collect();
+    order.sort_by(|&a, &b| f[b].0.total_cmp(&f[a].0).then(a.cmp(&b)));
+    let places: Vec<f32> = top.iter().map(|s| s.score).collect();
+    let mut assigned = vec![0.0f32; top.len()];
+    let mut prev = f32::INFINITY;
+    for (place, &i) in order.iter().enumerate() {
+        // Strictly decreasing, so that equal engine scores do not hand the order back to
+        // the tie-breaks of the engine's sort.
+        let mut v = places[place];
+        if v >= prev {
+            v = prev - prev.abs().max(1.0) * 1e-6;
+        }
+        assigned[i] = v;
+        prev = v;
+    }
+    for (i, s) in top.iter_mut().enumerate() {
+        s.rerank = Some((scores[i], f[i].1));
+        s.score = assigned[i];
     }
 }
 

@@ -67,7 +67,7 @@ pub(crate) fn handle(
         let v = answer(
             Status::Error,
             Some(reasons::RERANKER_UNAVAILABLE),
-            "useReranker is true, but this server has no reranker: set VOYAGEAI_API_KEY in the server's environment (VoyageAI's rerank API; VOYAGEAI_RERANKER_MODEL picks the model), or omit useReranker."
+            "useReranker is true, but this server has no reranker: set VOYAGEAI_API_KEY in the server's environment (VoyageAI's rerank API; VOYAGEAI_RERANKER_MODEL picks the model) or SATORI_RERANKER=local (on this machine), or omit useReranker."
                 .to_owned(),
         );
         return reply(&v, true);
