@@ -136,6 +136,26 @@ const MAX_BATCH: usize = 1000;
 /// Texts per request when `EMBEDDING_BATCH_SIZE` is unset.
 const DEFAULT_BATCH: usize = 100;
 
+/// The API address of `provider` (its base variable, or its default), without a trailing
+/// `/`; an error naming the variable when it is not http(s). `value` reads one variable,
+/// trimmed, `None` when unset or empty.
+pub(crate) fn base_url(
+    provider: Provider,
+    value: &impl Fn(&str) -> Option<String>,
+) -> Result<String, Error> {
+    let base_url = value(provider.base_var())
+        .unwrap_or_else(|| provider.default_base().to_string())
+        .trim_end_matches('/')
+        .to_string();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(Error::Config(format!(
+            "{}={base_url} is not an http:// or https:// URL",
+            provider.base_var()
+        )));
+    }
+    Ok(base_url)
+}
+
 impl Config {
     /// The configuration the environment asks for (`get` reads one variable): `None` when
     /// `EMBEDDING_PROVIDER` is unset or empty (the embedded model is used), an error naming
@@ -159,16 +179,7 @@ impl Config {
             _ => value("EMBEDDING_MODEL"),
         }
         .unwrap_or_else(|| provider.default_model().to_string());
-        let base_url = value(provider.base_var())
-            .unwrap_or_else(|| provider.default_base().to_string())
-            .trim_end_matches('/')
-            .to_string();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(Error::Config(format!(
-                "{}={base_url} is not an http:// or https:// URL",
-                provider.base_var()
-            )));
-        }
+        let base_url = base_url(provider, &value)?;
         let key = match provider.key_var() {
             Some(var) => Some(value(var).ok_or_else(|| {
                 Error::Config(format!(

@@ -109,13 +109,7 @@ impl RemoteEmbedder {
 
     /// The embedder of `cfg` before it knows its model's identity.
     fn unconnected(cfg: Config) -> RemoteEmbedder {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(CONNECT_TIMEOUT))
-            .timeout_global(Some(REQUEST_TIMEOUT))
-            .user_agent(concat!("satori/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
+        let agent = agent(CONNECT_TIMEOUT, REQUEST_TIMEOUT);
         RemoteEmbedder {
             cfg,
             agent,
@@ -188,6 +182,18 @@ impl RemoteEmbedder {
             passes,
         ))
     }
+}
+
+/// The HTTP client of a provider: answers of every status are read (refusals are typed
+/// from their bodies), with these limits on connecting and on a whole request.
+pub(crate) fn agent(connect: Duration, request: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(connect))
+        .timeout_global(Some(request))
+        .user_agent(concat!("satori/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .new_agent()
 }
 
 /// Attempts at a request whose failure passes (see [`RemoteEmbedder::call`]).

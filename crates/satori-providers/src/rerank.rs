@@ -9,13 +9,11 @@ use serde_json::{Value, json};
 
 use satori_core::search::rerank::{RerankError, Reranker};
 
-use crate::Error;
+use crate::{Error, Provider};
 
 /// The models the rerank API serves; the first is the default.
 pub const VOYAGE_RERANK_MODELS: [&str; 4] =
     ["rerank-2.5", "rerank-2.5-lite", "rerank-2", "rerank-2-lite"];
-/// The API's address when `VOYAGEAI_BASE_URL` is not set.
-const VOYAGE_BASE_URL: &str = "https://api.voyageai.com/v1";
 /// Longest wait for a connection and for an answer: a search is waiting.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -59,24 +57,9 @@ impl VoyageReranker {
                 VOYAGE_RERANK_MODELS.join(", ")
             )));
         }
-        let base_url = value("VOYAGEAI_BASE_URL")
-            .unwrap_or(VOYAGE_BASE_URL.to_owned())
-            .trim_end_matches('/')
-            .to_owned();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(Error::Config(format!(
-                "VOYAGEAI_BASE_URL={base_url} is not an http:// or https:// URL"
-            )));
-        }
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(CONNECT_TIMEOUT))
-            .timeout_global(Some(REQUEST_TIMEOUT))
-            .user_agent(concat!("satori/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
+        let base_url = crate::config::base_url(Provider::VoyageAi, &value)?;
         Ok(Some(VoyageReranker {
-            agent,
+            agent: crate::remote::agent(CONNECT_TIMEOUT, REQUEST_TIMEOUT),
             id: format!("voyageai/{model}"),
             base_url,
             key,
