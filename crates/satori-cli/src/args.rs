@@ -53,6 +53,9 @@ pub struct Globals {
     pub endpoint: Option<String>,
     /// `--endpoint-fallback`; `false` defers to `SATORI_ENDPOINT_FALLBACK`.
     pub endpoint_fallback: bool,
+    /// `--no-daemon`: a server for this call only, not the per-user one (as
+    /// `SATORI_DAEMON=off`).
+    pub no_daemon: bool,
 }
 
 impl Default for Globals {
@@ -65,6 +68,7 @@ impl Default for Globals {
             guard_recovery: None,
             endpoint: None,
             endpoint_fallback: false,
+            no_daemon: false,
         }
     }
 }
@@ -100,6 +104,10 @@ pub enum Command {
     ToolHelp {
         tool: String,
     },
+    /// `satori-cli daemon status`: the per-user servers of this home.
+    DaemonStatus,
+    /// `satori-cli daemon stop`: ends them.
+    DaemonStop,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -150,6 +158,8 @@ struct GlobalArgs {
     endpoint: Option<String>,
     #[arg(long, global = true)]
     endpoint_fallback: bool,
+    #[arg(long, global = true)]
+    no_daemon: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -162,6 +172,10 @@ enum Reserved {
         #[command(subcommand)]
         command: Option<ToolCommand>,
     },
+    Daemon {
+        #[command(subcommand)]
+        command: Option<DaemonCommand>,
+    },
     Help,
     Version,
     /// Any other word is a tool name; the words after it are the tool's.
@@ -172,6 +186,12 @@ enum Reserved {
 #[derive(Debug, Subcommand)]
 enum ToolsCommand {
     List,
+}
+
+#[derive(Debug, Subcommand)]
+enum DaemonCommand {
+    Status,
+    Stop,
 }
 
 #[derive(Debug, Subcommand)]
@@ -207,6 +227,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, Failure> {
                 Reserved::Wrapper(words) => words.into_iter().next().unwrap_or_default(),
                 Reserved::Tools { .. } => "tools".to_owned(),
                 Reserved::Tool { .. } => "tool".to_owned(),
+                Reserved::Daemon { .. } => "daemon".to_owned(),
                 Reserved::Help => "help".to_owned(),
                 Reserved::Version => "version".to_owned(),
             };
@@ -217,6 +238,15 @@ pub fn parse(args: &[String]) -> Result<Invocation, Failure> {
         (Some(Reserved::Tools { command }), ..) => match command {
             Some(ToolsCommand::List) => Command::ToolsList,
             None => return Err(usage("missing subcommand; expected 'tools list'")),
+        },
+        (Some(Reserved::Daemon { command }), ..) => match command {
+            Some(DaemonCommand::Status) => Command::DaemonStatus,
+            Some(DaemonCommand::Stop) => Command::DaemonStop,
+            None => {
+                return Err(usage(
+                    "missing subcommand; expected 'daemon status' or 'daemon stop'",
+                ));
+            }
         },
         (Some(Reserved::Tool { command }), ..) => match command {
             Some(ToolCommand::Call(call)) => call.into_command()?,
@@ -238,6 +268,7 @@ impl GlobalArgs {
             guard_recovery: self.guard_recovery,
             endpoint: self.endpoint,
             endpoint_fallback: self.endpoint_fallback,
+            no_daemon: self.no_daemon,
         }
     }
 }
@@ -389,6 +420,9 @@ pub fn clap_message(error: &clap::Error, args: &[String]) -> String {
                 Some("tool") => {
                     format!("unknown subcommand 'tool {word}'; expected 'tool call <tool>'")
                 }
+                Some("daemon") => format!(
+                    "unknown subcommand 'daemon {word}'; expected 'daemon status' or 'daemon stop'"
+                ),
                 _ => format!("unexpected argument '{word}'"),
             }
         }
@@ -442,6 +476,7 @@ mod tests {
             guard_recovery: None,
             endpoint: None,
             endpoint_fallback: false,
+            no_daemon: false,
         }
     }
 

@@ -18,9 +18,9 @@ use crate::report::{Failure, Report};
 use crate::wrapper;
 use satori_client::flags::ToolFlags;
 use satori_client::{
-    Classification, Client, ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, GUARD_RECOVERY_ENV, GuardRecovery,
-    SpawnOptions, Wire, classify, envelope, first_text, index_state, is_index_success,
-    resolve_server_bin, starts_index_build, status, wait_for_index,
+    Classification, Client, Daemon, ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, GUARD_RECOVERY_ENV,
+    GuardRecovery, SpawnOptions, Wire, classify, envelope, first_text, index_state,
+    is_index_success, resolve_server_bin, starts_index_build, status, wait_for_index,
 };
 
 /// How often a waiting `manage_index create|reindex` polls `status`.
@@ -140,6 +140,8 @@ pub fn prepare(invocation: &Invocation) -> Prepared {
             flags: flags.clone(),
         }),
         Command::ToolHelp { tool } => Prepared::Remote(Remote::ToolHelp { tool: tool.clone() }),
+        Command::DaemonStatus => Prepared::Done(crate::daemon_cmd::status(&invocation.globals)),
+        Command::DaemonStop => Prepared::Done(crate::daemon_cmd::stop()),
     }
 }
 
@@ -222,7 +224,23 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
         },
     );
 
+    // With no endpoint, the per-user server (see satori_client::daemon), unless it is off.
+    let daemon = match &endpoint {
+        Some(_) => None,
+        None => match Daemon::from_env(&server_bin, globals.no_daemon) {
+            Err(message) => return Report::failure(usage(message)),
+            Ok(Ok(daemon)) => Some(daemon),
+            Ok(Err(off)) => {
+                debug(
+                    globals.debug,
+                    &format!("no per-user server ({off}): a server for this call"),
+                );
+                None
+            }
+        },
+    };
     let mut options = SpawnOptions::new(server_bin);
+    options.daemon = daemon;
     options.endpoint = endpoint;
     options.endpoint_fallback = fallback;
     options.startup_timeout = globals.startup_timeout;
@@ -239,6 +257,11 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
     let report = run_remote(globals, &mut client, remote).await;
     let attempts = client.attempts().clone();
     client.shutdown().await;
+    if let Some(why) = &attempts.daemon_recovery {
+        output::stderr_line(&format!(
+            "[DAEMON_RECOVERY] {why}; the call ran in a server of its own"
+        ));
+    }
     if globals.debug || attempts.guard_recovery_attempted {
         output::stderr_line(&format!(
             "[GUARD_RECOVERY] {}",
@@ -266,7 +289,22 @@ async fn run_remote(globals: &Globals, client: &mut Client, remote: Remote) -> R
                 .map_or_else(String::new, |e| e.shown())
         ));
     }
-    if globals.debug {
+    if globals.debug
+        && let (Some(start), Some(daemon)) = (client.attached(), &client.options().daemon)
+    {
+        debug(
+            true,
+            &format!(
+                "attached to the per-user server at {} ({}) in {} ms",
+                daemon.socket().display(),
+                match start {
+                    satori_client::daemon::Start::Warm => "running".to_owned(),
+                    satori_client::daemon::Start::Started(pid) => format!("started, pid {pid}"),
+                },
+                started.elapsed().as_millis()
+            ),
+        );
+    } else if globals.debug {
         let pid = client
             .pid()
             .map_or_else(|| "?".to_owned(), |p| p.to_string());

@@ -13,6 +13,7 @@ use satori_client::{
     ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, ENDPOINT_TOKEN_ENV, GUARD_RECOVERY_ENV, PROTOCOL_VERSION,
     SERVER_BIN_ENV, STDOUT_GUARD_ENV,
 };
+use satori_protocol::env::{DAEMON as DAEMON_ENV, DAEMON_IDLE_SECS as DAEMON_IDLE_SECS_ENV};
 
 pub const NAME: &str = "satori-cli";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -85,10 +86,12 @@ pub fn help() -> Value {
             {"usage": "satori-cli <tool> --args-json '<json>' | --args-file <path>",
              "description": "Wrapper mode with raw arguments: no tool flags beside them, required properties not enforced."},
             {"usage": "satori-cli <tool> --help", "description": "Print the tool's flags as JSON."},
+            {"usage": "satori-cli daemon status", "description": "Print the per-user servers of this home (pid, version, executable, whether each answers) and which one this caller attaches to; starts nothing."},
+            {"usage": "satori-cli daemon stop", "description": "Stop the per-user servers of this home; a server that is building hands the build to a detached process first, so the build finishes."},
             {"usage": "satori-cli help", "description": "Print this document."},
             {"usage": "satori-cli version", "description": "Print name, version and MCP protocol version."}
         ],
-        "reservedWords": ["tools", "tool", "help", "version"],
+        "reservedWords": ["tools", "tool", "daemon", "help", "version"],
         "globalFlags": [
             {"flag": "--startup-timeout-ms", "value": "<ms>", "default": DEFAULT_STARTUP_TIMEOUT_MS,
              "description": "Budget for starting the server and the MCP handshake."},
@@ -101,24 +104,36 @@ pub fn help() -> Value {
             {"flag": "--debug", "description": "Diagnostics on stderr: server path, pid, timings, the arguments sent, the recovery record."},
             {"flag": "--endpoint", "value": "<url>",
              "description": format!("Talk to a running shared server (satori --http ADDR: http://ADDR/mcp; satori --socket PATH: unix:///PATH) instead of starting one; overrides {ENDPOINT_ENV}. When nothing answers there, the error says how to start it; when the server refuses the call for its token, the error is E_AUTH and names {ENDPOINT_TOKEN_ENV}. The MCP session the call opened is ended (HTTP DELETE) when the call is done.")},
+            {"flag": "--no-daemon",
+             "description": format!("Start a server for this call only instead of attaching to the per-user server (as {DAEMON_ENV}=off).")},
             {"flag": "--endpoint-fallback",
              "description": format!("When nothing answers at the endpoint (connection refused, no socket), start a server for this call as if no endpoint had been given, and say so on stderr; a server that answers and refuses (a wrong token) is never bypassed. Overrides {ENDPOINT_FALLBACK_ENV}.")}
         ],
-        "globalFlagPlacement": "Global flags go before the command; after tools list, tool call, help and version they are accepted too. After a tool name (wrapper mode) every flag is the tool's.",
+        "globalFlagPlacement": "Global flags go before the command; after tools list, tool call, daemon status|stop, help and version they are accepted too. After a tool name (wrapper mode) every flag is the tool's.",
         "environment": [
             {"name": SERVER_BIN_ENV, "description": "Path of the satori server executable; default: the satori next to satori-cli (symlinks resolved)."},
             {"name": GUARD_RECOVERY_ENV, "description": "auto or never: the default of --guard-recovery; an invalid value is a usage error."},
             {"name": STDOUT_GUARD_ENV, "description": "Passed to the server: drop (its default in cli mode), redirect or off."},
             {"name": ENDPOINT_ENV, "description": "The default of --endpoint."},
             {"name": ENDPOINT_FALLBACK_ENV, "description": "1 or 0: the default of --endpoint-fallback; another value is a usage error."},
+            {"name": DAEMON_ENV, "description": "on (default where unix sockets exist) or off: with no endpoint, attach to the per-user server (see daemon), or start a server for each call; another value is a usage error."},
+            {"name": DAEMON_IDLE_SECS_ENV, "description": "Seconds the per-user server stays with no session and no build before it exits (1 to 86400, default 900); read when a client starts it."},
             {"name": ENDPOINT_TOKEN_ENV, "description": "The bearer token of the shared server, when it was started with --token-env or --token-file; when the server refuses the call for its token (missing or wrong), the call fails with E_AUTH, exit 2."}
         ],
         "output": {
             "stdout": "Exactly one JSON document: the tools/list result, the tools/call result (for manage_index create|reindex: the final status), a tool's flags, or {\"error\": {\"code\": <token>, \"message\": ...}}. Pretty-printed on a terminal, one line otherwise.",
-            "stderr": "The server's stderr byte for byte, index progress, the --format text summary, and one line per error starting with its token. For a tool error: E_TOOL_ERROR status=<s> reason=<r> [state=<state>] [hints.status=<json>].",
+            "stderr": "The stderr of a server started for the call byte for byte (the per-user server's goes to its log), index progress, the --format text summary, and one line per error starting with its token. For a tool error: E_TOOL_ERROR status=<s> reason=<r> [state=<state>] [hints.status=<json>].",
             "closedStdout": "If the reader of stdout has gone away, the document is lost and the exit code is unchanged."
         },
         "exitCodes": exit_codes(),
+        "daemon": [
+            "with no --endpoint, a call attaches to the per-user server on a unix socket under $SATORI_HOME/run (mode 0600, directory 0700), starting it when none runs: detached, in its own process group, its stderr in a log file beside the socket; it keeps the index open, the model loaded and the tree watched between calls",
+            "a call attaches only to a server of its own version and executable, started with the same values of every environment variable that changes what the server does (home, embedding provider and keys, Milvus address, ranking weights, read limits); any other environment gets a server of its own",
+            "two calls starting it at once end with one server (a lock); a socket nobody listens on is replaced; a socket that answers and is not such a server is left as it is, and the call runs in a server of its own",
+            "a newer build of the server asks an older one of the same home to exit once its calls and builds are done; a server exits by itself after SATORI_DAEMON_IDLE_SECS with no session and no build",
+            "when the per-user server cannot be reached, or fails a request without answering (it died, the stream broke), the call runs once in a server of its own and a [DAEMON_RECOVERY] line on stderr says why (with --guard-recovery auto, the recovery record's daemonRecovery too); a manage_index call that may have been sent is not repeated",
+            "SATORI_DAEMON=off, --no-daemon, a platform without unix sockets or a home whose socket path would be too long: a server for each call, as before"
+        ],
         "indexWait": "manage_index with action create or reindex polls manage_index status on the same server every 500 ms until the state is not indexing (a state this client does not know ends the wait too), within --call-timeout-ms; progress goes to stderr (a progress bar redrawn in place on a terminal, a line per change otherwise). Exit 0 only when the index ends searchable: indexed, or sync_completed (the state after a sync, just as finished).",
         "wrapperFlags": [
             "string, number, integer and boolean properties are one flag each; --name value or --name=value; the last occurrence wins",
@@ -154,10 +169,11 @@ pub fn help_text() -> String {
            satori-cli tool call <tool> --args-json '<json>' | --args-json @- | --args-file <path>\n  \
            satori-cli <tool> [--flag value ...]      (flags from the tool's schema)\n  \
            satori-cli <tool> --help\n  \
+           satori-cli daemon status | stop\n  \
            satori-cli help | version\n\
          \n\
          global flags (before the command): --startup-timeout-ms <ms> --call-timeout-ms <ms>\n  \
-           --format json|text --guard-recovery auto|never --debug\n\
+           --format json|text --guard-recovery auto|never --no-daemon --debug\n\
          stdout carries one JSON document; exit codes: 0 ok, 1 tool error, 2 usage, 3 transport"
     )
 }
@@ -256,6 +272,7 @@ pub fn contract_markdown() -> String {
     );
     push(&mut out, "");
     for (key, title) in [
+        ("daemon", "Per-user server"),
         ("wrapperFlags", "Wrapper flags"),
         ("guardRecovery", "Guard recovery"),
     ] {

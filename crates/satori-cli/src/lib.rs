@@ -8,6 +8,7 @@
 
 mod args;
 mod commands;
+mod daemon_cmd;
 pub mod exit;
 pub mod help;
 mod output;

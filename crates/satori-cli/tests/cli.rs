@@ -51,6 +51,9 @@ fn run(case: &Case, extra_env: &[(&str, String)]) -> Run {
         // The developer's own settings must not leak into the contract cases.
         .env_remove("SATORI_CLI_GUARD_RECOVERY")
         .env_remove("SATORI_CLI_STDOUT_GUARD")
+        // The fake is a stdio server: these are the cases of a server started for the call
+        // (the per-user server is tested with the real one, tests/e2e/tests/daemon.rs).
+        .env("SATORI_DAEMON", "off")
         .env("SATORI_SERVER_BIN", fake_server())
         .env(TOOLS_FILE_ENV, tools_file())
         .env("FAKE_SCENARIO", case.scenario)
@@ -860,6 +863,7 @@ fn signals_kill_the_server() {
         let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
             .args(["tool", "call", "list_codebases"])
             .env("SATORI_SERVER_BIN", fake_server())
+            .env("SATORI_DAEMON", "off")
             .env(TOOLS_FILE_ENV, tools_file())
             .env("FAKE_SCENARIO", "hang_call")
             .env("FAKE_PID_FILE", &pid_file)
@@ -996,6 +1000,7 @@ fn server_is_found_next_to_satori_cli_from_any_cwd() {
             .current_dir(&cwd)
             .env_remove("SATORI_SERVER_BIN")
             .env_remove("SATORI_CLI_GUARD_RECOVERY")
+            .env("SATORI_DAEMON", "off")
             .env(TOOLS_FILE_ENV, tools_file())
             .env("FAKE_SCENARIO", "ok")
             .timeout(Duration::from_secs(60));
@@ -1406,6 +1411,7 @@ fn closed_stdout_pipe_is_not_a_crash() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("satori-cli"))
         .args(["tools", "list"])
         .env("SATORI_SERVER_BIN", fake_server())
+        .env("SATORI_DAEMON", "off")
         .env(TOOLS_FILE_ENV, tools_file())
         .env("FAKE_SCENARIO", "ok")
         .env("FAKE_PID_FILE", &pid_file)

@@ -18,6 +18,7 @@ use mcp_client::{ClientInfo, Conn, Endpoint, Spawn, StdioClient};
 use serde_json::{Map, Value};
 
 use crate::ClientError;
+use crate::daemon::{Daemon, Start};
 use crate::endpoint_env::{ENDPOINT_ENV, ENDPOINT_TOKEN_ENV};
 use crate::guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 use crate::recovery::{Attempts, GuardRecovery, Stage, should_retry};
@@ -62,6 +63,10 @@ pub struct SpawnOptions {
     /// no endpoint had been given, instead of failing. A server that answers and refuses
     /// (a wrong token, an error) is never bypassed.
     pub endpoint_fallback: bool,
+    /// With no `endpoint`: the per-user server to attach to (started when none runs), see
+    /// [`crate::daemon`]. When it cannot be reached, or fails a request without answering,
+    /// the call goes on in a server child of its own (`Attempts::daemon_recovery` says why).
+    pub daemon: Option<Daemon>,
 }
 
 impl SpawnOptions {
@@ -76,6 +81,7 @@ impl SpawnOptions {
             guard_recovery: GuardRecovery::Never,
             endpoint: None,
             endpoint_fallback: false,
+            daemon: None,
         }
     }
 
@@ -161,6 +167,8 @@ pub struct Client {
     attempts: Attempts,
     /// Set once the shared server could not be reached and a child was started instead.
     fell_back: bool,
+    /// How the per-user server came to serve this client, while attached to it.
+    attached: Option<Start>,
 }
 
 impl std::fmt::Debug for Client {
@@ -183,6 +191,7 @@ impl Client {
             tools: None,
             attempts: Attempts::new(initial_mode),
             fell_back: false,
+            attached: None,
         }
     }
 
@@ -190,6 +199,12 @@ impl Client {
     /// (see [`SpawnOptions::endpoint_fallback`]).
     pub fn fell_back_to_child(&self) -> bool {
         self.fell_back
+    }
+
+    /// Whether this client is attached to the per-user server, and whether it found it
+    /// running or started it.
+    pub fn attached(&self) -> Option<Start> {
+        self.attached
     }
 
     /// Start the server and complete the MCP handshake within
@@ -305,6 +320,26 @@ impl Client {
     /// shared server.
     async fn open(&mut self) -> Result<(), ClientError> {
         self.attempts.attempt_count += 1;
+        self.attached = None;
+        if self.options.endpoint.is_none()
+            && !self.fell_back
+            && let Some(daemon) = self.options.daemon.clone()
+        {
+            match self.open_daemon(&daemon).await {
+                Ok((shared, start)) => {
+                    self.connection = Some(Connection::Http(Box::new(shared)));
+                    self.attached = Some(start);
+                    return Ok(());
+                }
+                Err(e) => {
+                    self.fell_back = true;
+                    self.attempts.daemon_recovery = Some(format!(
+                        "could not attach to the per-user server at {}: {e}",
+                        daemon.socket().display()
+                    ));
+                }
+            }
+        }
         if let Some(endpoint) = self.options.endpoint.clone()
             && !self.fell_back
         {
@@ -337,6 +372,30 @@ impl Client {
             StdioClient::spawn(&spawn).await?,
         )));
         Ok(())
+    }
+
+    /// The per-user server, started when none runs, and a session on it: only a server of
+    /// this client's version is used (one at our socket that is not is left as it is).
+    async fn open_daemon(&self, daemon: &Daemon) -> Result<(Shared, Start), ClientError> {
+        let timeout = self.options.startup_timeout;
+        let starting = daemon.clone();
+        let start = tokio::task::spawn_blocking(move || starting.ensure_running(timeout))
+            .await
+            .map_err(|e| ClientError::Protocol(format!("starting the per-user server: {e}")))??;
+        let shared = self
+            .open_shared(&daemon.endpoint())
+            .await
+            .map_err(|(e, _)| e)?;
+        let version = shared.server_info["serverInfo"]["version"].as_str();
+        if version != Some(env!("CARGO_PKG_VERSION")) {
+            let _ = shared.conn.end_session(END_SESSION_PATIENCE).await;
+            return Err(ClientError::Protocol(format!(
+                "the server there is version {}, not {}; it was left as it is",
+                version.unwrap_or("unknown"),
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        Ok((shared, start))
     }
 
     /// The handshake with the shared server at `endpoint`, within the startup budget.
@@ -401,6 +460,26 @@ impl Client {
         stage: Stage<'_>,
         first: ClientError,
     ) -> Result<ClientError, ClientError> {
+        if self.attached.is_some() {
+            // Attached to the per-user server: a request it failed without answering goes
+            // once to a server child of this call's own, unless it may have changed
+            // something already (a build asked for and then the connection lost).
+            if !daemon_retry(stage, &first) {
+                return Err(first);
+            }
+            self.fell_back = true;
+            self.attached = None;
+            self.connection = None;
+            self.attempts.daemon_recovery = Some(format!(
+                "the per-user server failed {}: {first}",
+                match stage {
+                    Stage::Connect => "the handshake".to_owned(),
+                    Stage::ListTools => "tools/list".to_owned(),
+                    Stage::Call(tool) => format!("tools/call {tool}"),
+                }
+            ));
+            return Ok(first);
+        }
         if self.options.endpoint.is_some() && !self.fell_back {
             return Err(first);
         }
@@ -422,6 +501,11 @@ impl Client {
         first: ClientError,
         outcome: Result<T, ClientError>,
     ) -> Result<T, ClientError> {
+        if !self.attempts.guard_recovery_attempted {
+            // A retry after the per-user server failed: the guard was not the cause and the
+            // child ran with the same mode.
+            return outcome;
+        }
         let first_mode = std::mem::replace(
             &mut self.attempts.effective_guard_mode,
             RECOVERY_GUARD_MODE.to_owned(),
@@ -501,6 +585,18 @@ impl Client {
         }
         outcome
     }
+}
+
+/// Whether a request the per-user server failed goes once to a server child of the call's
+/// own: when no answer came (the server went away, the stream broke) and the request changes
+/// nothing or was never sent. A timeout is not retried: the child would wait as long again.
+fn daemon_retry(stage: Stage<'_>, error: &ClientError) -> bool {
+    let unanswered = matches!(error, ClientError::Protocol(_) | ClientError::Closed);
+    unanswered
+        && match stage {
+            Stage::Connect | Stage::ListTools => true,
+            Stage::Call(tool) => tool != satori_protocol::MANAGE_INDEX,
+        }
 }
 
 /// `request` on the shared server within `timeout`; a failure other than the server's

@@ -6,7 +6,8 @@
 //! found and started and what its answers mean. It also knows how to read Satori's tool results:
 //! [`classify`] separates successes from tool errors (including `isError:
 //! false` envelopes with a non-ok `status`), and [`wait_for_index`] follows a
-//! background index build to its end. [`flags`] turns a tool's live
+//! background index build to its end. [`daemon`] is the per-user server a client attaches to
+//! when it is given no endpoint. [`flags`] turns a tool's live
 //! `inputSchema` into command-line flags and flags into arguments, for every
 //! client with a command line. The guard-recovery policy (one retry
 //! with the server's stdout guard off, only where that is safe) lives here
@@ -15,6 +16,7 @@
 mod classify;
 mod client;
 mod codes;
+pub mod daemon;
 mod endpoint_env;
 mod error;
 pub mod flags;
@@ -29,6 +31,7 @@ pub use classify::{
 };
 pub use client::{Client, PROTOCOL_VERSION, RUN_MODE_ENV, SpawnOptions, take_stderr_mid_line};
 pub use codes::{ErrorCode, typescript_union};
+pub use daemon::{Daemon, Off as DaemonOff};
 pub use endpoint_env::{ENDPOINT_ENV, ENDPOINT_FALLBACK_ENV, ENDPOINT_TOKEN_ENV};
 pub use error::ClientError;
 pub use guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};

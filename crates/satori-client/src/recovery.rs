@@ -112,6 +112,10 @@ pub struct Attempts {
     pub guard_recovery_succeeded: bool,
     /// The guard mode of the current (or last) server process.
     pub effective_guard_mode: String,
+    /// Why the call left the per-user server it was attached to (or could not attach to)
+    /// for a server process of its own, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_recovery: Option<String>,
 }
 
 impl Attempts {
@@ -121,6 +125,7 @@ impl Attempts {
             guard_recovery_attempted: false,
             guard_recovery_succeeded: false,
             effective_guard_mode: initial_mode,
+            daemon_recovery: None,
         }
     }
 }
@@ -237,6 +242,7 @@ mod tests {
             guard_recovery_attempted: true,
             guard_recovery_succeeded: true,
             effective_guard_mode: "off".into(),
+            daemon_recovery: None,
         };
         assert_eq!(
             serde_json::to_value(&attempts).expect("serialize"),

@@ -43,6 +43,7 @@ fn attempts(count: u32, attempted: bool, succeeded: bool, mode: &str) -> Attempt
         guard_recovery_attempted: attempted,
         guard_recovery_succeeded: succeeded,
         effective_guard_mode: mode.into(),
+        daemon_recovery: None,
     }
 }
 

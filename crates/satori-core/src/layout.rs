@@ -77,16 +77,6 @@ pub struct Home {
 }
 
 impl Home {
-    /// `~/.satori` (`$HOME`, `%USERPROFILE%`), else `./.satori`: where state lives when the
-    /// caller names no other place.
-    pub fn default_location() -> Home {
-        let user_home = std::env::var_os("HOME")
-            .or_else(|| std::env::var_os("USERPROFILE"))
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."));
-        Home::new(user_home.join(".satori"))
-    }
-
     pub fn new(root: PathBuf) -> Home {
         Home { root }
     }

@@ -382,10 +382,7 @@ impl Config {
             max_chunks,
             hub,
             tuning,
-            home: match std::env::var_os(env::HOME).filter(|v| !v.is_empty()) {
-                Some(h) => PathBuf::from(h),
-                None => satori_core::Home::default_location().root().to_path_buf(),
-            },
+            home: env::home_dir(|name| std::env::var_os(name)),
             read_max_lines,
             read_max_bytes,
             allow_secrets,

@@ -155,6 +155,11 @@ impl Jobs {
         self.lock().contains_key(root)
     }
 
+    /// Whether any build runs in this process.
+    pub fn any_running(&self) -> bool {
+        !self.lock().is_empty()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -165,6 +165,11 @@ impl Service {
             .is_some_and(|exe| !self.jobs.hand_off(exe).is_empty())
     }
 
+    /// Whether a build or a sync runs in this process: work an idle exit must not cut short.
+    pub(crate) fn busy(&self) -> bool {
+        self.jobs.any_running() || self.syncs.any_in_flight()
+    }
+
     /// Waits up to `grace` for the builds of this process to end.
     pub(crate) async fn settle_builds(&self, grace: Duration) {
         self.jobs.settle(grace).await;

@@ -164,6 +164,11 @@ impl Syncs {
         self.lock().flights.contains_key(root)
     }
 
+    /// Whether a sync of any codebase is in flight.
+    pub fn any_in_flight(&self) -> bool {
+        !self.lock().flights.is_empty()
+    }
+
     /// Syncs `root`, joining the sync in flight when there is one, and waits for it (or for
     /// the caller's cancellation).
     pub fn sync(self: &Arc<Self>, root: &Path, caller: &Caller) -> Joined {

@@ -103,6 +103,11 @@ impl Settings {
         let mut env: Vec<(String, String)> = options.env.unwrap_or_default().into_iter().collect();
         // The server sees the same environment whatever order the object had.
         env.sort();
+        // With no endpoint, the per-user server that `satori-cli` attaches to too (unless
+        // `SATORI_DAEMON=off`, in the process's environment or in `env`).
+        if spawn.endpoint.is_none() {
+            spawn.daemon = satori_client::Daemon::with_env(&spawn.server_bin, false, &env)?.ok();
+        }
         spawn.env = env;
         Ok(Settings {
             spawn,

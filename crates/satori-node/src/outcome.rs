@@ -111,6 +111,7 @@ mod tests {
             guard_recovery_attempted: false,
             guard_recovery_succeeded: false,
             effective_guard_mode: "drop".into(),
+            daemon_recovery: None,
         }
     }
 

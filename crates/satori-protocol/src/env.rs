@@ -69,3 +69,140 @@ pub const SEARCH_WEIGHTS: &str = "SATORI_SEARCH_WEIGHTS";
 pub const RERANKER: &str = "SATORI_RERANKER";
 /// Test hook: text the server writes to its raw stdout before serving (proves the guard).
 pub const TEST_STRAY_STDOUT: &str = "SATORI_TEST_STRAY_STDOUT";
+/// `on` (default where unix sockets exist) or `off`: whether `satori-cli` and the Node API,
+/// given no endpoint, attach to the per-user server under the home instead of starting a
+/// server for each call.
+pub const DAEMON: &str = "SATORI_DAEMON";
+/// Seconds the per-user server waits with no session and no build before it exits (default
+/// 900).
+pub const DAEMON_IDLE_SECS: &str = "SATORI_DAEMON_IDLE_SECS";
+
+/// The variables that may change what a server does, by prefix: a client attaches only to a
+/// per-user server started with the same values of all of them (see
+/// [`daemon_identity_vars`]).
+const BEHAVIOUR_PREFIXES: &[&str] = &[
+    "SATORI_",
+    "MCP_",
+    "READ_FILE_",
+    "EMBEDDING_",
+    "OPENAI_",
+    "VOYAGEAI_",
+    "GEMINI_",
+    "OLLAMA_",
+    "MILVUS_",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "all_proxy",
+    "no_proxy",
+    "MALLOC_ARENA_MAX",
+];
+
+/// The variables of [`BEHAVIOUR_PREFIXES`] that only a client reads, or that each call sets
+/// for itself: they do not make a server behave differently.
+const CLIENT_ONLY: &[&str] = &[
+    RUN_MODE,
+    CLI_STDOUT_GUARD,
+    CLI_GUARD_RECOVERY,
+    SERVER_BIN,
+    BINARY,
+    CLI_BINARY,
+    NODE_ADDON,
+    PREOPEN,
+    DAEMON,
+    DAEMON_IDLE_SECS,
+    "SATORI_ENDPOINT",
+    "SATORI_ENDPOINT_TOKEN",
+    "SATORI_ENDPOINT_FALLBACK",
+];
+
+/// The `(name, value)` pairs of `vars` that make up a per-user server's identity, sorted by
+/// name: every variable that may change what the server does (its home, embedding provider
+/// and keys, Milvus address, ranking weights, read limits, proxies), and none that only a
+/// client reads. Values are for hashing only: they hold keys.
+pub fn daemon_identity_vars(
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vars
+        .into_iter()
+        .filter(|(name, _)| {
+            BEHAVIOUR_PREFIXES.iter().any(|p| name.starts_with(p))
+                && !CLIENT_ONLY.contains(&name.as_str())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Where Satori's state lives: `SATORI_HOME`, else `~/.satori` (`$HOME`, `%USERPROFILE%`),
+/// else `./.satori`.
+pub fn home_dir(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> std::path::PathBuf {
+    if let Some(home) = var(HOME).filter(|h| !h.is_empty()) {
+        return std::path::PathBuf::from(home);
+    }
+    var("HOME")
+        .or_else(|| var("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("."))
+        .join(".satori")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(vars: &[(&str, &str)], want: &[&str]) {
+        let got =
+            daemon_identity_vars(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let names: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, want);
+    }
+
+    #[test]
+    fn identity_holds_what_changes_the_server_and_nothing_a_client_reads() {
+        check(
+            &[
+                ("PATH", "/bin"),
+                ("MILVUS_ADDRESS", "localhost:19530"),
+                ("SATORI_HOME", "/h"),
+                ("SATORI_ENDPOINT", "unix:///s"),
+                ("SATORI_DAEMON", "on"),
+                ("EMBEDDING_PROVIDER", "OpenAI"),
+                ("OPENAI_API_KEY", "k"),
+                ("SATORI_PREOPEN", "/r"),
+                ("MCP_ENABLE_WATCHER", "false"),
+                ("TERM", "xterm"),
+            ],
+            &[
+                "EMBEDDING_PROVIDER",
+                "MCP_ENABLE_WATCHER",
+                "MILVUS_ADDRESS",
+                "OPENAI_API_KEY",
+                "SATORI_HOME",
+            ],
+        );
+    }
+
+    #[test]
+    fn home_is_the_variable_then_the_user_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        let case = |pairs, want: &str| {
+            assert_eq!(home_dir(env(pairs)), std::path::PathBuf::from(want));
+        };
+        case(&[("SATORI_HOME", "/s"), ("HOME", "/u")], "/s");
+        case(&[("SATORI_HOME", ""), ("HOME", "/u")], "/u/.satori");
+        case(&[("USERPROFILE", "/w")], "/w/.satori");
+        case(&[], "./.satori");
+    }
+}

@@ -8,10 +8,13 @@ use std::process::{Command, Output};
 use satori_e2e::{binary, small_repo};
 use serde_json::{Value, json};
 
+/// A call in a server started for it: what these cases check (its stderr forwarded, its
+/// stdout guard) belongs to that server; the per-user server is `tests/daemon.rs`'s.
 fn cli(home: &Path, args: &[&str]) -> (Output, Value) {
     let out = Command::new(binary("satori-cli"))
         .env("SATORI_HOME", home)
         .env("SATORI_SERVER_BIN", binary("satori"))
+        .env("SATORI_DAEMON", "off")
         .args(args)
         .output()
         .unwrap();
@@ -137,6 +140,7 @@ fn stray_call(home: &Path, guard: &str, cli_args: &[&str]) -> (Output, Value) {
         .env("SATORI_SERVER_BIN", binary("satori"))
         .env("SATORI_TEST_STRAY_STDOUT", "STRAY-LINE-FROM-A-DEPENDENCY")
         .env("SATORI_CLI_STDOUT_GUARD", guard)
+        .env("SATORI_DAEMON", "off")
         .env_remove("SATORI_CLI_GUARD_RECOVERY")
         .args(cli_args)
         .arg("list_codebases")

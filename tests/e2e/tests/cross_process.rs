@@ -23,6 +23,8 @@ fn cli_command(home: &Path, tool: &str, args: &Value) -> Command {
         .env("SATORI_SERVER_BIN", binary("satori"))
         // Lexical only: the suite is about processes and files, not about embeddings.
         .env("SATORI_EMBEDDING_MODEL", "none")
+        // Each call its own process: the suite is about processes that share a home.
+        .env("SATORI_DAEMON", "off")
         .args(["tool", "call", tool, "--args-json", &args.to_string()]);
     c
 }

@@ -208,6 +208,8 @@ pub async fn serve(
         listen,
         token: None,
         limits,
+        idle_exit: None,
+        pid_file: None,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (at_tx, at_rx) = tokio::sync::oneshot::channel::<String>();

@@ -16,6 +16,7 @@
 //!   run out) and each connection's timeouts.
 
 mod front;
+mod lifecycle;
 mod listen;
 mod options;
 mod sessions;
@@ -73,13 +74,37 @@ pub async fn serve(
     ));
     let cap = listen::connection_cap();
     let attendance = service.attend();
+    let socket = match &opts.listen {
+        Listen::Unix(path) => Some(path.clone()),
+        Listen::Tcp(_) => None,
+    };
+    let unneeded = lifecycle::idle_exit(
+        Arc::clone(&sessions),
+        Arc::clone(&service),
+        opts.idle_exit,
+        socket,
+    );
+    let stop = async move {
+        tokio::select! {
+            () = stop => {}
+            () = unneeded => {}
+        }
+    };
+    let mut pid_file = None;
+    let ready = |at: &str| -> anyhow::Result<()> {
+        if let Some(path) = &opts.pid_file {
+            pid_file = Some(lifecycle::PidFile::write(path, at)?);
+        }
+        ready(at);
+        Ok(())
+    };
     tokio::pin!(stop);
     match &opts.listen {
         Listen::Tcp(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-            ready(&format!("http://{}/mcp", listener.local_addr()?));
+            ready(&format!("http://{}/mcp", listener.local_addr()?))?;
             let listener = &listener;
             let accept = move || async move {
                 let (stream, _) = listener.accept().await?;
@@ -101,7 +126,7 @@ pub async fn serve(
                 // Only this user may connect.
                 use std::os::unix::fs::PermissionsExt;
                 let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-                ready(&format!("unix://{}", path.display()));
+                ready(&format!("unix://{}", path.display()))?;
                 let listener = &listener;
                 let accept = move || async move { Ok(listener.accept().await?.0) };
                 let serve = move |s, c| listen::serve_connection(s, Arc::clone(&front), c);
@@ -117,6 +142,7 @@ pub async fn serve(
     }
     cancel.cancel();
     sweeper.abort();
+    drop(pid_file);
     sessions.close_all().await;
     if let Some(last) = attendance.leave() {
         let handed_off = service.hand_off_builds();

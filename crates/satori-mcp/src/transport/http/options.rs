@@ -52,6 +52,12 @@ pub struct HttpOptions {
     /// The bearer token every request must carry, read from a key reference.
     pub token: Option<String>,
     pub limits: Limits,
+    /// `--idle-exit SECS`: exit once no session has been open and no build has run for this
+    /// long (the per-user server that one-shot clients attach to).
+    pub idle_exit: Option<Duration>,
+    /// `--pid-file PATH`: where the server writes who it is (pid, version, executable,
+    /// address) once it listens, removed when it stops.
+    pub pid_file: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -60,11 +66,13 @@ impl std::fmt::Debug for HttpOptions {
             .field("listen", &self.listen)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("limits", &self.limits)
+            .field("idle_exit", &self.idle_exit)
+            .field("pid_file", &self.pid_file)
             .finish()
     }
 }
 
-const USAGE: &str = "usage: satori [--http ADDR | --socket PATH] [--token-env NAME | --token-file PATH] [--max-sessions N] [--session-idle SECS]";
+const USAGE: &str = "usage: satori [--http ADDR | --socket PATH] [--token-env NAME | --token-file PATH] [--max-sessions N] [--session-idle SECS] [--idle-exit SECS] [--pid-file PATH]";
 
 /// The command line of a shared server. `Ok(None)` when neither `--http` nor `--socket` is
 /// given (the stdio server). `env` reads a variable (the process's environment in `satori`).
@@ -80,6 +88,8 @@ pub(crate) fn parse_args_with(
     let mut token = None;
     let mut max_sessions = None;
     let mut session_idle = None;
+    let mut idle_exit = None;
+    let mut pid_file = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| {
@@ -124,13 +134,23 @@ pub(crate) fn parse_args_with(
                 let v = value("--session-idle")?;
                 set_once(&mut session_idle, idle_value("--session-idle", &v)?)?;
             }
+            "--idle-exit" => {
+                let v = value("--idle-exit")?;
+                set_once(&mut idle_exit, idle_value("--idle-exit", &v)?)?;
+            }
+            "--pid-file" => set_once(&mut pid_file, PathBuf::from(value("--pid-file")?))?,
             other => return Err(format!("unknown argument '{other}'; {USAGE}")),
         }
     }
     let Some(listen) = listen else {
-        if token.is_some() || max_sessions.is_some() || session_idle.is_some() {
+        if token.is_some()
+            || max_sessions.is_some()
+            || session_idle.is_some()
+            || idle_exit.is_some()
+            || pid_file.is_some()
+        {
             return Err(format!(
-                "--token-env, --token-file, --max-sessions and --session-idle need --http or --socket; {USAGE}"
+                "--token-env, --token-file, --max-sessions, --session-idle, --idle-exit and --pid-file need --http or --socket; {USAGE}"
             ));
         }
         return Ok(None);
@@ -164,6 +184,8 @@ pub(crate) fn parse_args_with(
             max_sessions,
             session_idle,
         },
+        idle_exit,
+        pid_file,
     }))
 }
 
@@ -211,7 +233,7 @@ fn read_token_file(path: &str) -> Result<String, String> {
 fn set_once<T>(slot: &mut Option<T>, v: T) -> Result<(), String> {
     if slot.is_some() {
         return Err(
-            "--http/--socket, --token-env/--token-file, --max-sessions and --session-idle may each be given once"
+            "--http/--socket, --token-env/--token-file, --max-sessions, --session-idle, --idle-exit and --pid-file may each be given once"
                 .into(),
         );
     }
@@ -291,6 +313,25 @@ mod tests {
             &["--http", "127.0.0.1:1", "--socket", "/tmp/x"],
             "each be given once",
         );
+        check(
+            &[
+                "--socket",
+                "/s",
+                "--idle-exit",
+                "900",
+                "--pid-file",
+                "/s.json",
+            ],
+            "idle_exit: Some(900s), pid_file: Some(\"/s.json\")",
+        );
+        check(&["--socket", "/s"], "idle_exit: None, pid_file: None");
+        check(&["--idle-exit", "5"], "need --http or --socket");
+        check(&["--pid-file", "/p"], "need --http or --socket");
+        check(&["--socket", "/s", "--idle-exit", "0"], "from 1 to 86400");
+        check(
+            &["--socket", "/s", "--idle-exit", "1", "--idle-exit", "2"],
+            "each be given once",
+        );
     }
 
     /// Any address other machines can reach needs a token; loopback and sockets do not.
@@ -358,6 +399,8 @@ mod tests {
             listen: Listen::Tcp("127.0.0.1:1".parse().unwrap()),
             token: Some("secret-token".into()),
             limits: Limits::default(),
+            idle_exit: None,
+            pid_file: None,
         };
         assert!(!format!("{o:?}").contains("secret-token"));
     }

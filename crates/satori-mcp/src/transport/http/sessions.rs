@@ -81,6 +81,11 @@ impl Sessions {
         self.live().len()
     }
 
+    /// Whether no session is live.
+    pub fn is_empty(&self) -> bool {
+        self.live().is_empty()
+    }
+
     /// How long a session may stay idle: a quarter of the limit for one that never made a
     /// request after its handshake.
     fn expiry(&self, used: bool) -> Duration {

@@ -1,0 +1,564 @@
+//! The per-user server that one-shot clients attach to (`satori-cli`, the Node API), so that
+//! a call finds the index open, the tree watched and the model loaded instead of paying for a
+//! process start, an index open and a walk of the tree each time.
+//!
+//! Where it lives: `$SATORI_HOME/run/<identity>.sock` (mode 0600, in a directory of mode
+//! 0700), with `<identity>.json` (who it is: pid, version, executable) and `<identity>.log`
+//! (its stderr). The identity is a hash of what makes a server behave as the caller expects:
+//! the version, the executable (path, size, modification time) and every environment variable
+//! that may change what the server does ([`satori_protocol::env::daemon_identity_vars`]:
+//! home, embedding provider and keys, Milvus address, ranking weights, ...). A caller whose
+//! environment differs gets a server of its own, never one configured differently; a new
+//! build gets a new server, and the old one is asked to drain (`SIGUSR1`: exit once no client
+//! and no build is left).
+//!
+//! Starting is guarded by a lock on `<identity>.lock`: two clients starting at once end with
+//! one server. A socket nobody listens on (a server that was killed) is replaced by the new
+//! server; a socket that answers but is not ours (another owner, another version) is never
+//! touched, and the call runs in a private child instead. The server is started detached: its
+//! own process group, no standard input or output, stderr to the log; it exits after
+//! `SATORI_DAEMON_IDLE_SECS` (default 900) with no session and no build.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::ClientError;
+use satori_protocol::env;
+
+/// How long the per-user server waits with nothing to do before it exits.
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
+
+/// The longest socket path the platforms take (`sun_path` is 104 bytes on macOS, 108 on
+/// Linux, with its terminating zero).
+const MAX_SOCKET_PATH: usize = 100;
+
+/// The most of its log the server keeps from its previous runs: past this, a start begins
+/// the log afresh.
+const MAX_LOG_BYTES: u64 = 1 << 20;
+
+/// Why calls do not attach to a per-user server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Off {
+    /// `SATORI_DAEMON=off` or the CLI's `--no-daemon`.
+    Disabled,
+    /// The platform has no unix sockets.
+    Unsupported,
+    /// The socket's path would be longer than the platform allows.
+    PathTooLong(PathBuf),
+}
+
+impl std::fmt::Display for Off {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Off::Disabled => write!(f, "{}=off", env::DAEMON),
+            Off::Unsupported => f.write_str("this platform has no unix sockets"),
+            Off::PathTooLong(p) => write!(
+                f,
+                "the socket path {} is longer than {MAX_SOCKET_PATH} bytes (choose a shorter {})",
+                p.display(),
+                env::HOME
+            ),
+        }
+    }
+}
+
+/// The per-user server for this caller's executable and environment.
+#[derive(Debug, Clone)]
+pub struct Daemon {
+    run_dir: PathBuf,
+    id: String,
+    server_bin: PathBuf,
+    idle: Duration,
+    /// Environment the caller adds for its server (the Node API's `env`): part of the
+    /// identity, and given to the server it starts.
+    extra: Vec<(String, String)>,
+}
+
+/// How a client came to be attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Start {
+    /// A server was running already.
+    Warm,
+    /// This client started it (the pid of the new server).
+    Started(u32),
+}
+
+impl Daemon {
+    /// The per-user server for `server_bin` and this process's environment, unless `no_daemon`
+    /// (the CLI's flag), `SATORI_DAEMON=off`, or the platform says otherwise. `Err` is a
+    /// malformed setting.
+    pub fn from_env(server_bin: &Path, no_daemon: bool) -> Result<Result<Daemon, Off>, String> {
+        Daemon::with_env(server_bin, no_daemon, &[])
+    }
+
+    /// [`Daemon::from_env`] with `extra` variables over this process's (the environment a
+    /// caller gives its server).
+    pub fn with_env(
+        server_bin: &Path,
+        no_daemon: bool,
+        extra: &[(String, String)],
+    ) -> Result<Result<Daemon, Off>, String> {
+        let mut vars: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter(|(k, _)| !extra.iter().any(|(e, _)| e == k))
+            .collect();
+        vars.extend(extra.iter().cloned());
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        };
+        let text = |name: &str| get(name).and_then(|v| v.into_string().ok());
+        let enabled = match text(env::DAEMON).as_deref().map(str::trim) {
+            None | Some("") | Some("on") | Some("1") => !no_daemon,
+            Some("off") | Some("0") => false,
+            Some(other) => {
+                return Err(format!(
+                    "{} must be 'on' or 'off', not {other:?}",
+                    env::DAEMON
+                ));
+            }
+        };
+        let idle = match text(env::DAEMON_IDLE_SECS).as_deref().map(str::trim) {
+            None | Some("") => DEFAULT_IDLE,
+            Some(v) => match v.parse::<u64>() {
+                Ok(n) if (1..=86_400).contains(&n) => Duration::from_secs(n),
+                _ => {
+                    return Err(format!(
+                        "{} must be a number of seconds from 1 to 86400, not {v:?}",
+                        env::DAEMON_IDLE_SECS
+                    ));
+                }
+            },
+        };
+        if !enabled {
+            return Ok(Err(Off::Disabled));
+        }
+        if !cfg!(unix) {
+            return Ok(Err(Off::Unsupported));
+        }
+        let home = env::home_dir(get);
+        let daemon = Daemon {
+            run_dir: home.join("run"),
+            id: identity(server_bin, &vars),
+            server_bin: server_bin.to_path_buf(),
+            idle,
+            extra: extra.to_vec(),
+        };
+        let socket = daemon.socket();
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            return Ok(Err(Off::PathTooLong(socket)));
+        }
+        Ok(Ok(daemon))
+    }
+
+    /// The directory of the per-user servers of this home.
+    pub fn run_dir(&self) -> &Path {
+        &self.run_dir
+    }
+
+    /// The identity: a hash of version, executable and behaviour-changing environment.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.run_dir.join(format!("{}.sock", self.id))
+    }
+
+    pub fn pid_file(&self) -> PathBuf {
+        self.run_dir.join(format!("{}.json", self.id))
+    }
+
+    pub fn log_file(&self) -> PathBuf {
+        self.run_dir.join(format!("{}.log", self.id))
+    }
+
+    fn lock_file(&self) -> PathBuf {
+        self.run_dir.join(format!("{}.lock", self.id))
+    }
+
+    /// The endpoint a client connects to.
+    pub fn endpoint(&self) -> mcp_client::Endpoint {
+        mcp_client::Endpoint::Unix(self.socket())
+    }
+
+    /// Makes sure a server listens on the socket, starting one (detached) when none does,
+    /// within `timeout`. Blocking: run it off the async threads.
+    pub fn ensure_running(&self, timeout: Duration) -> Result<Start, ClientError> {
+        let socket = self.socket();
+        if answers(&socket)? {
+            return Ok(Start::Warm);
+        }
+        make_private_dir(&self.run_dir)?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.lock_file())
+            .map_err(|e| io_error(&self.lock_file(), e))?;
+        // Held until this function returns: a second client waits here, then finds the
+        // server the first one started.
+        lock.lock().map_err(|e| io_error(&self.lock_file(), e))?;
+        if answers(&socket)? {
+            return Ok(Start::Warm);
+        }
+        drain_superseded(&self.run_dir, &self.server_bin, &self.id);
+        let log = open_log(&self.log_file())?;
+        let mut cmd = std::process::Command::new(&self.server_bin);
+        cmd.arg("--socket")
+            .arg(&socket)
+            .arg("--idle-exit")
+            .arg(self.idle.as_secs().to_string())
+            .arg("--pid-file")
+            .arg(self.pid_file())
+            .envs(self.extra.iter().map(|(k, v)| (k, v)))
+            .env(env::RUN_MODE, "mcp")
+            .env_remove(env::PREOPEN)
+            .current_dir(&self.run_dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(log);
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        let mut child = cmd.spawn().map_err(|source| ClientError::Spawn {
+            path: self.server_bin.clone(),
+            source,
+        })?;
+        let pid = child.id();
+        let deadline = Instant::now() + timeout;
+        loop {
+            if answers(&socket)? {
+                // Reaped when it exits, so that a long-lived caller (the Node API) keeps no
+                // zombie; the thread ends with the caller otherwise.
+                std::thread::spawn(move || child.wait());
+                return Ok(Start::Started(pid));
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(ClientError::Protocol(format!(
+                    "the per-user server exited at start ({status}): {}",
+                    log_tail(&self.log_file())
+                )));
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(ClientError::StartupTimeout(timeout));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Whether a server listens at `socket`. A socket file nobody listens on is stale (its server
+/// was killed): the next server replaces it. A socket of another user is never used.
+fn answers(socket: &Path) -> Result<bool, ClientError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::symlink_metadata(socket) else {
+            return Ok(false);
+        };
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(ClientError::Protocol(format!(
+                "{} belongs to another user; it was left as it is",
+                socket.display()
+            )));
+        }
+        Ok(std::os::unix::net::UnixStream::connect(socket).is_ok())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = socket;
+        Ok(false)
+    }
+}
+
+/// The identity of the server a caller needs (see the module docs), 16 hex digits.
+fn identity(server_bin: &Path, vars: &[(String, String)]) -> String {
+    let mut h = Sha256::new();
+    let mut part = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    part(env!("CARGO_PKG_VERSION").as_bytes());
+    let exe = server_bin
+        .canonicalize()
+        .unwrap_or_else(|_| server_bin.to_path_buf());
+    part(exe.as_os_str().as_encoded_bytes());
+    let (len, modified) = executable_stamp(&exe);
+    part(&len.to_le_bytes());
+    part(&modified.to_le_bytes());
+    for (name, value) in env::daemon_identity_vars(vars.iter().cloned()) {
+        part(name.as_bytes());
+        part(value.as_bytes());
+    }
+    let digest = h.finalize();
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Size and modification time (ns since the epoch) of an executable; zeros when unknown.
+fn executable_stamp(exe: &Path) -> (u64, u128) {
+    std::fs::metadata(exe).map_or((0, 0), |m| {
+        let modified = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        (m.len(), modified)
+    })
+}
+
+fn make_private_dir(dir: &Path) -> Result<(), ClientError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(|e| io_error(dir, e))
+}
+
+fn open_log(path: &Path) -> Result<std::fs::File, ClientError> {
+    let fresh = std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_BYTES);
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true);
+    if fresh {
+        options.write(true).truncate(true);
+    } else {
+        options.append(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map_err(|e| io_error(path, e))
+}
+
+/// The last lines of the server's log, for an error that says why it did not start.
+fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().rev().take(5).collect();
+    let tail: Vec<&str> = lines.into_iter().rev().collect();
+    if tail.is_empty() {
+        format!("nothing in {}", path.display())
+    } else {
+        format!("{} (from {})", tail.join(" | "), path.display())
+    }
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> ClientError {
+    ClientError::Protocol(format!("{}: {e}", path.display()))
+}
+
+/// A per-user server as its pid file describes it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInfo {
+    pub id: String,
+    pub pid: Option<u32>,
+    pub version: Option<String>,
+    pub executable: Option<String>,
+    pub address: Option<String>,
+    pub started_at: Option<String>,
+    /// Whether its socket answers now.
+    pub running: bool,
+    pub log: PathBuf,
+}
+
+/// The per-user servers of the home whose run directory is `run_dir`, by identity.
+pub fn servers(run_dir: &Path) -> Vec<ServerInfo> {
+    let Ok(entries) = std::fs::read_dir(run_dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<ServerInfo> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_suffix(".json")?.to_owned();
+            let body: Value = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+            let text = |k: &str| body[k].as_str().map(str::to_owned);
+            let socket = run_dir.join(format!("{id}.sock"));
+            Some(ServerInfo {
+                pid: body["pid"].as_u64().and_then(|p| u32::try_from(p).ok()),
+                version: text("version"),
+                executable: text("executable"),
+                address: text("address"),
+                started_at: text("startedAt"),
+                running: answers(&socket).unwrap_or(false),
+                log: run_dir.join(format!("{id}.log")),
+                id,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// Whether the process `pid` is the server that wrote the pid file of `id` in `run_dir`: on
+/// Linux its command line names that pid file, so a pid reused by another process is never
+/// signalled; elsewhere, its socket answers.
+fn is_that_server(run_dir: &Path, id: &str, pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        let pid_file = run_dir.join(format!("{id}.json"));
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+            cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == pid_file.as_os_str().as_encoded_bytes())
+        })
+    } else {
+        answers(&run_dir.join(format!("{id}.sock"))).unwrap_or(false)
+    }
+}
+
+#[cfg(unix)]
+fn signal(pid: u32, sig: libc::c_int) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with a positive pid signals that one process; no memory is involved.
+    unsafe { libc::kill(pid, sig) == 0 }
+}
+
+/// Asks the servers of this home that an older build runs (another version, or the same
+/// executable path since replaced) to exit once their clients and builds are done.
+fn drain_superseded(run_dir: &Path, server_bin: &Path, id: &str) {
+    #[cfg(unix)]
+    {
+        let exe = server_bin
+            .canonicalize()
+            .unwrap_or_else(|_| server_bin.to_path_buf());
+        for s in servers(run_dir) {
+            let superseded = s.version.as_deref() != Some(env!("CARGO_PKG_VERSION"))
+                || s.executable.as_deref() == exe.to_str();
+            if s.id != id
+                && superseded
+                && let Some(pid) = s.pid
+                && is_that_server(run_dir, &s.id, pid)
+            {
+                signal(pid, libc::SIGUSR1);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (run_dir, server_bin, id);
+}
+
+/// Stops the per-user servers of this home (`SIGTERM`: each closes its sessions, hands the
+/// builds it runs to detached processes, and exits), waiting up to `patience` for each.
+/// Returns the servers that were running and whether each has stopped.
+pub fn stop_all(run_dir: &Path, patience: Duration) -> Vec<(ServerInfo, bool)> {
+    let mut out = Vec::new();
+    for s in servers(run_dir) {
+        let Some(pid) = s.pid.filter(|&p| is_that_server(run_dir, &s.id, p)) else {
+            continue;
+        };
+        #[cfg(unix)]
+        let sent = signal(pid, libc::SIGTERM);
+        #[cfg(not(unix))]
+        let sent = false;
+        let deadline = Instant::now() + patience;
+        let mut stopped = false;
+        while sent && Instant::now() < deadline {
+            if !is_that_server(run_dir, &s.id, pid) {
+                stopped = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        out.push((s, stopped));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_changes_with_what_changes_the_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("satori");
+        std::fs::write(&bin, b"one").unwrap();
+        let vars = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let base = identity(&bin, &vars(&[("SATORI_HOME", "/h"), ("TERM", "x")]));
+        assert_eq!(base.len(), 16);
+        let check = |other: String, same: bool| assert_eq!(base == other, same, "{other}");
+        check(
+            identity(&bin, &vars(&[("SATORI_HOME", "/h"), ("TERM", "y")])),
+            true,
+        );
+        check(
+            identity(
+                &bin,
+                &vars(&[("SATORI_HOME", "/h"), ("SATORI_DAEMON", "on")]),
+            ),
+            true,
+        );
+        check(identity(&bin, &vars(&[("SATORI_HOME", "/other")])), false);
+        check(
+            identity(
+                &bin,
+                &vars(&[("SATORI_HOME", "/h"), ("MILVUS_ADDRESS", "m:19530")]),
+            ),
+            false,
+        );
+        let copy = dir.path().join("satori-copy");
+        std::fs::copy(&bin, &copy).unwrap();
+        check(identity(&copy, &vars(&[("SATORI_HOME", "/h")])), false);
+        std::fs::write(&bin, b"two, longer").unwrap();
+        check(identity(&bin, &vars(&[("SATORI_HOME", "/h")])), false);
+    }
+
+    #[test]
+    fn stale_and_missing_sockets_do_not_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("s.sock");
+        assert!(!answers(&sock).unwrap());
+        #[cfg(unix)]
+        {
+            drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+            assert!(sock.exists());
+            assert!(!answers(&sock).unwrap());
+            std::fs::remove_file(&sock).unwrap();
+            let _live = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+            assert!(answers(&sock).unwrap());
+        }
+    }
+
+    #[test]
+    fn pid_files_list_the_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("abc.json"),
+            r#"{"pid": 4242, "version": "9.9.9", "address": "unix:///x"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("bad.json"), "{").unwrap();
+        std::fs::write(dir.path().join("abc.log"), "").unwrap();
+        let listed = servers(dir.path());
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].id, "abc");
+        assert_eq!(listed[0].pid, Some(4242));
+        assert!(!listed[0].running);
+        // Not the server the file names: never signalled.
+        assert!(!is_that_server(dir.path(), "abc", std::process::id()));
+    }
+}
