@@ -159,6 +159,9 @@ test("e2e: a server that corrupts stdout is recovered with the guard off, and th
       SATORI_SERVER_BIN: wrapper,
       SATORI_HOME: join(dir, "satori-home"),
       PI_CODING_AGENT_DIR: join(dir, "pi-agent"),
+      // A corrupted stdout breaks only a server started for the call: the per-user
+      // server satori-cli attaches to by default speaks over a socket.
+      SATORI_DAEMON: "off",
     };
     const saved = { ...process.env };
     try {
