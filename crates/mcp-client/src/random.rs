@@ -9,9 +9,40 @@ use crate::error::{Error, Result};
 /// a parameter where a test must see what happens when it fails.
 pub(crate) type Source = fn(&mut [u8]) -> std::result::Result<(), String>;
 
-/// The operating system's generator (through aws-lc, already rustls's provider).
+/// The operating system's generator: the `getrandom` system call on Linux, `/dev/urandom`
+/// on other unix systems, aws-lc (already rustls's provider) elsewhere. Not aws-lc on unix:
+/// its generator seeds a jitter-entropy source on first use, about 40 ms of CPU that a
+/// one-shot command drawing one request id would spend on every run.
 pub(crate) fn os(buf: &mut [u8]) -> std::result::Result<(), String> {
-    aws_lc_rs::rand::fill(buf).map_err(|_| "the system's random number generator failed".into())
+    #[cfg(target_os = "linux")]
+    {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let rest = &mut buf[filled..];
+            // SAFETY: the pointer and length describe `rest`, which the call may write.
+            let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(format!("the system's random number generator failed: {e}"));
+            }
+            filled += n as usize;
+        }
+        Ok(())
+    }
+    #[cfg(all(unix, not(target_os = "linux")))]
+    {
+        use std::io::Read;
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(buf))
+            .map_err(|e| format!("the system's random number generator failed: {e}"))
+    }
+    #[cfg(not(unix))]
+    {
+        aws_lc_rs::rand::fill(buf).map_err(|_| "the system's random number generator failed".into())
+    }
 }
 
 /// `n` random bytes from `source`, for `what` (named in the error).

@@ -256,7 +256,18 @@ pub async fn execute(globals: &Globals, remote: Remote) -> Report {
     let mut client = Client::new(options);
     let report = run_remote(globals, &mut client, remote).await;
     let attempts = client.attempts().clone();
-    client.shutdown().await;
+    let starts_daemon = client.starts_daemon();
+    let started = client.shutdown().await;
+    match started {
+        Some(Ok(pid)) if starts_daemon => debug(
+            globals.debug,
+            &format!("started the per-user server (pid {pid}) for the calls that follow"),
+        ),
+        Some(Err(why)) => output::stderr_line(&format!(
+            "satori-cli: the per-user server could not be started ({why}); calls run in servers of their own until it can"
+        )),
+        _ => {}
+    }
     if let Some(why) = &attempts.daemon_recovery {
         output::stderr_line(&format!(
             "[DAEMON_RECOVERY] {why}; the call ran in a server of its own"
@@ -290,19 +301,23 @@ async fn run_remote(globals: &Globals, client: &mut Client, remote: Remote) -> R
         ));
     }
     if globals.debug
-        && let (Some(start), Some(daemon)) = (client.attached(), &client.options().daemon)
+        && let Some(daemon) = &client.options().daemon
+        && (client.attached() || client.starts_daemon())
     {
         debug(
             true,
-            &format!(
-                "attached to the per-user server at {} ({}) in {} ms",
-                daemon.socket().display(),
-                match start {
-                    satori_client::daemon::Start::Warm => "running".to_owned(),
-                    satori_client::daemon::Start::Started(pid) => format!("started, pid {pid}"),
-                },
-                started.elapsed().as_millis()
-            ),
+            &if client.attached() {
+                format!(
+                    "attached to the per-user server at {} in {} ms",
+                    daemon.socket().display(),
+                    started.elapsed().as_millis()
+                )
+            } else {
+                format!(
+                    "no per-user server answers at {}: this call runs in a server of its own and starts it",
+                    daemon.socket().display()
+                )
+            },
         );
     } else if globals.debug {
         let pid = client

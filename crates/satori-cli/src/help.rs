@@ -127,9 +127,10 @@ pub fn help() -> Value {
         },
         "exitCodes": exit_codes(),
         "daemon": [
-            "with no --endpoint, a call attaches to the per-user server on a unix socket under $SATORI_HOME/run (mode 0600, directory 0700), starting it when none runs: detached, in its own process group, its stderr in a log file beside the socket; it keeps the index open, the model loaded and the tree watched between calls",
+            "with no --endpoint, a call attaches to the per-user server on a unix socket under $SATORI_HOME/run (mode 0600, directory 0700); it keeps the index open, the model loaded and the tree watched between calls",
+            "when none answers, the call runs in a server of its own, as with SATORI_DAEMON=off, and starts the per-user server for the calls that follow once it is done (or after 300 ms, for a long call): detached, in its own process group, its stderr in a log file beside the socket",
             "a call attaches only to a server of its own version and executable, started with the same values of every environment variable that changes what the server does (home, embedding provider and keys, Milvus address, ranking weights, read limits); any other environment gets a server of its own",
-            "two calls starting it at once end with one server (a lock); a socket nobody listens on is replaced; a socket that answers and is not such a server is left as it is, and the call runs in a server of its own",
+            "two calls starting it at once end with one server (a lock, which the new server holds until it listens); a socket nobody listens on is replaced; a socket that answers and is not such a server is left as it is, and the call runs in a server of its own",
             "a newer build of the server asks an older one of the same home to exit once its calls and builds are done; a server exits by itself after SATORI_DAEMON_IDLE_SECS with no session and no build",
             "when the per-user server cannot be reached, or fails a request without answering (it died, the stream broke), the call runs once in a server of its own and a [DAEMON_RECOVERY] line on stderr says why (with --guard-recovery auto, the recovery record's daemonRecovery too); a manage_index call that may have been sent is not repeated",
             "SATORI_DAEMON=off, --no-daemon, a platform without unix sockets or a home whose socket path would be too long: a server for each call, as before"

@@ -11,14 +11,16 @@
 //! our token is reported as such, it is never retried with the guard off (its
 //! guard is not ours), and the session is ended with a `DELETE` at shutdown.
 
+use std::ops::Deref;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcp_client::{ClientInfo, Conn, Endpoint, Spawn, StdioClient};
 use serde_json::{Map, Value};
 
 use crate::ClientError;
-use crate::daemon::{Daemon, Start};
+use crate::daemon::{Attach, Daemon, Pending};
 use crate::endpoint_env::{ENDPOINT_ENV, ENDPOINT_TOKEN_ENV};
 use crate::guard_mode::{DEFAULT_GUARD_MODE, RECOVERY_GUARD_MODE, STDOUT_GUARD_ENV};
 use crate::recovery::{Attempts, GuardRecovery, Stage, should_retry};
@@ -167,9 +169,42 @@ pub struct Client {
     attempts: Attempts,
     /// Set once the shared server could not be reached and a child was started instead.
     fell_back: bool,
-    /// How the per-user server came to serve this client, while attached to it.
-    attached: Option<Start>,
+    /// Whether this client is attached to the per-user server.
+    attached: bool,
+    /// The per-user server this client is to start (none answered): its calls run in a
+    /// server child of their own, and the server is started when this client shuts down or
+    /// after [`DAEMON_START_DELAY`], whichever comes first.
+    daemon_start: Arc<Mutex<DaemonStart>>,
+    daemon_timer: Option<tokio::task::JoinHandle<()>>,
 }
+
+/// The per-user server a client starts: to start, started (its pid), or failed to start.
+#[derive(Debug, Default)]
+enum DaemonStart {
+    #[default]
+    None,
+    Pending(Pending),
+    Started(u32),
+    Failed(String),
+}
+
+impl DaemonStart {
+    /// Starts the pending server, if any.
+    fn spawn(&mut self) {
+        if let DaemonStart::Pending(p) = std::mem::take(self) {
+            *self = match p.spawn() {
+                Ok(pid) => DaemonStart::Started(pid),
+                Err(e) => DaemonStart::Failed(e.to_string()),
+            };
+        }
+    }
+}
+
+/// How long a call that found no per-user server runs alone before the server it is to start
+/// is started anyway: long enough for a search or a listing to finish first (the two would
+/// compete for the machine while the caller waits), short enough that the calls queued
+/// behind the start lock do not wait long on a build.
+pub const DAEMON_START_DELAY: Duration = Duration::from_millis(300);
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -191,7 +226,9 @@ impl Client {
             tools: None,
             attempts: Attempts::new(initial_mode),
             fell_back: false,
-            attached: None,
+            attached: false,
+            daemon_start: Arc::default(),
+            daemon_timer: None,
         }
     }
 
@@ -201,10 +238,25 @@ impl Client {
         self.fell_back
     }
 
-    /// Whether this client is attached to the per-user server, and whether it found it
-    /// running or started it.
-    pub fn attached(&self) -> Option<Start> {
+    /// Whether this client is attached to the per-user server.
+    pub fn attached(&self) -> bool {
         self.attached
+    }
+
+    /// Whether this client starts the per-user server for the calls that follow (none
+    /// answered; this client's own calls run in a server child).
+    pub fn starts_daemon(&self) -> bool {
+        !matches!(lock(&self.daemon_start).deref(), DaemonStart::None)
+    }
+
+    /// The pid of the per-user server this client started, once it did; why it could not,
+    /// when it failed.
+    pub fn started_daemon(&self) -> Option<Result<u32, String>> {
+        match lock(&self.daemon_start).deref() {
+            DaemonStart::Started(pid) => Some(Ok(*pid)),
+            DaemonStart::Failed(why) => Some(Err(why.clone())),
+            DaemonStart::None | DaemonStart::Pending(_) => None,
+        }
     }
 
     /// Start the server and complete the MCP handshake within
@@ -301,12 +353,16 @@ impl Client {
     }
 
     /// Close the connection politely: close the server's stdin, give it
-    /// a moment to exit, then kill it. Always reaps the child. On a shared server, end the
+    /// a moment to exit, then kill it. Then start the per-user server this client was to
+    /// start, if any; its pid, or why it could not be started, is returned. Always reaps the child. On a shared server, end the
     /// session this client opened (an HTTP `DELETE`), so that it does not hold the
     /// server's memory until it idles out; at most `END_SESSION_PATIENCE`, and whatever
     /// the server answers (a 404 for a session it already dropped, a 405 from a server that
     /// lets no client end one) changes nothing for the caller.
-    pub async fn shutdown(mut self) {
+    pub async fn shutdown(mut self) -> Option<Result<u32, String>> {
+        if let Some(timer) = self.daemon_timer.take() {
+            timer.abort();
+        }
         match self.connection.take() {
             Some(Connection::Stdio(c)) => (*c).shutdown().await,
             Some(Connection::Http(h)) => {
@@ -314,23 +370,30 @@ impl Client {
             }
             None => {}
         }
+        // The call is answered: the server it was to start starts now.
+        let start = Arc::clone(&self.daemon_start);
+        let _ = tokio::task::spawn_blocking(move || lock(&start).spawn()).await;
+        self.started_daemon()
     }
 
     /// Start one server process with the current guard mode, or open a session on the
     /// shared server.
     async fn open(&mut self) -> Result<(), ClientError> {
         self.attempts.attempt_count += 1;
-        self.attached = None;
+        self.attached = false;
         if self.options.endpoint.is_none()
             && !self.fell_back
             && let Some(daemon) = self.options.daemon.clone()
         {
             match self.open_daemon(&daemon).await {
-                Ok((shared, start)) => {
+                Ok(Some(shared)) => {
                     self.connection = Some(Connection::Http(Box::new(shared)));
-                    self.attached = Some(start);
+                    self.attached = true;
                     return Ok(());
                 }
+                // Started for the calls that follow: this one goes on in a server child,
+                // as fast as without the per-user server, while that one starts.
+                Ok(None) => self.fell_back = true,
                 Err(e) => {
                     self.fell_back = true;
                     self.attempts.daemon_recovery = Some(format!(
@@ -376,12 +439,30 @@ impl Client {
 
     /// The per-user server, started when none runs, and a session on it: only a server of
     /// this client's version is used (one at our socket that is not is left as it is).
-    async fn open_daemon(&self, daemon: &Daemon) -> Result<(Shared, Start), ClientError> {
+    async fn open_daemon(&mut self, daemon: &Daemon) -> Result<Option<Shared>, ClientError> {
         let timeout = self.options.startup_timeout;
         let starting = daemon.clone();
-        let start = tokio::task::spawn_blocking(move || starting.ensure_running(timeout))
-            .await
-            .map_err(|e| ClientError::Protocol(format!("starting the per-user server: {e}")))??;
+        let preopen = self
+            .options
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == satori_protocol::env::PREOPEN)
+            .map(|(_, v)| v.clone());
+        let found = tokio::task::spawn_blocking(move || {
+            starting.attach_or_start(timeout, preopen.as_deref())
+        })
+        .await
+        .map_err(|e| ClientError::Protocol(format!("starting the per-user server: {e}")))??;
+        if let Attach::Start(pending) = found {
+            *lock(&self.daemon_start) = DaemonStart::Pending(pending);
+            let start = Arc::clone(&self.daemon_start);
+            self.daemon_timer = Some(tokio::spawn(async move {
+                tokio::time::sleep(DAEMON_START_DELAY).await;
+                let _ = tokio::task::spawn_blocking(move || lock(&start).spawn()).await;
+            }));
+            return Ok(None);
+        }
         let shared = self
             .open_shared(&daemon.endpoint())
             .await
@@ -395,7 +476,7 @@ impl Client {
                 env!("CARGO_PKG_VERSION")
             )));
         }
-        Ok((shared, start))
+        Ok(Some(shared))
     }
 
     /// The handshake with the shared server at `endpoint`, within the startup budget.
@@ -460,7 +541,7 @@ impl Client {
         stage: Stage<'_>,
         first: ClientError,
     ) -> Result<ClientError, ClientError> {
-        if self.attached.is_some() {
+        if self.attached {
             // Attached to the per-user server: a request it failed without answering goes
             // once to a server child of this call's own, unless it may have changed
             // something already (a build asked for and then the connection lost).
@@ -468,7 +549,7 @@ impl Client {
                 return Err(first);
             }
             self.fell_back = true;
-            self.attached = None;
+            self.attached = false;
             self.connection = None;
             self.attempts.daemon_recovery = Some(format!(
                 "the per-user server failed {}: {first}",
@@ -617,4 +698,9 @@ async fn within(
         *open = false;
     }
     outcome
+}
+
+/// The lock of a client's state; a panic while it was held leaves the state as it was.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -12,12 +12,15 @@
 //! build gets a new server, and the old one is asked to drain (`SIGUSR1`: exit once no client
 //! and no build is left).
 //!
-//! Starting is guarded by a lock on `<identity>.lock`: two clients starting at once end with
-//! one server. A socket nobody listens on (a server that was killed) is replaced by the new
-//! server; a socket that answers but is not ours (another owner, another version) is never
-//! touched, and the call runs in a private child instead. The server is started detached: its
-//! own process group, no standard input or output, stderr to the log; it exits after
-//! `SATORI_DAEMON_IDLE_SECS` (default 900) with no session and no build.
+//! Starting is guarded by a lock on `<identity>.lock`, which passes to the new server and is
+//! let go once it listens: two clients starting at once end with one server. The client that
+//! starts it does not wait for it: its own call runs in a server of its own, and the server is
+//! started once that call is done (see [`Pending`]). A socket nobody listens on (a server
+//! that was killed) is replaced by the new server; a socket that answers but is not ours
+//! (another owner, another version) is never touched, and the call runs in a private child
+//! instead. The server is started detached: its own process group, no standard input or
+//! output, stderr to the log; it exits after `SATORI_DAEMON_IDLE_SECS` (default 900) with no
+//! session and no build.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -76,16 +79,6 @@ pub struct Daemon {
     /// Environment the caller adds for its server (the Node API's `env`): part of the
     /// identity, and given to the server it starts.
     extra: Vec<(String, String)>,
-}
-
-/// How a client came to be attached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Start {
-    /// A server was running already.
-    Warm,
-    /// This client started it (the pid of the new server).
-    Started(u32),
 }
 
 impl Daemon {
@@ -188,12 +181,19 @@ impl Daemon {
         mcp_client::Endpoint::Unix(self.socket())
     }
 
-    /// Makes sure a server listens on the socket, starting one (detached) when none does,
-    /// within `timeout`. Blocking: run it off the async threads.
-    pub fn ensure_running(&self, timeout: Duration) -> Result<Start, ClientError> {
+    /// [`Attach::Warm`] when a server answers on the socket; otherwise [`Attach::Start`]: the
+    /// start lock, held, and what starting the server takes ([`Pending::spawn`]). A client
+    /// that finds the lock held waits (within `timeout`) for the server its holder starts.
+    /// `preopen`: the codebase the call is about to search, whose index the new server opens
+    /// while it starts (`SATORI_PREOPEN`). Blocking: run it off the async threads.
+    pub fn attach_or_start(
+        &self,
+        timeout: Duration,
+        preopen: Option<&str>,
+    ) -> Result<Attach, ClientError> {
         let socket = self.socket();
         if answers(&socket)? {
-            return Ok(Start::Warm);
+            return Ok(Attach::Warm);
         }
         make_private_dir(&self.run_dir)?;
         let lock = std::fs::OpenOptions::new()
@@ -202,60 +202,128 @@ impl Daemon {
             .write(true)
             .open(self.lock_file())
             .map_err(|e| io_error(&self.lock_file(), e))?;
-        // Held until this function returns: a second client waits here, then finds the
-        // server the first one started.
-        lock.lock().map_err(|e| io_error(&self.lock_file(), e))?;
-        if answers(&socket)? {
-            return Ok(Start::Warm);
+        // Held until the new server listens: a second client waits here, then finds the
+        // server the first one started. Within the start budget: a server that hangs before
+        // it listens must not hold every later call.
+        let deadline = Instant::now() + timeout;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(ClientError::StartupTimeout(timeout));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(io_error(&self.lock_file(), e));
+                }
+            }
         }
-        drain_superseded(&self.run_dir, &self.server_bin, &self.id);
-        let log = open_log(&self.log_file())?;
-        let mut cmd = std::process::Command::new(&self.server_bin);
+        if answers(&socket)? {
+            return Ok(Attach::Warm);
+        }
+        Ok(Attach::Start(Pending {
+            daemon: self.clone(),
+            lock,
+            preopen: preopen.map(str::to_owned),
+        }))
+    }
+}
+
+/// What [`Daemon::attach_or_start`] found.
+#[derive(Debug)]
+pub enum Attach {
+    /// A server answers: attach to it.
+    Warm,
+    /// None does, and this client holds the start lock: it starts one (see [`Pending`]).
+    Start(Pending),
+}
+
+/// A per-user server to start, with the start lock held. The caller runs its own call in a
+/// server of its own and starts this one when the call is done, or once the call has taken
+/// long enough, so that the two do not compete for the machine while the caller waits (the
+/// call is then no slower than without the per-user server). Dropped without
+/// [`Pending::spawn`], it lets go of the lock, and the next call starts the server.
+#[derive(Debug)]
+pub struct Pending {
+    daemon: Daemon,
+    lock: std::fs::File,
+    preopen: Option<String>,
+}
+
+/// The descriptor number at which a starting server finds the start lock.
+const LOCK_FD: i32 = 3;
+
+impl Pending {
+    /// Starts the server, detached, and returns its pid without waiting for it. The start lock
+    /// passes to it (an inherited descriptor, `--start-lock-fd`), and it lets go of the lock
+    /// once it listens. Blocking only for the spawn.
+    pub fn spawn(self) -> Result<u32, ClientError> {
+        let Pending {
+            daemon,
+            lock,
+            preopen,
+        } = self;
+        drain_superseded(&daemon.run_dir, &daemon.server_bin, &daemon.id);
+        let log = open_log(&daemon.log_file())?;
+        let mut cmd = std::process::Command::new(&daemon.server_bin);
         cmd.arg("--socket")
-            .arg(&socket)
+            .arg(daemon.socket())
             .arg("--idle-exit")
-            .arg(self.idle.as_secs().to_string())
+            .arg(daemon.idle.as_secs().to_string())
             .arg("--pid-file")
-            .arg(self.pid_file())
-            .envs(self.extra.iter().map(|(k, v)| (k, v)))
+            .arg(daemon.pid_file())
+            .envs(daemon.extra.iter().map(|(k, v)| (k, v)))
             .env(env::RUN_MODE, "mcp")
             .env_remove(env::PREOPEN)
-            .current_dir(&self.run_dir)
+            .current_dir(&daemon.run_dir)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(log);
+        if let Some(path) = &preopen {
+            cmd.env(env::PREOPEN, path);
+        }
         #[cfg(unix)]
         {
+            use std::os::unix::io::AsRawFd;
             use std::os::unix::process::CommandExt;
             cmd.process_group(0);
+            let fd = lock.as_raw_fd();
+            cmd.arg("--start-lock-fd").arg(LOCK_FD.to_string());
+            // SAFETY: between fork and exec the closure calls only dup2 and fcntl, which are
+            // async-signal-safe, and touches no memory but its two integers.
+            unsafe {
+                cmd.pre_exec(move || {
+                    // The lock's descriptor, at a known number and kept across exec.
+                    let r = if fd == LOCK_FD {
+                        libc::fcntl(fd, libc::F_SETFD, 0)
+                    } else {
+                        libc::dup2(fd, LOCK_FD)
+                    };
+                    if r < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
         }
-        let mut child = cmd.spawn().map_err(|source| ClientError::Spawn {
-            path: self.server_bin.clone(),
+        let child = cmd.spawn().map_err(|source| ClientError::Spawn {
+            path: daemon.server_bin.clone(),
             source,
         })?;
+        // The server holds the lock now, through its copy of the descriptor.
+        drop(lock);
         let pid = child.id();
-        let deadline = Instant::now() + timeout;
-        loop {
-            if answers(&socket)? {
-                // Reaped when it exits, so that a long-lived caller (the Node API) keeps no
-                // zombie; the thread ends with the caller otherwise.
-                std::thread::spawn(move || child.wait());
-                return Ok(Start::Started(pid));
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                return Err(ClientError::Protocol(format!(
-                    "the per-user server exited at start ({status}): {}",
-                    log_tail(&self.log_file())
-                )));
-            }
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(ClientError::StartupTimeout(timeout));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        reap(child);
+        Ok(pid)
     }
+}
+
+/// Reaps the server when it exits, so that a long-lived caller (the Node API) keeps no
+/// zombie; the thread ends with the caller otherwise.
+fn reap(mut child: std::process::Child) {
+    std::thread::spawn(move || child.wait());
 }
 
 /// Whether a server listens at `socket`. A socket file nobody listens on is stale (its server
@@ -327,7 +395,19 @@ fn make_private_dir(dir: &Path) -> Result<(), ClientError> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder.create(dir).map_err(|e| io_error(dir, e))
+    builder.create(dir).map_err(|e| io_error(dir, e))?;
+    // A directory made earlier by hand or another tool may be open to others: the sockets
+    // in it are mode 0600 either way, but their names and logs are this user's business.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(dir).map_err(|e| io_error(dir, e))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| io_error(dir, e))?;
+        }
+    }
+    Ok(())
 }
 
 fn open_log(path: &Path) -> Result<std::fs::File, ClientError> {
@@ -345,18 +425,6 @@ fn open_log(path: &Path) -> Result<std::fs::File, ClientError> {
         options.mode(0o600);
     }
     options.open(path).map_err(|e| io_error(path, e))
-}
-
-/// The last lines of the server's log, for an error that says why it did not start.
-fn log_tail(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().rev().take(5).collect();
-    let tail: Vec<&str> = lines.into_iter().rev().collect();
-    if tail.is_empty() {
-        format!("nothing in {}", path.display())
-    } else {
-        format!("{} (from {})", tail.join(" | "), path.display())
-    }
 }
 
 fn io_error(path: &Path, e: std::io::Error) -> ClientError {

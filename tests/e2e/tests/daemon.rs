@@ -56,6 +56,22 @@ impl Home {
             .flatten()
     }
 
+    /// The pid of the server this caller attaches to, once it listens (a call that starts it
+    /// does not wait for it: it runs in a server of its own).
+    fn wait_running(&self) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(pid) = self.running_pid() {
+                return pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the per-user server never listened"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn run_dir(&self) -> PathBuf {
         self.path().join("run")
     }
@@ -106,8 +122,19 @@ fn the_second_call_is_answered_by_the_server_the_first_started() {
 
     let (out, _) = home.cli(&["--debug", "tools", "list"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("(started, pid"), "{}", stderr(&out));
-    let pid = home.running_pid().expect("a per-user server runs");
+    assert!(
+        stderr(&out).contains("started the per-user server"),
+        "{}",
+        stderr(&out)
+    );
+    let pid = home.wait_running();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let socket = PathBuf::from(home.status()["current"]["socket"].as_str().unwrap());
+        assert_eq!(mode(&socket), 0o600, "only this user may connect");
+        assert_eq!(mode(&home.run_dir()), 0o700);
+    }
 
     let create = json!({"action": "create", "path": repo}).to_string();
     let (out, doc) = home.cli(
@@ -122,7 +149,11 @@ fn the_second_call_is_answered_by_the_server_the_first_started() {
         &[],
     );
     assert_eq!(out.status.code(), Some(0), "{doc} {}", stderr(&out));
-    assert!(stderr(&out).contains("(running)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("attached to the per-user server"),
+        "{}",
+        stderr(&out)
+    );
     let (out, doc) = home.cli(
         &[
             "search_codebase",
@@ -193,8 +224,12 @@ fn a_stale_socket_is_replaced_and_a_live_foreign_one_left_alone() {
     drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
     let (out, doc) = home.cli(&["--debug", "tools", "list"], &[]);
     assert_eq!(out.status.code(), Some(0), "{doc} {}", stderr(&out));
-    assert!(stderr(&out).contains("(started, pid"), "{}", stderr(&out));
-    let pid = home.running_pid().expect("the new server runs");
+    assert!(
+        stderr(&out).contains("started the per-user server"),
+        "{}",
+        stderr(&out)
+    );
+    let pid = home.wait_running();
     let (out, _) = home.cli(&["daemon", "stop"], &[]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!alive(pid));
@@ -239,7 +274,7 @@ fn clients_racing_to_start_end_with_one_server() {
     for h in at_once {
         let out = h.join().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        started += usize::from(stderr(&out).contains("(started, pid"));
+        started += usize::from(stderr(&out).contains("started the per-user server"));
     }
     assert_eq!(
         started, 1,
@@ -251,10 +286,13 @@ fn clients_racing_to_start_end_with_one_server() {
 #[test]
 fn an_idle_server_exits() {
     let home = Home::new();
-    let (out, _) = home.cli(&["tools", "list"], &[("SATORI_DAEMON_IDLE_SECS", "1")]);
-    assert_eq!(out.status.code(), Some(0));
-    let doc = home.status();
-    let pid = doc["servers"][0]["pid"].as_u64().expect("a server started");
+    for _ in 0..2 {
+        let (out, _) = home.cli(&["tools", "list"], &[("SATORI_DAEMON_IDLE_SECS", "1")]);
+        assert_eq!(out.status.code(), Some(0));
+    }
+    let pid = home.status()["servers"][0]["pid"]
+        .as_u64()
+        .expect("the server the first call started");
     wait_until("the idle server to exit", Duration::from_secs(20), || {
         !alive(pid)
     });
@@ -270,7 +308,7 @@ fn a_new_build_of_the_server_gets_its_own_and_the_old_one_drains() {
     home.server_bin = bin.clone();
     let (out, _) = home.cli(&["tools", "list"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let old = home.running_pid().expect("the first build's server");
+    let old = home.wait_running();
 
     // The same path, a new executable (as an upgrade in place leaves it).
     std::fs::remove_file(&bin).unwrap();
@@ -284,8 +322,12 @@ fn a_new_build_of_the_server_gets_its_own_and_the_old_one_drains() {
         .unwrap();
     let (out, _) = home.cli(&["--debug", "tools", "list"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("(started, pid"), "{}", stderr(&out));
-    let new = home.running_pid().expect("the new build's server");
+    assert!(
+        stderr(&out).contains("started the per-user server"),
+        "{}",
+        stderr(&out)
+    );
+    let new = home.wait_running();
     assert_ne!(new, old);
     wait_until("the old server to drain", Duration::from_secs(20), || {
         !alive(old)
@@ -317,7 +359,7 @@ fn stopping_the_server_during_a_build_hands_the_build_off() {
 
     let (out, _) = home.cli(&["tools", "list"], &[]);
     assert_eq!(out.status.code(), Some(0));
-    let pid = home.running_pid().unwrap();
+    let pid = home.wait_running();
     let create = json!({"action": "create", "path": repo}).to_string();
     let mut building = Command::new(binary("satori-cli"))
         .env("SATORI_HOME", home.path())

@@ -210,6 +210,7 @@ pub async fn serve(
         limits,
         idle_exit: None,
         pid_file: None,
+        start_lock_fd: None,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (at_tx, at_rx) = tokio::sync::oneshot::channel::<String>();

@@ -102,6 +102,19 @@ fn socket_id(path: &Path) -> Option<(u64, u64)> {
     }
 }
 
+/// Closes the descriptor through which this server holds the start lock of the client that
+/// started it (`--start-lock-fd`): it listens now, so clients waiting on the lock attach.
+pub(super) fn release_start_lock(fd: i32) {
+    #[cfg(unix)]
+    // SAFETY: the descriptor was handed to this process for this purpose alone (the
+    // command line names it); nothing else in the process uses it.
+    unsafe {
+        libc::close(fd);
+    }
+    #[cfg(not(unix))]
+    let _ = fd;
+}
+
 /// The pid file of a listening server: written once it listens, removed when it stops (only
 /// if it is still this process's).
 pub(super) struct PidFile {

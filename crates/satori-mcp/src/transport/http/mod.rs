@@ -95,6 +95,9 @@ pub async fn serve(
         if let Some(path) = &opts.pid_file {
             pid_file = Some(lifecycle::PidFile::write(path, at)?);
         }
+        if let Some(fd) = opts.start_lock_fd {
+            lifecycle::release_start_lock(fd);
+        }
         ready(at);
         Ok(())
     };

@@ -58,6 +58,10 @@ pub struct HttpOptions {
     /// `--pid-file PATH`: where the server writes who it is (pid, version, executable,
     /// address) once it listens, removed when it stops.
     pub pid_file: Option<PathBuf>,
+    /// `--start-lock-fd N`: a descriptor holding the lock of the client that started this
+    /// server, closed once it listens, so that clients starting at the same time wait for
+    /// this server instead of starting another.
+    pub start_lock_fd: Option<i32>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -68,11 +72,12 @@ impl std::fmt::Debug for HttpOptions {
             .field("limits", &self.limits)
             .field("idle_exit", &self.idle_exit)
             .field("pid_file", &self.pid_file)
+            .field("start_lock_fd", &self.start_lock_fd)
             .finish()
     }
 }
 
-const USAGE: &str = "usage: satori [--http ADDR | --socket PATH] [--token-env NAME | --token-file PATH] [--max-sessions N] [--session-idle SECS] [--idle-exit SECS] [--pid-file PATH]";
+const USAGE: &str = "usage: satori [--http ADDR | --socket PATH] [--token-env NAME | --token-file PATH] [--max-sessions N] [--session-idle SECS] [--idle-exit SECS] [--pid-file PATH] [--start-lock-fd N]";
 
 /// The command line of a shared server. `Ok(None)` when neither `--http` nor `--socket` is
 /// given (the stdio server). `env` reads a variable (the process's environment in `satori`).
@@ -90,6 +95,7 @@ pub(crate) fn parse_args_with(
     let mut session_idle = None;
     let mut idle_exit = None;
     let mut pid_file = None;
+    let mut start_lock_fd = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| {
@@ -139,6 +145,18 @@ pub(crate) fn parse_args_with(
                 set_once(&mut idle_exit, idle_value("--idle-exit", &v)?)?;
             }
             "--pid-file" => set_once(&mut pid_file, PathBuf::from(value("--pid-file")?))?,
+            "--start-lock-fd" => {
+                let v = value("--start-lock-fd")?;
+                let fd = v
+                    .trim()
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|fd| *fd >= 3)
+                    .ok_or_else(|| {
+                        format!("--start-lock-fd {v}: expected a descriptor number of 3 or more")
+                    })?;
+                set_once(&mut start_lock_fd, fd)?;
+            }
             other => return Err(format!("unknown argument '{other}'; {USAGE}")),
         }
     }
@@ -148,6 +166,7 @@ pub(crate) fn parse_args_with(
             || session_idle.is_some()
             || idle_exit.is_some()
             || pid_file.is_some()
+            || start_lock_fd.is_some()
         {
             return Err(format!(
                 "--token-env, --token-file, --max-sessions, --session-idle, --idle-exit and --pid-file need --http or --socket; {USAGE}"
@@ -186,6 +205,7 @@ pub(crate) fn parse_args_with(
         },
         idle_exit,
         pid_file,
+        start_lock_fd,
     }))
 }
 
@@ -327,6 +347,11 @@ mod tests {
         check(&["--socket", "/s"], "idle_exit: None, pid_file: None");
         check(&["--idle-exit", "5"], "need --http or --socket");
         check(&["--pid-file", "/p"], "need --http or --socket");
+        check(
+            &["--socket", "/s", "--start-lock-fd", "3"],
+            "start_lock_fd: Some(3)",
+        );
+        check(&["--socket", "/s", "--start-lock-fd", "1"], "3 or more");
         check(&["--socket", "/s", "--idle-exit", "0"], "from 1 to 86400");
         check(
             &["--socket", "/s", "--idle-exit", "1", "--idle-exit", "2"],
@@ -401,6 +426,7 @@ mod tests {
             limits: Limits::default(),
             idle_exit: None,
             pid_file: None,
+            start_lock_fd: None,
         };
         assert!(!format!("{o:?}").contains("secret-token"));
     }
