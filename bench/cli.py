@@ -20,6 +20,8 @@ Commands measured:
                   its own meanwhile
   second_attached the search right after that one: the first answered by the new server
                   (it confirms the tree, as any server's first search does)
+  search_off_after_stop  search_off in the same loop, right after a `daemon stop` too: what
+                  first_attached is held to
 
 and, with --edit-trials N (default 200), a scratch repository of this repository's Rust
 sources (satori-core's) is indexed, and N times a file of it is given a new function and the
@@ -118,13 +120,16 @@ def main():
                     samples[name].append((time.perf_counter() - start) * 1000)
                 else:
                     samples[name].append(run(make(i), env_of(name)))
-        first, second = [], []
+        first, second, beside = [], [], []
         for i in range(args.first_reps):
+            run([cli, "daemon", "stop"], env)
+            beside.append(run(search(cli)(i), off_env))
             run([cli, "daemon", "stop"], env)
             first.append(run(search(cli)(i), env))
             second.append(run(search(cli)(i + 1), env))
         samples["first_attached"] = first
         samples["second_attached"] = second
+        samples["search_off_after_stop"] = beside
         edits = edit_trials(cli, env, args.edit_trials) if args.edit_trials else None
         run([cli, "daemon", "stop"], env)
 
@@ -154,7 +159,8 @@ def main():
     report["targets"] = {
         "attached_search_p50_at_most_2x_off_tools_list": c["search"]["p50_ms"] <= 2 * off_p50,
         "first_attached_p50_at_most_off_search": (
-            c["first_attached"]["p50_ms"] <= c["search_off"]["p50_ms"]) if first else None,
+            c["first_attached"]["p50_ms"] <= c["search_off_after_stop"]["p50_ms"])
+        if first else None,
         "edits_found_99_percent": (
             edits["found"] >= 0.99 * edits["trials"]) if edits else None,
     }
