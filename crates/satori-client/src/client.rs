@@ -704,3 +704,49 @@ async fn within(
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(stage: Stage<'_>, error: ClientError, want: bool) {
+        assert_eq!(daemon_retry(stage, &error), want, "{stage:?} {error}");
+    }
+
+    /// A request the per-user server failed goes once to a server of the call's own when no
+    /// answer came and a second attempt cannot repeat a change.
+    #[test]
+    fn what_the_per_user_server_failed_is_retried_in_a_child() {
+        let broken = || ClientError::Protocol("the stream broke".into());
+        check(Stage::Connect, broken(), true);
+        check(Stage::ListTools, broken(), true);
+        check(Stage::Call("search_codebase"), broken(), true);
+        check(Stage::Call("read_file"), ClientError::Closed, true);
+        // A build may have started before the connection broke.
+        check(Stage::Call(satori_protocol::MANAGE_INDEX), broken(), false);
+        // An answer is the server speaking; a timeout would only wait as long again.
+        check(
+            Stage::Call("search_codebase"),
+            ClientError::Rpc {
+                code: -32602,
+                message: "bad".into(),
+                data: None,
+            },
+            false,
+        );
+        check(
+            Stage::Call("search_codebase"),
+            ClientError::CallTimeout {
+                what: "tools/call search_codebase".into(),
+                timeout: Duration::from_secs(1),
+            },
+            false,
+        );
+        check(
+            Stage::Connect,
+            ClientError::StartupTimeout(Duration::from_secs(1)),
+            false,
+        );
+    }
+}

@@ -52,6 +52,9 @@ pub enum Off {
     Unsupported,
     /// The socket's path would be longer than the platform allows.
     PathTooLong(PathBuf),
+    /// `SATORI_TELEMETRY=stderr`: the caller wants the server's telemetry lines on its own
+    /// stderr, which only a server of its own writes to.
+    Telemetry,
 }
 
 impl std::fmt::Display for Off {
@@ -59,6 +62,11 @@ impl std::fmt::Display for Off {
         match self {
             Off::Disabled => write!(f, "{}=off", env::DAEMON),
             Off::Unsupported => f.write_str("this platform has no unix sockets"),
+            Off::Telemetry => write!(
+                f,
+                "{}=stderr: the telemetry lines reach the caller only from a server of its own",
+                env::TELEMETRY
+            ),
             Off::PathTooLong(p) => write!(
                 f,
                 "the socket path {} is longer than {MAX_SOCKET_PATH} bytes (choose a shorter {})",
@@ -131,6 +139,9 @@ impl Daemon {
         };
         if !enabled {
             return Ok(Err(Off::Disabled));
+        }
+        if text(env::TELEMETRY).as_deref().map(str::trim) == Some("stderr") {
+            return Ok(Err(Off::Telemetry));
         }
         if !cfg!(unix) {
             return Ok(Err(Off::Unsupported));

@@ -197,6 +197,8 @@ fn off_keeps_one_process_per_call() {
     for (args, env) in [
         (vec!["tools", "list"], vec![("SATORI_DAEMON", "off")]),
         (vec!["--no-daemon", "tools", "list"], vec![]),
+        // Telemetry lines asked for on stderr come only from a server of the call's own.
+        (vec!["tools", "list"], vec![("SATORI_TELEMETRY", "stderr")]),
     ] {
         let (out, doc) = home.cli(&args, &env);
         assert_eq!(out.status.code(), Some(0), "{doc}");
