@@ -450,6 +450,8 @@ pub struct ServerInfo {
     pub pid: Option<u32>,
     pub version: Option<String>,
     pub executable: Option<String>,
+    /// Size and modification time of the executable when the server started (`len:ns`).
+    pub executable_stamp: Option<String>,
     pub address: Option<String>,
     pub started_at: Option<String>,
     /// Whether its socket answers now.
@@ -474,6 +476,7 @@ pub fn servers(run_dir: &Path) -> Vec<ServerInfo> {
                 pid: body["pid"].as_u64().and_then(|p| u32::try_from(p).ok()),
                 version: text("version"),
                 executable: text("executable"),
+                executable_stamp: text("executableStamp"),
                 address: text("address"),
                 started_at: text("startedAt"),
                 running: answers(&socket).unwrap_or(false),
@@ -512,16 +515,20 @@ fn signal(pid: u32, sig: libc::c_int) -> bool {
 }
 
 /// Asks the servers of this home that an older build runs (another version, or the same
-/// executable path since replaced) to exit once their clients and builds are done.
+/// executable path since replaced) to exit once their clients and builds are done. A server
+/// of this build started with another environment is someone else's, and stays.
 fn drain_superseded(run_dir: &Path, server_bin: &Path, id: &str) {
     #[cfg(unix)]
     {
         let exe = server_bin
             .canonicalize()
             .unwrap_or_else(|_| server_bin.to_path_buf());
+        let (len, modified) = executable_stamp(&exe);
+        let stamp = format!("{len}:{modified}");
         for s in servers(run_dir) {
             let superseded = s.version.as_deref() != Some(env!("CARGO_PKG_VERSION"))
-                || s.executable.as_deref() == exe.to_str();
+                || (s.executable.as_deref() == exe.to_str()
+                    && s.executable_stamp.as_deref() != Some(stamp.as_str()));
             if s.id != id
                 && superseded
                 && let Some(pid) = s.pid

@@ -20,6 +20,8 @@ pub struct JobView {
 
 struct Running {
     cancel: Option<Arc<AtomicBool>>,
+    /// Set before `cancel` by a clear: the build stops without recording a failure.
+    discard: Arc<AtomicBool>,
     handoff: HandOff,
     progress: Option<Progress>,
 }
@@ -52,12 +54,14 @@ impl Jobs {
                 root.clone(),
                 Running {
                     cancel: Some(job.cancel_flag()),
+                    discard: job.discard_flag(),
                     handoff: job.handoff(),
                     progress: None,
                 },
             );
         }
         let jobs = self.clone();
+        let discarded = job.discard_flag();
         tokio::task::spawn_blocking(move || {
             let progress_root = root.clone();
             let progress_jobs = jobs.clone();
@@ -66,7 +70,12 @@ impl Jobs {
                     r.progress = Some(p.clone());
                 }
             });
-            if let Err(e) = &result {
+            // A build stopped for a clear did not fail: its index was removed on purpose.
+            let cleared = matches!(result, Err(satori_core::Error::Cancelled))
+                && discarded.load(Ordering::Relaxed);
+            if let Err(e) = &result
+                && !cleared
+            {
                 jobs.log.emit_about(
                     &root,
                     Level::Error,
@@ -91,6 +100,15 @@ impl Jobs {
         self.lock().get(root).map(|r| JobView {
             progress: r.progress.clone().unwrap_or_else(Progress::starting),
         })
+    }
+
+    /// Asks the build of `root` to stop because its index is about to be removed (a clear):
+    /// it stops without recording a failure; true if one was running here.
+    pub fn cancel_to_clear(&self, root: &Path) -> bool {
+        if let Some(r) = self.lock().get(root) {
+            r.discard.store(true, Ordering::Relaxed);
+        }
+        self.cancel(root)
     }
 
     /// Asks the build of `root` to stop; true if one was running here.

@@ -338,6 +338,35 @@ fn a_new_build_of_the_server_gets_its_own_and_the_old_one_drains() {
 }
 
 #[test]
+fn a_server_of_another_environment_is_its_own_and_stays() {
+    let home = Home::new();
+    let (out, _) = home.cli(&["tools", "list"], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let first = home.wait_running();
+    // Twice: the first call starts the server of this environment, the second attaches.
+    let other = [("READ_FILE_MAX_LINES", "999")];
+    for _ in 0..2 {
+        let (out, _) = home.cli(&["tools", "list"], &other);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    wait_until(
+        "the second server to listen",
+        Duration::from_secs(30),
+        || home.pid_files() == 2,
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        alive(first),
+        "a server of the same build and another environment is not drained"
+    );
+    assert_eq!(
+        home.running_pid(),
+        Some(first),
+        "this environment's server is the first one"
+    );
+}
+
+#[test]
 fn stopping_the_server_during_a_build_hands_the_build_off() {
     let home = Home::new();
     let repo_dir = tempfile::tempdir().unwrap();

@@ -160,6 +160,7 @@ impl Engine {
             lock: Some(lock),
             cancel: Arc::new(AtomicBool::new(false)),
             handed_off: Arc::new(AtomicBool::new(false)),
+            discarded: Arc::new(AtomicBool::new(false)),
         })
     }
 }
@@ -194,6 +195,8 @@ pub struct IndexJob {
     cancel: Arc<AtomicBool>,
     /// Set when the build was stopped for another process to take it over.
     handed_off: Arc<AtomicBool>,
+    /// Set when the build was stopped because its index is being removed (a clear).
+    discarded: Arc<AtomicBool>,
 }
 
 impl IndexJob {
@@ -204,6 +207,13 @@ impl IndexJob {
             cancel: Arc::clone(&self.cancel),
             handed_off: Arc::clone(&self.handed_off),
         }
+    }
+
+    /// A flag to set before stopping the build when its index is about to be removed (a
+    /// clear): the stopped build then leaves its `indexing` record for the clear to remove,
+    /// instead of recording a failure that a concurrent caller would read in between.
+    pub fn discard_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.discarded)
     }
 
     /// A flag that stops the build at the next batch boundary.
@@ -277,11 +287,16 @@ impl IndexJob {
             }
             Err(e) => Err(e),
         };
-        let taken_over =
-            matches!(outcome, Err(Error::Cancelled)) && self.handed_off.load(Ordering::Relaxed);
+        let taken_over = matches!(outcome, Err(Error::Cancelled))
+            && (self.handed_off.load(Ordering::Relaxed) || self.discarded.load(Ordering::Relaxed));
         if taken_over {
             // The process taking over records its own build; only the unfinished
-            // generation goes.
+            // generation goes. A build stopped for a clear leaves no record either: removed
+            // while this build still holds the writer lock, so that no caller reads a
+            // failure (or an `indexing` with nobody building) before the clear runs.
+            if self.discarded.load(Ordering::Relaxed) {
+                let _ = self.engine.store.remove(&self.root);
+            }
             self.dir.sweep(now_ms());
         } else if let Err(e) = &outcome {
             let message = e.to_string();

@@ -679,8 +679,10 @@ fn status(service: &Service, abs: &Path, shown_in: &str) -> Env {
 fn clear(service: &Service, abs: &Path, shown_in: &str) -> Env {
     let root = canonical_or_normal(abs);
     let shown = display(&root);
-    // A build of this process is cancelled first; it stops at its next batch.
-    if service.jobs.cancel(&root) {
+    // A build of this process is cancelled first; it stops at its next batch, leaving its
+    // record for the clear below to remove (a concurrent call reads `indexing` meanwhile, not
+    // a failure).
+    if service.jobs.cancel_to_clear(&root) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while service.jobs.is_running(&root) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));

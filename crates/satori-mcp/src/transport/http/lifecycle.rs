@@ -122,13 +122,28 @@ pub(super) struct PidFile {
 }
 
 impl PidFile {
-    /// Writes `{pid, version, executable, address, startedAt}` to `path` (through a temporary
+    /// Writes `{pid, version, executable, executableStamp, address, startedAt}` to `path` (through a temporary
     /// file and a rename, so a reader never sees half of it; mode 0600).
     pub(super) fn write(path: &Path, address: &str) -> anyhow::Result<PidFile> {
+        let exe = std::env::current_exe().ok();
+        // Size and modification time of the executable this process runs: a client tells a
+        // newer build at the same path by them (see satori-client's `daemon`).
+        let stamp = exe
+            .as_deref()
+            .and_then(|e| std::fs::metadata(e).ok())
+            .map(|m| {
+                let modified = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("{}:{modified}", m.len())
+            });
         let body = serde_json::json!({
             "pid": std::process::id(),
             "version": env!("CARGO_PKG_VERSION"),
-            "executable": std::env::current_exe().ok(),
+            "executable": exe,
+            "executableStamp": stamp,
             "address": address,
             "startedAt": satori_core::iso8601(satori_core::now_ms()),
         });
