@@ -125,6 +125,32 @@ fn a_first_build_refuses_search_and_read_with_its_progress() {
     assert_eq!(t.state.state, IndexState::IndexFailed);
 }
 
+/// A first build stopped leaves `indexfailed` for the next caller to read; one stopped because
+/// its index is being cleared leaves no record (and no failure) for a caller to read before the
+/// clear removes the rest.
+#[test]
+fn a_first_build_stopped_for_a_clear_leaves_no_failure() {
+    for (discard, want) in [(false, Some(IndexState::IndexFailed)), (true, None)] {
+        let f = fixture();
+        let job = f
+            .engine
+            .start_index(&f.root, IndexOptions::default())
+            .unwrap();
+        if discard {
+            job.discard_flag().store(true, Ordering::Relaxed);
+        }
+        job.cancel_flag().store(true, Ordering::Relaxed);
+        assert!(matches!(job.run(|_| {}), Err(Error::Cancelled)));
+        let recorded = store(&f)
+            .load()
+            .unwrap()
+            .codebases
+            .get(&f.root)
+            .map(|c| c.state);
+        assert_eq!(recorded, want, "discard: {discard}");
+    }
+}
+
 #[test]
 fn a_rebuild_keeps_the_previous_index_searchable() {
     let f = fixture();
