@@ -27,7 +27,9 @@ fn current(globals: &Globals) -> Result<Result<Daemon, String>, Failure> {
 }
 
 fn run_dir() -> std::path::PathBuf {
-    satori_protocol::env::home_dir(|name| std::env::var_os(name)).join("run")
+    daemon::run_dir_of(&satori_protocol::env::home_dir(|name| {
+        std::env::var_os(name)
+    }))
 }
 
 /// `daemon status`: every per-user server of this home, and which one this caller's
@@ -46,7 +48,7 @@ pub fn status(globals: &Globals) -> Report {
                 "id": d.id(),
                 "socket": d.socket(),
                 "running": found.is_some_and(|s| s.running),
-                "pid": found.and_then(|s| s.pid),
+                "pid": found.map(|s| s.file.pid),
                 "log": d.log_file(),
             })
         }
@@ -66,7 +68,7 @@ pub fn stop() -> Report {
     let results = daemon::stop_all(&dir, STOP_PATIENCE);
     let stopped: Vec<Value> = results
         .iter()
-        .map(|(s, done)| json!({ "id": s.id, "pid": s.pid, "stopped": done }))
+        .map(|(s, done)| json!({ "id": s.id, "pid": s.file.pid, "stopped": done }))
         .collect();
     if let Some((s, _)) = results.iter().find(|(_, done)| !done) {
         return Report::failure(Failure::new(
@@ -74,7 +76,7 @@ pub fn stop() -> Report {
             format!(
                 "the per-user server {} (pid {}) did not exit within {} s; its log: {}",
                 s.id,
-                s.pid.map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                s.file.pid,
                 STOP_PATIENCE.as_secs(),
                 s.log.display()
             ),

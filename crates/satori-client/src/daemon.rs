@@ -25,8 +25,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use satori_protocol::daemon::{PidFile, executable_stamp};
 use serde::Serialize;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::ClientError;
@@ -148,7 +148,7 @@ impl Daemon {
         }
         let home = env::home_dir(get);
         let daemon = Daemon {
-            run_dir: home.join("run"),
+            run_dir: run_dir_of(&home),
             id: identity(server_bin, &vars),
             server_bin: server_bin.to_path_buf(),
             idle,
@@ -172,19 +172,19 @@ impl Daemon {
     }
 
     pub fn socket(&self) -> PathBuf {
-        self.run_dir.join(format!("{}.sock", self.id))
+        named(&self.run_dir, &self.id, "sock")
     }
 
     pub fn pid_file(&self) -> PathBuf {
-        self.run_dir.join(format!("{}.json", self.id))
+        named(&self.run_dir, &self.id, "json")
     }
 
     pub fn log_file(&self) -> PathBuf {
-        self.run_dir.join(format!("{}.log", self.id))
+        named(&self.run_dir, &self.id, "log")
     }
 
     fn lock_file(&self) -> PathBuf {
-        self.run_dir.join(format!("{}.lock", self.id))
+        named(&self.run_dir, &self.id, "lock")
     }
 
     /// The endpoint a client connects to.
@@ -375,27 +375,13 @@ fn identity(server_bin: &Path, vars: &[(String, String)]) -> String {
         .canonicalize()
         .unwrap_or_else(|_| server_bin.to_path_buf());
     part(exe.as_os_str().as_encoded_bytes());
-    let (len, modified) = executable_stamp(&exe);
-    part(&len.to_le_bytes());
-    part(&modified.to_le_bytes());
+    part(executable_stamp(&exe).unwrap_or_default().as_bytes());
     for (name, value) in env::daemon_identity_vars(vars.iter().cloned()) {
         part(name.as_bytes());
         part(value.as_bytes());
     }
     let digest = h.finalize();
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Size and modification time (ns since the epoch) of an executable; zeros when unknown.
-fn executable_stamp(exe: &Path) -> (u64, u128) {
-    std::fs::metadata(exe).map_or((0, 0), |m| {
-        let modified = m
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        (m.len(), modified)
-    })
 }
 
 fn make_private_dir(dir: &Path) -> Result<(), ClientError> {
@@ -447,19 +433,15 @@ fn io_error(path: &Path, e: std::io::Error) -> ClientError {
 #[serde(rename_all = "camelCase")]
 pub struct ServerInfo {
     pub id: String,
-    pub pid: Option<u32>,
-    pub version: Option<String>,
-    pub executable: Option<String>,
-    /// Size and modification time of the executable when the server started (`len:ns`).
-    pub executable_stamp: Option<String>,
-    pub address: Option<String>,
-    pub started_at: Option<String>,
+    #[serde(flatten)]
+    pub file: PidFile,
     /// Whether its socket answers now.
     pub running: bool,
     pub log: PathBuf,
 }
 
-/// The per-user servers of the home whose run directory is `run_dir`, by identity.
+/// The per-user servers of the home whose run directory is `run_dir`, by identity. A pid file
+/// that cannot be read is left out.
 pub fn servers(run_dir: &Path) -> Vec<ServerInfo> {
     let Ok(entries) = std::fs::read_dir(run_dir) else {
         return Vec::new();
@@ -469,18 +451,11 @@ pub fn servers(run_dir: &Path) -> Vec<ServerInfo> {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let id = name.strip_suffix(".json")?.to_owned();
-            let body: Value = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
-            let text = |k: &str| body[k].as_str().map(str::to_owned);
-            let socket = run_dir.join(format!("{id}.sock"));
+            let file: PidFile = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
             Some(ServerInfo {
-                pid: body["pid"].as_u64().and_then(|p| u32::try_from(p).ok()),
-                version: text("version"),
-                executable: text("executable"),
-                executable_stamp: text("executableStamp"),
-                address: text("address"),
-                started_at: text("startedAt"),
-                running: answers(&socket).unwrap_or(false),
-                log: run_dir.join(format!("{id}.log")),
+                file,
+                running: answers(&named(run_dir, &id, "sock")).unwrap_or(false),
+                log: named(run_dir, &id, "log"),
                 id,
             })
         })
@@ -489,19 +464,29 @@ pub fn servers(run_dir: &Path) -> Vec<ServerInfo> {
     out
 }
 
+/// The file `<id>.<ext>` of the per-user server `id` in `run_dir`.
+fn named(run_dir: &Path, id: &str, ext: &str) -> PathBuf {
+    run_dir.join(format!("{id}.{ext}"))
+}
+
+/// The run directory of a home: where its per-user servers' sockets and files are.
+pub fn run_dir_of(home: &Path) -> PathBuf {
+    home.join("run")
+}
+
 /// Whether the process `pid` is the server that wrote the pid file of `id` in `run_dir`: on
 /// Linux its command line names that pid file, so a pid reused by another process is never
 /// signalled; elsewhere, its socket answers.
 fn is_that_server(run_dir: &Path, id: &str, pid: u32) -> bool {
     if cfg!(target_os = "linux") {
-        let pid_file = run_dir.join(format!("{id}.json"));
+        let pid_file = named(run_dir, id, "json");
         std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
             cmdline
                 .split(|b| *b == 0)
                 .any(|arg| arg == pid_file.as_os_str().as_encoded_bytes())
         })
     } else {
-        answers(&run_dir.join(format!("{id}.sock"))).unwrap_or(false)
+        answers(&named(run_dir, id, "sock")).unwrap_or(false)
     }
 }
 
@@ -523,18 +508,13 @@ fn drain_superseded(run_dir: &Path, server_bin: &Path, id: &str) {
         let exe = server_bin
             .canonicalize()
             .unwrap_or_else(|_| server_bin.to_path_buf());
-        let (len, modified) = executable_stamp(&exe);
-        let stamp = format!("{len}:{modified}");
+        let stamp = executable_stamp(&exe);
         for s in servers(run_dir) {
-            let superseded = s.version.as_deref() != Some(env!("CARGO_PKG_VERSION"))
-                || (s.executable.as_deref() == exe.to_str()
-                    && s.executable_stamp.as_deref() != Some(stamp.as_str()));
-            if s.id != id
-                && superseded
-                && let Some(pid) = s.pid
-                && is_that_server(run_dir, &s.id, pid)
-            {
-                signal(pid, libc::SIGUSR1);
+            let f = &s.file;
+            let superseded = f.version != env!("CARGO_PKG_VERSION")
+                || (f.executable.as_deref() == Some(exe.as_path()) && f.executable_stamp != stamp);
+            if s.id != id && superseded && is_that_server(run_dir, &s.id, f.pid) {
+                signal(f.pid, libc::SIGUSR1);
             }
         }
     }
@@ -548,9 +528,10 @@ fn drain_superseded(run_dir: &Path, server_bin: &Path, id: &str) {
 pub fn stop_all(run_dir: &Path, patience: Duration) -> Vec<(ServerInfo, bool)> {
     let mut out = Vec::new();
     for s in servers(run_dir) {
-        let Some(pid) = s.pid.filter(|&p| is_that_server(run_dir, &s.id, p)) else {
+        let pid = s.file.pid;
+        if !is_that_server(run_dir, &s.id, pid) {
             continue;
-        };
+        }
         #[cfg(unix)]
         let sent = signal(pid, libc::SIGTERM);
         #[cfg(not(unix))]
@@ -634,7 +615,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("abc.json"),
-            r#"{"pid": 4242, "version": "9.9.9", "address": "unix:///x"}"#,
+            r#"{"pid": 4242, "version": "9.9.9", "address": "unix:///x", "startedAt": "t"}"#,
         )
         .unwrap();
         std::fs::write(dir.path().join("bad.json"), "{").unwrap();
@@ -642,7 +623,7 @@ mod tests {
         let listed = servers(dir.path());
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].id, "abc");
-        assert_eq!(listed[0].pid, Some(4242));
+        assert_eq!(listed[0].file.pid, 4242);
         assert!(!listed[0].running);
         // Not the server the file names: never signalled.
         assert!(!is_that_server(dir.path(), "abc", std::process::id()));

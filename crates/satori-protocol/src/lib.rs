@@ -14,6 +14,7 @@
 #[macro_use]
 mod macros;
 
+pub mod daemon;
 pub mod docs;
 pub mod env;
 pub mod envelope;

@@ -29,14 +29,27 @@ impl Home {
         self.dir.path()
     }
 
-    fn cli(&self, args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
+    /// `satori-cli ARGS` over this home, with the per-user server on.
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(binary("satori-cli"));
         cmd.env("SATORI_HOME", self.path())
             .env("SATORI_SERVER_BIN", &self.server_bin)
             .env_remove("SATORI_DAEMON")
             .env("SATORI_DAEMON_IDLE_SECS", "120")
             .args(args);
-        json_output(&mut cmd, env)
+        cmd
+    }
+
+    fn cli(&self, args: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
+        json_output(&mut self.command(args), env)
+    }
+
+    /// A call that finds no per-user server and starts it; the new server's pid.
+    fn start(&self) -> u64 {
+        let (out, doc) = self.cli(&["--debug", "tools", "list"], &[]);
+        assert_eq!(out.status.code(), Some(0), "{doc} {}", stderr(&out));
+        assert!(started(&out), "{}", stderr(&out));
+        self.wait_running()
     }
 
     /// `daemon status`'s document.
@@ -112,6 +125,11 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Whether a `--debug` call started the per-user server.
+fn started(out: &Output) -> bool {
+    stderr(out).contains("started the per-user server")
+}
+
 #[test]
 fn the_second_call_is_answered_by_the_server_the_first_started() {
     let home = Home::new();
@@ -120,14 +138,7 @@ fn the_second_call_is_answered_by_the_server_the_first_started() {
     let repo = repo_dir.path().canonicalize().unwrap();
     let repo = repo.to_str().unwrap();
 
-    let (out, _) = home.cli(&["--debug", "tools", "list"], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("started the per-user server"),
-        "{}",
-        stderr(&out)
-    );
-    let pid = home.wait_running();
+    let pid = home.start();
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -224,14 +235,7 @@ fn a_stale_socket_is_replaced_and_a_live_foreign_one_left_alone() {
 
     // A socket left by a server that was killed: nobody listens.
     drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
-    let (out, doc) = home.cli(&["--debug", "tools", "list"], &[]);
-    assert_eq!(out.status.code(), Some(0), "{doc} {}", stderr(&out));
-    assert!(
-        stderr(&out).contains("started the per-user server"),
-        "{}",
-        stderr(&out)
-    );
-    let pid = home.wait_running();
+    let pid = home.start();
     let (out, _) = home.cli(&["daemon", "stop"], &[]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!alive(pid));
@@ -260,26 +264,18 @@ fn clients_racing_to_start_end_with_one_server() {
     let home = Home::new();
     let at_once: Vec<_> = (0..4)
         .map(|_| {
-            let (home_dir, bin) = (home.path().to_path_buf(), home.server_bin.clone());
-            std::thread::spawn(move || {
-                Command::new(binary("satori-cli"))
-                    .env("SATORI_HOME", home_dir)
-                    .env("SATORI_SERVER_BIN", bin)
-                    .env_remove("SATORI_DAEMON")
-                    .args(["--debug", "tools", "list"])
-                    .output()
-                    .unwrap()
-            })
+            let mut cmd = home.command(&["--debug", "tools", "list"]);
+            std::thread::spawn(move || cmd.output().unwrap())
         })
         .collect();
-    let mut started = 0;
+    let mut starts = 0;
     for h in at_once {
         let out = h.join().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        started += usize::from(stderr(&out).contains("started the per-user server"));
+        starts += usize::from(started(&out));
     }
     assert_eq!(
-        started, 1,
+        starts, 1,
         "four at once: one started the server, three attached"
     );
     assert_eq!(home.pid_files(), 1);
@@ -322,14 +318,7 @@ fn a_new_build_of_the_server_gets_its_own_and_the_old_one_drains() {
         .unwrap()
         .set_modified(later)
         .unwrap();
-    let (out, _) = home.cli(&["--debug", "tools", "list"], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("started the per-user server"),
-        "{}",
-        stderr(&out)
-    );
-    let new = home.wait_running();
+    let new = home.start();
     assert_ne!(new, old);
     wait_until("the old server to drain", Duration::from_secs(20), || {
         !alive(old)
@@ -392,10 +381,8 @@ fn stopping_the_server_during_a_build_hands_the_build_off() {
     assert_eq!(out.status.code(), Some(0));
     let pid = home.wait_running();
     let create = json!({"action": "create", "path": repo}).to_string();
-    let mut building = Command::new(binary("satori-cli"))
-        .env("SATORI_HOME", home.path())
-        .env("SATORI_SERVER_BIN", &home.server_bin)
-        .args(["tool", "call", "manage_index", "--args-json", &create])
+    let mut building = home
+        .command(&["tool", "call", "manage_index", "--args-json", &create])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

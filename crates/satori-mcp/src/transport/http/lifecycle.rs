@@ -122,31 +122,21 @@ pub(super) struct PidFile {
 }
 
 impl PidFile {
-    /// Writes `{pid, version, executable, executableStamp, address, startedAt}` to `path` (through a temporary
+    /// Writes the server's [`satori_protocol::daemon::PidFile`] to `path` (through a temporary
     /// file and a rename, so a reader never sees half of it; mode 0600).
     pub(super) fn write(path: &Path, address: &str) -> anyhow::Result<PidFile> {
-        let exe = std::env::current_exe().ok();
-        // Size and modification time of the executable this process runs: a client tells a
-        // newer build at the same path by them (see satori-client's `daemon`).
-        let stamp = exe
-            .as_deref()
-            .and_then(|e| std::fs::metadata(e).ok())
-            .map(|m| {
-                let modified = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos());
-                format!("{}:{modified}", m.len())
-            });
-        let body = serde_json::json!({
-            "pid": std::process::id(),
-            "version": env!("CARGO_PKG_VERSION"),
-            "executable": exe,
-            "executableStamp": stamp,
-            "address": address,
-            "startedAt": satori_core::iso8601(satori_core::now_ms()),
-        });
+        let executable = std::env::current_exe().ok();
+        let body = satori_protocol::daemon::PidFile {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            executable_stamp: executable
+                .as_deref()
+                .and_then(satori_protocol::daemon::executable_stamp),
+            executable,
+            address: address.to_owned(),
+            started_at: satori_core::iso8601(satori_core::now_ms()),
+        };
+        let body = serde_json::to_string(&body)?;
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
@@ -157,7 +147,7 @@ impl PidFile {
         }
         let written = options.open(&tmp).and_then(|mut f| {
             use std::io::Write;
-            f.write_all(body.to_string().as_bytes())?;
+            f.write_all(body.as_bytes())?;
             f.sync_all()
         });
         written
@@ -176,8 +166,8 @@ impl Drop for PidFile {
     fn drop(&mut self) {
         let ours = std::fs::read(&self.path)
             .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|v| v["pid"].as_u64() == Some(u64::from(std::process::id())));
+            .and_then(|b| serde_json::from_slice::<satori_protocol::daemon::PidFile>(&b).ok())
+            .is_some_and(|f| f.pid == std::process::id());
         if ours {
             let _ = std::fs::remove_file(&self.path);
         }
