@@ -6,9 +6,10 @@
 //! so it builds with the workspace's existing dependencies).
 //!
 //! Random rows are the prefilter's worst case (no structure for the sketch to find). With
-//! `SATORI_BENCH_VECTORS=<generation>/vectors` the bench also measures the prefilter's recall
-//! of the exact top 100 (a search's first candidate pool) on a real index, for queries
-//! embedded by the bundled model.
+//! `SATORI_BENCH_VECTORS=<generation>/vectors` the bench also measures, on a real index, the
+//! prefilter's recall of the exact top 50 and top 100 (a search's first candidate pool) and
+//! the time of a top 100, for the matrix as it is and as this build writes it (see
+//! [`real`]).
 
 use std::io::Write;
 use std::time::Instant;
@@ -29,20 +30,75 @@ const QUERIES: &[&str] = &[
     "read the whole file into a buffer",
 ];
 
-/// Mean recall of the prefiltered top `k` against the exact top `k` on a real matrix.
-fn real_recall(dir: &std::path::Path, k: usize) -> (usize, f64) {
-    let index = DenseIndex::open(dir).unwrap();
+/// The real matrix at `dir` as it is and rewritten by this build's writer (so a matrix of an
+/// older sketch is measured beside the current one, in the same run): for each, the mean
+/// recall of the prefiltered top 50 and top 100 against the exact ones, and the median time
+/// of a top 100. Queries are embedded by the bundled model: the lines of
+/// `SATORI_BENCH_QUERIES` if set, else [`QUERIES`].
+fn real(dir: &std::path::Path) -> String {
     let model = bundled::load().unwrap();
+    let texts: Vec<String> = match std::env::var_os("SATORI_BENCH_QUERIES") {
+        Some(f) => std::fs::read_to_string(f)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => QUERIES.iter().map(|q| (*q).to_owned()).collect(),
+    };
     let (mut scratch, mut v) = (Scratch::default(), vec![0f32; model.dim()]);
-    let mut sum = 0.0;
-    for q in QUERIES {
-        model.embed_into(q, &mut scratch, &mut v);
-        let q = QueryVector::new(&v);
-        let want = index.exact_top_k(&q, k);
-        let got = index.top_k(&q, k);
-        sum += got.iter().filter(|n| want.contains(n)).count() as f64 / want.len().max(1) as f64;
+    let queries: Vec<QueryVector> = texts
+        .iter()
+        .map(|q| {
+            model.embed_into(q, &mut scratch, &mut v);
+            QueryVector::new(&v)
+        })
+        .collect();
+    let as_is = DenseIndex::open(dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut w = DenseWriter::create(tmp.path(), as_is.dim()).unwrap();
+    for row in 0..as_is.len() {
+        let (scale, values) = as_is.quantized(row).unwrap();
+        w.push_quantized(scale, values);
     }
-    (index.len(), sum / QUERIES.len() as f64)
+    w.finish().unwrap();
+    let current = DenseIndex::open(tmp.path()).unwrap();
+    let measure = |index: &DenseIndex| {
+        let recall = |k: usize| {
+            let sum: f64 = queries
+                .iter()
+                .map(|q| {
+                    let want = index.exact_top_k(q, k);
+                    let got = index.top_k(q, k);
+                    got.iter().filter(|n| want.contains(n)).count() as f64
+                        / want.len().max(1) as f64
+                })
+                .sum();
+            sum / queries.len().max(1) as f64
+        };
+        let mut ms: Vec<f64> = queries
+            .iter()
+            .map(|q| {
+                let t = Instant::now();
+                std::hint::black_box(index.top_k(q, 100));
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        format!(
+            "{{\"recallAt50\": {:.4}, \"recallAt100\": {:.4}, \"topK100Ms\": {:.3}}}",
+            recall(50),
+            recall(100),
+            ms[ms.len() / 2]
+        )
+    };
+    format!(
+        ", \"realRows\": {}, \"realQueries\": {}, \"realAsIs\": {}, \"realRewritten\": {}",
+        as_is.len(),
+        queries.len(),
+        measure(&as_is),
+        measure(&current)
+    )
 }
 
 #[allow(clippy::disallowed_methods)] // A benchmark's figures are its output.
@@ -88,10 +144,7 @@ fn main() {
     let got = index.top_k(&q, 2000);
     let recall = got.iter().filter(|n| want.contains(n)).count() as f64 / want.len() as f64;
     let real = std::env::var_os("SATORI_BENCH_VECTORS")
-        .map(|d| real_recall(std::path::Path::new(&d), 100))
-        .map_or(String::new(), |(rows, r)| {
-            format!(", \"realRows\": {rows}, \"realRecallAt100\": {r:.3}")
-        });
+        .map_or(String::new(), |d| real(std::path::Path::new(&d)));
     // The figures are this binary's output: JSON on stdout.
     writeln!(
         std::io::stdout().lock(),

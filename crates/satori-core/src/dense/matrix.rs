@@ -9,17 +9,20 @@
 //! below the score differences ranking cares about.
 //!
 //! A large matrix is memory-bound (100k rows of 256 bytes are 25 MB per query), so each row
-//! also has a sign sketch: one bit per dimension of the row minus the mean row. A query first
-//! ranks all sketches by Hamming distance (32 bytes per row, popcount), then rescores only
-//! the best few thousand rows with the int8 dot product. The sketches only choose what to
+//! also has a sketch: one bit per dimension (see [`super::sketch`]). A query first estimates
+//! every row's score from the sketches (32 bytes per row, popcounts), then rescores only the
+//! best few thousand rows with the int8 dot product. The sketches only choose what to
 //! rescore; every score returned is the int8 cosine.
 //!
 //! ```text
-//! vectors/matrix.bin:  "SATVEC02" | dim u32 | pad u32 | count u64 | reserved u64
+//! vectors/matrix.bin:  "SATVEC03" | dim u32 | pad u32 | count u64 | reserved u64
 //!                      | count × f32 scales | count × dim i8 rows
 //!                      | pad to 8 | dim × f32 mean | count × ⌈dim/64⌉ u64 sketches
 //!                                                                        (little-endian)
 //! ```
+//!
+//! `SATVEC02` files (sign sketches, written by earlier versions) have the same layout and are
+//! still read, with the sketch they hold.
 //!
 //! A generation derived by a sync may keep the previous generation's matrix (a hard link)
 //! and add a small second matrix of the rows it adds ([`DenseIndex::with_overlay`]): its
@@ -31,6 +34,7 @@ use std::collections::BinaryHeap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::sketch::{self, Code, Probe, words};
 use super::{Neighbor, QueryVector, VectorIndex};
 use crate::{Error, Result};
 
@@ -41,18 +45,18 @@ pub const MATRIX_FILE: &str = "matrix.bin";
 /// `vectors/` (see `store::overlay`).
 pub const DELTA_MATRIX_FILE: &str = "matrix.delta.bin";
 
-const MAGIC: &[u8; 8] = b"SATVEC02";
+const MAGIC: &[u8; 8] = b"SATVEC03";
+/// The magic of matrices with sign sketches, still read.
+const MAGIC_SIGN: &[u8; 8] = b"SATVEC02";
 const HEADER: usize = 32;
 /// Up to this many rows, or when most rows are wanted anyway, the scan is exhaustive.
 const EXACT_MAX_ROWS: usize = 16_384;
-/// Rows rescored after the sketch prefilter: at least this many, and at least 4 × k.
-const RESCORE_MIN: usize = 4_096;
+/// Rows rescored after the sketch prefilter: at least this many, and at least
+/// `RESCORE_PER_K` × k.
+const RESCORE_MIN: usize = 8_192;
+const RESCORE_PER_K: usize = 64;
 /// The ordinal of a row of an overlaid matrix that is no longer part of it.
 const DEAD: u32 = u32::MAX;
-
-fn words(dim: usize) -> usize {
-    dim.div_ceil(64)
-}
 
 /// Byte offsets of the sections of a matrix with `count` rows of `dim`.
 struct Layout {
@@ -78,20 +82,6 @@ impl Layout {
             sketches,
             end,
         })
-    }
-}
-
-/// Sign bits of `v - mean`, as little-endian u64 words.
-fn sketch(v: &[f32], mean: &[f32], out: &mut Vec<u64>) {
-    out.clear();
-    for (c, m) in v.chunks(64).zip(mean.chunks(64)) {
-        let mut w = 0u64;
-        for (i, (x, m)) in c.iter().zip(m).enumerate() {
-            if x > m {
-                w |= 1 << i;
-            }
-        }
-        out.push(w);
     }
 }
 
@@ -236,12 +226,13 @@ impl DenseWriter {
         for m in &mean {
             bytes.extend_from_slice(&m.to_le_bytes());
         }
-        let (mut v, mut sk) = (vec![0f32; dim], Vec::with_capacity(words(dim)));
+        let (mut v, mut scratch) = (vec![0f32; dim], Vec::with_capacity(dim));
+        let mut sk = Vec::with_capacity(words(dim));
         for (row, &scale) in self.rows.chunks_exact(dim.max(1)).zip(&self.scales) {
             for (o, &x) in v.iter_mut().zip(row) {
                 *o = f32::from(x) * scale;
             }
-            sketch(&v, &mean, &mut sk);
+            sketch::encode(&v, &mean, &mut scratch, &mut sk);
             for w in &sk {
                 bytes.extend_from_slice(&w.to_le_bytes());
             }
@@ -259,6 +250,7 @@ pub struct DenseIndex {
     count: usize,
     layout: Layout,
     mean: Vec<f32>,
+    code: Code,
     overlay: Option<Box<Overlay>>,
 }
 
@@ -329,7 +321,12 @@ impl DenseIndex {
             path: path.to_path_buf(),
             reason: reason.to_string(),
         };
-        if map.len() < HEADER || &map[..8] != MAGIC {
+        let code = match map.get(..8) {
+            Some(m) if m == MAGIC => Code::Rotated,
+            Some(m) if m == MAGIC_SIGN => Code::Sign,
+            _ => return Err(corrupt("not a vector matrix")),
+        };
+        if map.len() < HEADER {
             return Err(corrupt("not a vector matrix"));
         }
         let dim = u32::from_le_bytes(map[8..12].try_into().unwrap_or_default()) as usize;
@@ -352,6 +349,7 @@ impl DenseIndex {
             count,
             layout,
             mean,
+            code,
             overlay: None,
         })
     }
@@ -448,6 +446,21 @@ impl DenseIndex {
         f32::from_le_bytes(self.map[at..at + 4].try_into().unwrap_or_default())
     }
 
+    /// The sketches of this file's rows, read in place (the section starts 8-aligned in a
+    /// page-aligned map) or, failing that, decoded.
+    fn sketches(&self) -> std::borrow::Cow<'_, [u64]> {
+        let bytes = &self.map[self.layout.sketches..self.layout.end];
+        // SAFETY: any bit pattern is a valid u64; `align_to` only yields the aligned middle.
+        let (head, words, tail) = unsafe { bytes.align_to::<u64>() };
+        if head.is_empty() && tail.is_empty() && cfg!(target_endian = "little") {
+            return std::borrow::Cow::Borrowed(words);
+        }
+        bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect()
+    }
+
     fn row(&self, row: usize) -> &[i8] {
         let at = self.layout.rows + row * self.dim;
         let bytes = &self.map[at..at + self.dim];
@@ -484,7 +497,7 @@ impl DenseIndex {
         if let Some(o) = &self.overlay {
             return self.overlay_top_k(o, query, k);
         }
-        let rescore = k.saturating_mul(4).max(RESCORE_MIN);
+        let rescore = k.saturating_mul(RESCORE_PER_K).max(RESCORE_MIN);
         if self.count <= EXACT_MAX_ROWS || rescore >= self.count / 2 {
             return self.exact_top_k_q(query, k);
         }
@@ -541,7 +554,7 @@ impl DenseIndex {
     /// score then ordinal, so the answer is the one a compact matrix of the same rows gives.
     fn overlay_top_k(&self, o: &Overlay, query: &Quantized, k: usize) -> Vec<Neighbor> {
         let n = self.len();
-        let rescore = k.saturating_mul(4).max(RESCORE_MIN);
+        let rescore = k.saturating_mul(RESCORE_PER_K).max(RESCORE_MIN);
         let split = o.row_of.len() as u32;
         let mut heap: BinaryHeap<Neighbor> = BinaryHeap::with_capacity(k + 1);
         let exact = n <= EXACT_MAX_ROWS || rescore >= n / 2;
@@ -612,15 +625,14 @@ impl DenseIndex {
         dot_rows(q, rows, self.dim)
     }
 
-    /// The `m` rows whose sketches are nearest the query's (ties: lower rows), in row order.
+    /// The `m` rows whose sketches estimate the best scores (ties: lower rows), in row
+    /// order.
     fn prefilter(&self, query: &Quantized, m: usize) -> Vec<u32> {
         let w = words(self.dim);
-        let mut q = Vec::with_capacity(w);
-        sketch(query.raw, &self.mean, &mut q);
-        let bytes = &self.map[self.layout.sketches..self.layout.end];
-        let dist = hamming_all(&q, bytes, w);
-        // Counting selection: distances are at most `dim`, so a histogram finds the cut.
-        let mut hist = vec![0usize; self.dim + 2];
+        let probe = Probe::new(self.code, query.raw, &self.mean);
+        let dist = probe.keys(&self.sketches(), w);
+        // Counting selection: keys are small integers, so a histogram finds the cut.
+        let mut hist = vec![0usize; sketch::max_key(self.code, w) + 2];
         for &d in &dist {
             hist[d as usize] += 1;
         }
@@ -657,54 +669,6 @@ fn sorted(heap: BinaryHeap<Neighbor>) -> Vec<Neighbor> {
     let mut out = heap.into_vec();
     out.sort();
     out
-}
-
-/// Hamming distances of `q` to every sketch in `bytes` (rows of `w` little-endian words).
-fn hamming_all(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has POPCNT (checked just above).
-            return unsafe { hamming_all_popcnt(q, bytes, w) };
-        }
-    }
-    hamming_all_generic(q, bytes, w)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-unsafe fn hamming_all_popcnt(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
-    hamming_all_generic(q, bytes, w)
-}
-
-#[inline(always)]
-fn hamming_all_generic(q: &[u64], bytes: &[u8], w: usize) -> Vec<u16> {
-    // SAFETY: any bit pattern is a valid u64; `align_to` only yields the aligned middle.
-    let (head, words, tail) = unsafe { bytes.align_to::<u64>() };
-    if head.is_empty() && tail.is_empty() && cfg!(target_endian = "little") {
-        // The section starts 8-aligned in a page-aligned map: read the words in place.
-        return words
-            .chunks_exact(w)
-            .map(|row| {
-                row.iter()
-                    .zip(q)
-                    .map(|(a, b)| (a ^ b).count_ones() as u16)
-                    .sum()
-            })
-            .collect();
-    }
-    bytes
-        .chunks_exact(w * 8)
-        .map(|row| {
-            row.chunks_exact(8)
-                .zip(q)
-                .map(|(b, q)| {
-                    let word = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-                    (word ^ q).count_ones() as u16
-                })
-                .sum()
-        })
-        .collect()
 }
 
 /// A query vector quantised like the int8 rows, beside the values it was quantised from
@@ -942,6 +906,55 @@ mod tests {
         for dropped in [&[1u32, 0][..], &[2], &[0, 0]] {
             let e = DenseIndex::with_overlay(open("a"), open("b"), dropped, dir.path());
             assert!(matches!(e, Err(Error::Corrupt { .. })), "{dropped:?}");
+        }
+    }
+
+    /// A matrix written before the rotated sketch (`SATVEC02`, sign sketches) is still read
+    /// with the sketch it holds, and its prefiltered answer still finds the exact neighbours.
+    #[test]
+    fn a_matrix_of_sign_sketches_is_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dim, n) = (64, 30_000);
+        let mut rnd = uniform(5u64);
+        let centres: Vec<Vec<f32>> = (0..50).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
+        let mut w = DenseWriter::create(dir.path(), dim).unwrap();
+        for i in 0..n {
+            let c = &centres[i % centres.len()];
+            w.push(&unit(
+                &c.iter().map(|x| x + 0.3 * rnd()).collect::<Vec<f32>>(),
+            ));
+        }
+        w.finish().unwrap();
+        let current = DenseIndex::open(dir.path()).unwrap();
+        assert_eq!(current.code, Code::Rotated);
+        // Rewrite the file as an earlier version did: its magic, and sign sketches.
+        let mut bytes = std::fs::read(dir.path().join(MATRIX_FILE)).unwrap();
+        bytes[..8].copy_from_slice(MAGIC_SIGN);
+        let at = current.layout.sketches;
+        let wpr = words(dim) * 8;
+        for row in 0..n {
+            let (scale, values) = current.quantized(row).unwrap();
+            let v: Vec<f32> = values.iter().map(|&x| f32::from(x) * scale).collect();
+            let mut sign = Vec::new();
+            sketch::sign_sketch(&v, &current.mean, &mut sign);
+            for (j, word) in sign.iter().enumerate() {
+                bytes[at + row * wpr + j * 8..at + row * wpr + j * 8 + 8]
+                    .copy_from_slice(&word.to_le_bytes());
+            }
+        }
+        drop(current);
+        std::fs::write(dir.path().join(MATRIX_FILE), &bytes).unwrap();
+        let old = DenseIndex::open(dir.path()).unwrap();
+        assert_eq!(old.code, Code::Sign);
+        for probe in [0usize, 11, 42] {
+            let q = QueryVector::new(&unit(&centres[probe]));
+            let exact = old.exact_top_k(&q, 50);
+            let found = old
+                .top_k(&q, 50)
+                .iter()
+                .filter(|n| exact.contains(n))
+                .count();
+            assert!(found >= 45, "recall {found}/50");
         }
     }
 

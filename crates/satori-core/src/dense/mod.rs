@@ -13,12 +13,13 @@
 //! with.
 //!
 //! The embedded backend ([`EmbeddedVectors`]) keeps each generation's vectors in the
-//! generation directory as the int8 matrix of `matrix` (quantisation, sign sketches and the
+//! generation directory as the int8 matrix of `matrix` (quantisation, the sketches of `sketch` and the
 //! SIMD scan stay inside it). A remote backend (Milvus, say) implements the same traits in a
 //! crate of its own, so its client never enters this one.
 
 mod embedded;
 mod matrix;
+mod sketch;
 
 use std::cmp::Ordering;
 use std::path::Path;
