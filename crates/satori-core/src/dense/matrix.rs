@@ -339,6 +339,13 @@ impl DenseIndex {
                 map.len()
             )));
         }
+        // A search reads a few thousand rows scattered over the matrix: without this, each
+        // one faults its neighbours in too, and a serving process soon holds every row.
+        let page = 4096;
+        let rows_from = layout.rows.next_multiple_of(page);
+        if rows_from < layout.mean {
+            let _ = map.advise_range(memmap2::Advice::Random, rows_from, layout.mean - rows_from);
+        }
         let mean = map[layout.mean..layout.sketches]
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))

@@ -250,7 +250,8 @@ impl ChunkTable {
                 // them), so the mapping cannot change under the reader.
                 let bytes = unsafe { memmap2::Mmap::map(&file) }
                     .map_err(|e| Error::io("map", &binary, e))?;
-                (binary, codec::decode(bytes))
+                let decoded = codec::decode(bytes, |len| crc_of_file(&file, len));
+                (binary, decoded)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == TABLE_FILE => {
                 let path = dir.join(JSON_TABLE_FILE);
@@ -373,6 +374,25 @@ fn compose(
         files,
         chunks,
     })
+}
+
+/// The crc32 of the first `len` bytes of `file`, read through a small buffer. Hashing the
+/// mapping instead would fault every page of it into the process, and a serving process
+/// would then hold the whole table resident although a search decodes a few thousand chunks.
+fn crc_of_file(file: &std::fs::File, len: usize) -> std::result::Result<u32, String> {
+    use std::io::Read;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file).take(len as u64);
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("read for its checksum: {e}")),
+        }
+    }
+    Ok(hasher.finalize())
 }
 
 /// The binary form of the table (`chunks.bin`): reading it is a walk over length-prefixed
@@ -521,8 +541,12 @@ mod codec {
     }
 
     /// Checks and reads a table: the header, the files and every chunk's record now, the
-    /// chunks' variable parts when they are asked for.
-    pub(super) fn decode(bytes: Bytes) -> Result<ChunkTable, String> {
+    /// chunks' variable parts when they are asked for. `crc_of` gives the checksum of the first `n` bytes of the file without reading them
+    /// through the mapping (see `crc_of_file`).
+    pub(super) fn decode(
+        bytes: Bytes,
+        crc_of: impl FnOnce(usize) -> Result<u32, String>,
+    ) -> Result<ChunkTable, String> {
         let body_len = bytes
             .len()
             .checked_sub(4)
@@ -533,7 +557,7 @@ mod codec {
         if magic != MAGIC && magic != MAGIC_V4 {
             return Err("not a chunk table".into());
         }
-        if crc32fast::hash(body).to_le_bytes() != crc {
+        if crc_of(body_len)?.to_le_bytes() != crc {
             return Err("checksum mismatch".into());
         }
         if magic == MAGIC_V4 {
