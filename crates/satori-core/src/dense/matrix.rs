@@ -53,7 +53,7 @@ const HEADER: usize = 32;
 const EXACT_MAX_ROWS: usize = 16_384;
 /// Rows rescored after the sketch prefilter: at least this many, and at least
 /// `RESCORE_PER_K` × k.
-const RESCORE_MIN: usize = 8_192;
+const RESCORE_MIN: usize = 6_144;
 const RESCORE_PER_K: usize = 64;
 /// The ordinal of a row of an overlaid matrix that is no longer part of it.
 const DEAD: u32 = u32::MAX;
