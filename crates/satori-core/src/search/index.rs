@@ -15,11 +15,13 @@
 //! directory word) and must not need a reindex when they do, and deriving them is a pass
 //! over the file paths that costs a few milliseconds per thousand files.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::category::{self, Category};
 use super::names::normalize_identifier;
+use super::words::{WordCache, Words};
 use crate::Result;
 use crate::dense::{Neighbor, QueryVector, VectorIndex};
 use crate::graph::Centrality;
@@ -149,9 +151,9 @@ pub struct Index {
     versions: OnceLock<std::collections::HashMap<String, u32>>,
     /// The word tokens of the names each file's live chunks define, each file's derived the
     /// first time ranking asks (see [`Index::file_names`]).
-    names: Vec<OnceLock<Vec<String>>>,
+    names: WordCache,
     /// The word tokens of each file's opening documentation (see [`Index::file_doc`]).
-    docs: Vec<OnceLock<Vec<String>>>,
+    docs: WordCache,
     /// How many other files reach each stored file, computed the first time ranking asks
     /// (see [`Index::file_centrality`]) and shared with the layered indexes made from this
     /// one.
@@ -188,8 +190,8 @@ impl Index {
             layer: None,
             by_file: OnceLock::new(),
             versions: OnceLock::new(),
-            names: (0..files).map(|_| OnceLock::new()).collect(),
-            docs: (0..files).map(|_| OnceLock::new()).collect(),
+            names: WordCache::new(files),
+            docs: WordCache::new(files),
             centrality: Arc::new(OnceLock::new()),
         }
     }
@@ -227,8 +229,8 @@ impl Index {
             })),
             by_file: OnceLock::new(),
             versions: OnceLock::new(),
-            names: (0..files).map(|_| OnceLock::new()).collect(),
-            docs: (0..files).map(|_| OnceLock::new()).collect(),
+            names: WordCache::new(files),
+            docs: WordCache::new(files),
             centrality: Arc::clone(&self.centrality),
         }
     }
@@ -254,6 +256,18 @@ impl Index {
         match &self.layer {
             Some(l) if ord as usize >= stored.len() => &l.chunks[ord as usize - stored.len()],
             _ => &stored[ord as usize],
+        }
+    }
+
+    /// The chunk with ordinal `ord`, decoded for this use only when it was not decoded before
+    /// (see [`Index::chunk`], which keeps it).
+    fn chunk_transient(&self, ord: u32) -> Cow<'_, ChunkEntry> {
+        let stored = self.generation.chunks();
+        match &self.layer {
+            Some(l) if ord as usize >= stored.len() => {
+                Cow::Borrowed(&l.chunks[ord as usize - stored.len()])
+            }
+            _ => stored.transient(ord as usize),
         }
     }
 
@@ -344,54 +358,46 @@ impl Index {
     /// every name the live chunks of the file with id `file` define, sorted and deduplicated:
     /// the file's vocabulary of definitions, for questions that describe what a file is about.
     /// Derived on first use, per file: ranking asks for the leading files of a search only.
-    pub(super) fn file_names(&self, file: u32) -> &[String] {
-        let Some(cell) = self.names.get(file as usize) else {
-            return &[];
-        };
-        cell.get_or_init(|| {
+    pub(super) fn file_names(&self, file: u32) -> Cow<'_, Words> {
+        let derive = || {
             let mut tokenizer = CodeTokenizer::default();
             let mut tokens: Vec<String> = Vec::new();
             for &ord in self.file_chunks(file) {
-                for name in &self.chunk(ord).defines {
+                // Read without keeping the decoded chunk: a file's every chunk is read here,
+                // and most are never a candidate.
+                let chunk = self.chunk_transient(ord);
+                for name in &chunk.defines {
                     tokens.extend(tokenizer.analyze(name).into_iter().map(|t| t.text));
                 }
             }
-            tokens.sort();
-            tokens.dedup();
-            tokens
-        })
+            Ok::<_, std::convert::Infallible>(Words::new(tokens))
+        };
+        match self.names.get(file, derive) {
+            Ok(words) => words,
+            Err(never) => match never {},
+        }
     }
 
     /// The word tokens of the opening documentation of the file with id `file`: the comments
     /// and doc strings of its first chunks (up to [`FILE_DOC_CHARS`] of their text), sorted
     /// and deduplicated. What a file says of itself at its top (a module doc, a class's doc
     /// comment after the imports) describes the file as a whole. Derived on first use.
-    pub(super) fn file_doc(&self, file: u32) -> Result<&[String]> {
-        let Some(cell) = self.docs.get(file as usize) else {
-            return Ok(&[]);
-        };
-        if let Some(tokens) = cell.get() {
-            return Ok(tokens);
-        }
-        let mut text = String::new();
-        let mut read = 0;
-        for &ord in self.file_chunks(file) {
-            if read >= FILE_DOC_CHARS {
-                break;
+    pub(super) fn file_doc(&self, file: u32) -> Result<Cow<'_, Words>> {
+        self.docs.get(file, || {
+            let mut text = String::new();
+            let mut read = 0;
+            for &ord in self.file_chunks(file) {
+                if read >= FILE_DOC_CHARS {
+                    break;
+                }
+                let content = self.chunk_content(ord)?;
+                read += content.len();
+                doc_lines(&content, &mut text);
             }
-            let content = self.chunk_content(ord)?;
-            read += content.len();
-            doc_lines(&content, &mut text);
-        }
-        let mut tokenizer = CodeTokenizer::default();
-        let mut tokens: Vec<String> = tokenizer
-            .analyze(&text)
-            .into_iter()
-            .map(|t| t.text)
-            .collect();
-        tokens.sort();
-        tokens.dedup();
-        Ok(cell.get_or_init(|| tokens))
+            let mut tokenizer = CodeTokenizer::default();
+            let tokens = tokenizer.analyze(&text).into_iter().map(|t| t.text);
+            Ok(Words::new(tokens.collect()))
+        })
     }
 
     /// The version directory of a file's path that a newer sibling supersedes (`v3` of

@@ -18,6 +18,7 @@ pub mod rerank;
 mod retrieve;
 mod vocab;
 mod weights;
+mod words;
 
 use crate::lang::Language;
 use crate::symbol::Symbol;

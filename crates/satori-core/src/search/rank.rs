@@ -557,7 +557,7 @@ impl<'a> Ranker<'a> {
     fn word_shares<'t>(
         &self,
         files: &[(u32, usize)],
-        tokens_of: impl Fn(u32) -> Result<&'t [String]>,
+        tokens_of: impl Fn(u32) -> Result<std::borrow::Cow<'t, super::words::Words>>,
     ) -> Result<Vec<f32>>
     where
         'a: 't,

@@ -119,26 +119,39 @@ impl Chunks {
         self.keys.binary_search(&key).ok()
     }
 
+    /// Chunk `i`: the decoded one if it was decoded before, else decoded for the caller only
+    /// (not kept), for a pass over many chunks that search will mostly never ask for again.
+    pub fn transient(&self, i: usize) -> std::borrow::Cow<'_, ChunkEntry> {
+        if let Some(chunk) = self.cells[i].get() {
+            return std::borrow::Cow::Borrowed(chunk);
+        }
+        std::borrow::Cow::Owned(self.decode(i))
+    }
+
     /// Chunk `i`, decoded on first use. The table's checksum was verified when it was read,
     /// so the bytes are the ones written; a chunk that does not decode is a damaged table,
     /// and the panic is caught and reported as one by the search that met it.
     pub fn get(&self, i: usize) -> &ChunkEntry {
-        self.cells[i].get_or_init(|| {
-            let (source, at) = match &self.added {
-                Some(added) if i >= self.base_pos.len() => (Some(added), i - self.base_pos.len()),
-                Some(_) => (self.source.as_ref(), self.base_pos[i] as usize),
-                None => (self.source.as_ref(), i),
-            };
-            let chunk = source
-                .expect("an undecoded chunk has a source")
-                .chunk(at)
-                .unwrap_or_else(|e| panic!("chunk table: chunk {i}: {e}"));
-            // File ids are those of the table the chunk was stored in.
-            Box::new(ChunkEntry {
-                file: self.files[i],
-                ..chunk
-            })
-        })
+        self.cells[i].get_or_init(|| Box::new(self.decode(i)))
+    }
+
+    /// Decodes chunk `i` from the bytes it is stored in (see [`Chunks::get`] for why a
+    /// failure panics).
+    fn decode(&self, i: usize) -> ChunkEntry {
+        let (source, at) = match &self.added {
+            Some(added) if i >= self.base_pos.len() => (Some(added), i - self.base_pos.len()),
+            Some(_) => (self.source.as_ref(), self.base_pos[i] as usize),
+            None => (self.source.as_ref(), i),
+        };
+        let chunk = source
+            .expect("an undecoded chunk has a source")
+            .chunk(at)
+            .unwrap_or_else(|e| panic!("chunk table: chunk {i}: {e}"));
+        // File ids are those of the table the chunk was stored in.
+        ChunkEntry {
+            file: self.files[i],
+            ..chunk
+        }
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &ChunkEntry> + '_ {
