@@ -9,10 +9,13 @@ Measures, in one run and on one corpus:
   - whether identifier queries find their defining file in the top 3;
   - the server's peak resident memory (VmHWM) over the whole run (indexing included), and
     that of a second, fresh server that only serves searches on the index the first one built
-    (what an agent's long-lived server holds), with its first search (the index open).
+    (what an agent's long-lived server holds), with its first search (the index open); then
+    that server's memory after answering many different questions once each (`--questions`,
+    by default the blind quality suite's 240), as a long-lived server meets them, beside the
+    same for a fresh --baseline-server.
 
 Usage: bench/speed.py [--server target/release/satori] [--corpus DIR] [--reps 30]
-                      [--baseline-server OTHER/satori]
+                      [--baseline-server OTHER/satori] [--questions FILE]
 With --baseline-server, another build indexes the same corpus into its own home and its warm
 searches are interleaved with the measured server's, query by query, so that both see the same
 machine noise; the output then gives its p50/p95 and the ratio of the two p50s.
@@ -102,6 +105,20 @@ def peak_rss_mb(pid):
     return None
 
 
+def load_questions(path):
+    """Questions one per line from `path`, or the `query` fields of the blind suite's
+    annotations (written from the code alone, 240 of them)."""
+    if path:
+        with open(path) as f:
+            return [line.strip() for line in f if line.strip()]
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    for f in sorted(glob.glob(os.path.join(here, "quality", "blind", "annotations", "*.json"))):
+        with open(f) as fh:
+            out.extend(q["query"] for q in json.load(fh).get("queries", []))
+    return out
+
+
 def index(srv, corpus):
     """Creates the index of `corpus` and waits for it; returns (seconds, final status)."""
     t = time.perf_counter()
@@ -134,6 +151,9 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--baseline-server",
                     help="another build whose warm searches are interleaved with --server's")
+    ap.add_argument("--questions", metavar="FILE",
+                    help="questions, one per line, that a fresh serving server answers once each "
+                         "before its memory is read (default: the blind suite's queries)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="satori-bench-")
     corpus = os.path.realpath(a.corpus or assemble_corpus(os.path.join(work, "corpus")))
@@ -198,7 +218,22 @@ def main():
         for q in queries:
             fresh.call("search_codebase", {"path": corpus, "query": q})
     serving_rss = fresh.peak_rss_mb()
+    # Then many different questions, as a long-lived server meets them: what it holds after.
+    questions = load_questions(a.questions)
+    for q in questions:
+        fresh.call("search_codebase", {"path": corpus, "query": q})
+    varied_rss = fresh.peak_rss_mb()
     fresh.close()
+    varied_baseline_rss = None
+    if a.baseline_server:
+        fresh_other = Server(a.baseline_server, os.path.join(work, "baseline-home"))
+        for _ in range(a.reps):
+            for q in queries:
+                fresh_other.call("search_codebase", {"path": corpus, "query": q})
+        for q in questions:
+            fresh_other.call("search_codebase", {"path": corpus, "query": q})
+        varied_baseline_rss = fresh_other.peak_rss_mb()
+        fresh_other.close()
 
     ms = lambda s: round(s * 1000, 2)
     out = {
@@ -213,7 +248,9 @@ def main():
         "identifierTop3": {"hits": sum(x["hit"] for x in top3), "of": len(top3), "detail": top3},
         "naturalLanguageTop3": nl,
         "peakRssMb": rss,
-        "serving": {"firstSearchMs": ms(first_s), "peakRssMb": serving_rss},
+        "serving": {"firstSearchMs": ms(first_s), "peakRssMb": serving_rss,
+                    "afterVariedQuestions": {"questions": len(questions), "peakRssMb": varied_rss,
+                                             "baselinePeakRssMb": varied_baseline_rss}},
     }
     if other_lat:
         out["baselineSearch"] = {"server": a.baseline_server,
