@@ -1,8 +1,9 @@
 //! The per-user server `satori-cli` attaches to when it is given no endpoint: the second call
 //! is answered by the server the first one started; `SATORI_DAEMON=off` and `--no-daemon`
 //! keep one process per call; a stale socket is replaced and a live foreign one is never
-//! touched; clients racing to start end with one server; it exits when idle, drains when a
-//! newer build replaces it, and `daemon stop` during a build hands the build off.
+//! touched; clients racing to start end with one server; a call it dies under is answered by
+//! a server of the call's own; it exits when idle, drains when a newer build replaces it, and
+//! `daemon stop` during a build hands the build off.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -279,6 +280,71 @@ fn clients_racing_to_start_end_with_one_server() {
         "four at once: one started the server, three attached"
     );
     assert_eq!(home.pid_files(), 1);
+}
+
+/// The per-user server dies while a call waits on it (stopped, so the call is surely in
+/// flight, then killed): the call is answered by a server of its own, says so on stderr, and
+/// the next call starts a new per-user server.
+#[test]
+fn a_server_that_dies_under_a_call_leaves_it_answered() {
+    let home = Home::new();
+    let repo_dir = tempfile::tempdir().unwrap();
+    small_repo(repo_dir.path());
+    let repo = repo_dir.path().canonicalize().unwrap();
+    let repo = repo.to_str().unwrap();
+    let create = json!({"action": "create", "path": repo}).to_string();
+    let (out, doc) = home.cli(
+        &["tool", "call", "manage_index", "--args-json", &create],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{doc} {}", stderr(&out));
+    let pid = home.wait_running();
+
+    let signal = |sig| {
+        // SAFETY: a plain kill(2) of the server this test started.
+        let rc = unsafe { libc::kill(pid as libc::pid_t, sig) };
+        assert_eq!(rc, 0, "signal {sig} to {pid}");
+    };
+    signal(libc::SIGSTOP);
+    let call = home
+        .command(&[
+            "search_codebase",
+            "--path",
+            repo,
+            "--query",
+            "load the configuration file",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The call connects (the kernel queues it) and waits for an answer that cannot come; a
+    // call that had not connected yet would find no server and start one, not recover.
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(libc::SIGKILL);
+    let out = call.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(out.status.code(), Some(0), "{doc} {}", stderr(&out));
+    assert!(doc.to_string().contains("load_config"), "{doc}");
+    assert!(
+        stderr(&out).contains("[DAEMON_RECOVERY]"),
+        "{}",
+        stderr(&out)
+    );
+    wait_until(
+        "the killed server to be gone",
+        Duration::from_secs(10),
+        || !alive(pid),
+    );
+
+    let (out, doc) = home.cli(&["--debug", "tools", "list"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{doc} {}", stderr(&out));
+    assert!(started(&out), "{}", stderr(&out));
+    // The new server listens before it replaces the dead one's pid file.
+    wait_until("the new server", Duration::from_secs(30), || {
+        home.running_pid().is_some_and(|p| p != pid)
+    });
 }
 
 #[test]
