@@ -113,7 +113,11 @@ mod tests {
 
     #[test]
     fn a_set_is_sorted_and_without_repeats() {
-        let w = Words::new(["parse", "json", "parse", "", "a"].map(String::from).to_vec());
+        let w = Words::new(
+            ["parse", "json", "parse", "", "a"]
+                .map(String::from)
+                .to_vec(),
+        );
         assert_eq!(w.iter().collect::<Vec<_>>(), ["", "a", "json", "parse"]);
         assert_eq!(w.len(), 4);
         assert_eq!(Words::new(Vec::new()).iter().count(), 0);
@@ -137,7 +141,11 @@ mod tests {
                     })
                     .unwrap();
                 let kept = (file as usize) < fit;
-                assert_eq!(matches!(got, Cow::Borrowed(_)), kept, "round {round} file {file}");
+                assert_eq!(
+                    matches!(got, Cow::Borrowed(_)),
+                    kept,
+                    "round {round} file {file}"
+                );
             }
         }
         assert_eq!(derived, fit + 2 * 3);
