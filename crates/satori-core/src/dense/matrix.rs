@@ -339,12 +339,17 @@ impl DenseIndex {
                 map.len()
             )));
         }
-        // A search reads a few thousand rows scattered over the matrix: without this, each
-        // one faults its neighbours in too, and a serving process soon holds every row.
-        let page = 4096;
-        let rows_from = layout.rows.next_multiple_of(page);
-        if rows_from < layout.mean {
-            let _ = map.advise_range(memmap2::Advice::Random, rows_from, layout.mean - rows_from);
+        // A search of a large matrix reads a few thousand rows scattered over it: without
+        // this, each one faults its neighbours in too, and a serving process soon holds every
+        // row. (A small matrix is scanned whole, which read-ahead serves best.) The range
+        // starts on a 64 KiB boundary, a multiple of every page size; advice is only advice.
+        #[cfg(unix)]
+        if count > EXACT_MAX_ROWS {
+            let rows_from = layout.rows.next_multiple_of(1 << 16);
+            if rows_from < layout.mean {
+                let len = layout.mean - rows_from;
+                let _ = map.advise_range(memmap2::Advice::Random, rows_from, len);
+            }
         }
         let mean = map[layout.mean..layout.sketches]
             .chunks_exact(4)
