@@ -150,7 +150,7 @@ pub struct Index {
     /// has some, built the first time ranking asks (see [`Index::superseded_version`]).
     versions: OnceLock<std::collections::HashMap<String, u32>>,
     /// The word tokens of the names each file's live chunks define, each file's derived the
-    /// first time ranking asks (see [`Index::file_names`]).
+    /// first time ranking asks and kept within a budget (see [`Index::file_names`]).
     names: WordCache,
     /// The word tokens of each file's opening documentation (see [`Index::file_doc`]).
     docs: WordCache,
@@ -357,7 +357,8 @@ impl Index {
     /// The word tokens (whole names, their parts and stems, as the lexical index has them) of
     /// every name the live chunks of the file with id `file` define, sorted and deduplicated:
     /// the file's vocabulary of definitions, for questions that describe what a file is about.
-    /// Derived on first use, per file: ranking asks for the leading files of a search only.
+    /// Derived on first use, per file (ranking asks for the leading files of a search only),
+    /// and kept while the cache is within its budget (see `words.rs`).
     pub(super) fn file_names(&self, file: u32) -> Cow<'_, Words> {
         let derive = || {
             let mut tokenizer = CodeTokenizer::default();
@@ -381,7 +382,8 @@ impl Index {
     /// The word tokens of the opening documentation of the file with id `file`: the comments
     /// and doc strings of its first chunks (up to [`FILE_DOC_CHARS`] of their text), sorted
     /// and deduplicated. What a file says of itself at its top (a module doc, a class's doc
-    /// comment after the imports) describes the file as a whole. Derived on first use.
+    /// comment after the imports) describes the file as a whole. Derived and kept as
+    /// [`Index::file_names`] are.
     pub(super) fn file_doc(&self, file: u32) -> Result<Cow<'_, Words>> {
         self.docs.get(file, || {
             let mut text = String::new();
