@@ -126,6 +126,14 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A small repository in a directory of its own, and its canonical path.
+fn small_repo_dir() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    small_repo(dir.path());
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path.to_str().unwrap().to_owned())
+}
+
 /// Whether a `--debug` call started the per-user server.
 fn started(out: &Output) -> bool {
     stderr(out).contains("started the per-user server")
@@ -134,10 +142,8 @@ fn started(out: &Output) -> bool {
 #[test]
 fn the_second_call_is_answered_by_the_server_the_first_started() {
     let home = Home::new();
-    let repo_dir = tempfile::tempdir().unwrap();
-    small_repo(repo_dir.path());
-    let repo = repo_dir.path().canonicalize().unwrap();
-    let repo = repo.to_str().unwrap();
+    let (repo_dir, repo) = small_repo_dir();
+    let repo = repo.as_str();
 
     let pid = home.start();
     {
@@ -288,10 +294,8 @@ fn clients_racing_to_start_end_with_one_server() {
 #[test]
 fn a_server_that_dies_under_a_call_leaves_it_answered() {
     let home = Home::new();
-    let repo_dir = tempfile::tempdir().unwrap();
-    small_repo(repo_dir.path());
-    let repo = repo_dir.path().canonicalize().unwrap();
-    let repo = repo.to_str().unwrap();
+    let (_repo_dir, repo) = small_repo_dir();
+    let repo = repo.as_str();
     let create = json!({"action": "create", "path": repo}).to_string();
     let (out, doc) = home.cli(
         &["tool", "call", "manage_index", "--args-json", &create],

@@ -818,20 +818,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn prefiltered_top_k_agrees_with_the_exact_scan() {
-        // Clustered rows, as real embeddings are: the sketch must find the true neighbours.
-        let dir = tempfile::tempdir().unwrap();
-        let (dim, n) = (64, 40_000);
-        let mut rnd = uniform(7u64);
+    /// Writes `n` unit rows of `dim` around 50 random centres into `dir`'s matrix; the centres.
+    fn write_clustered(dir: &Path, dim: usize, n: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut rnd = uniform(seed);
         let centres: Vec<Vec<f32>> = (0..50).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
-        let mut w = DenseWriter::create(dir.path(), dim).unwrap();
+        let mut w = DenseWriter::create(dir, dim).unwrap();
         for i in 0..n {
             let c = &centres[i % centres.len()];
             let v: Vec<f32> = c.iter().map(|x| x + 0.3 * rnd()).collect();
             w.push(&unit(&v));
         }
         w.finish().unwrap();
+        centres
+    }
+
+    #[test]
+    fn prefiltered_top_k_agrees_with_the_exact_scan() {
+        // Clustered rows, as real embeddings are: the sketch must find the true neighbours.
+        let dir = tempfile::tempdir().unwrap();
+        let centres = write_clustered(dir.path(), 64, 40_000, 7);
         let idx = DenseIndex::open(dir.path()).unwrap();
         for probe in [3usize, 1234, 39_999] {
             let q = QueryVector::new(&unit(&centres[probe % centres.len()].clone()));
@@ -927,16 +932,7 @@ mod tests {
     fn a_matrix_of_sign_sketches_is_still_read() {
         let dir = tempfile::tempdir().unwrap();
         let (dim, n) = (64, 30_000);
-        let mut rnd = uniform(5u64);
-        let centres: Vec<Vec<f32>> = (0..50).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
-        let mut w = DenseWriter::create(dir.path(), dim).unwrap();
-        for i in 0..n {
-            let c = &centres[i % centres.len()];
-            w.push(&unit(
-                &c.iter().map(|x| x + 0.3 * rnd()).collect::<Vec<f32>>(),
-            ));
-        }
-        w.finish().unwrap();
+        let centres = write_clustered(dir.path(), dim, n, 5);
         let current = DenseIndex::open(dir.path()).unwrap();
         assert_eq!(current.code, Code::Rotated);
         // Rewrite the file as an earlier version did: its magic, and sign sketches.

@@ -143,68 +143,52 @@ impl Probe {
     /// `Σ q_i s_i = 2 Σ q_i b_i − Σ q_i`, this is the estimate turned around and shifted to be
     /// non-negative.
     pub(super) fn keys(&self, codes: &[u64], w: usize) -> Vec<u32> {
-        match self.code {
-            Code::Sign => hamming(&self.words, codes, w),
-            Code::Rotated => {
-                #[cfg(target_arch = "x86_64")]
-                {
-                    if w.is_multiple_of(4) && std::is_x86_feature_detected!("avx2") {
-                        // SAFETY: the CPU supports AVX2 (checked just above).
-                        return unsafe { rotated_keys_avx2(&self.words, codes, w) };
-                    }
-                }
-                rotated_keys(&self.words, codes, w)
+        #[cfg(target_arch = "x86_64")]
+        {
+            if self.code == Code::Rotated
+                && w.is_multiple_of(4)
+                && std::is_x86_feature_detected!("avx2")
+            {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { rotated_keys_avx2(&self.words, codes, w) };
+            }
+            if std::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has POPCNT (checked just above).
+                return unsafe { keys_popcnt(self.code, &self.words, codes, w) };
             }
         }
+        keys_by_word(self.code, &self.words, codes, w)
+    }
+}
+
+/// [`keys_by_word`] compiled with the POPCNT instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn keys_popcnt(code: Code, words: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
+    keys_by_word(code, words, codes, w)
+}
+
+/// The keys, one word at a time.
+#[inline(always)]
+fn keys_by_word(code: Code, words: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
+    match code {
+        Code::Sign => hamming(words, codes, w),
+        Code::Rotated => rotated_keys(words, codes, w),
     }
 }
 
 /// The sign code's keys: Hamming distances of `q` to every row.
-fn hamming(q: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has POPCNT (checked just above).
-            return unsafe { hamming_popcnt(q, codes, w) };
-        }
-    }
-    hamming_generic(q, codes, w)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-unsafe fn hamming_popcnt(q: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
-    hamming_generic(q, codes, w)
-}
-
 #[inline(always)]
-fn hamming_generic(q: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
+fn hamming(q: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
     codes
         .chunks_exact(w)
         .map(|row| row.iter().zip(q).map(|(a, b)| (a ^ b).count_ones()).sum())
         .collect()
 }
 
-/// The rotated code's keys, one word at a time.
-fn rotated_keys(planes: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has POPCNT (checked just above).
-            return unsafe { rotated_keys_popcnt(planes, codes, w) };
-        }
-    }
-    rotated_keys_generic(planes, codes, w)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-unsafe fn rotated_keys_popcnt(planes: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
-    rotated_keys_generic(planes, codes, w)
-}
-
+/// The rotated code's keys.
 #[inline(always)]
-fn rotated_keys_generic(planes: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
+fn rotated_keys(planes: &[u64], codes: &[u64], w: usize) -> Vec<u32> {
     let base = 8 * 64 * w as u32;
     codes
         .chunks_exact(w)
@@ -379,7 +363,7 @@ mod tests {
                 })
                 .collect();
             assert_eq!(probe.keys(&codes, w), want, "dim {dim}");
-            assert_eq!(rotated_keys_generic(&probe.words, &codes, w), want);
+            assert_eq!(keys_by_word(Code::Rotated, &probe.words, &codes, w), want);
             assert!(
                 want.iter()
                     .all(|&k| k as usize <= max_key(Code::Rotated, w))
